@@ -319,7 +319,7 @@ def _fast_rows(seq_len: int, d_model: int, denominators: "List[float]") -> "Iter
 def _short(value: object) -> str:
     """Return ``repr(value)``, cut short when it would swamp a message."""
     text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
 def _check_integer(name: str, value: object, minimum: int) -> int:

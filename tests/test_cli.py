@@ -1,0 +1,227 @@
+"""The command line: python -m pe_reference SEQ_LEN D_MODEL [options]."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+from typing import List, Set, Tuple
+
+import pytest
+
+import pe_reference
+from pe_reference import derivation, encoding, main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str) -> Tuple[int, str, str]:
+    """Run ``python -m pe_reference ARGS`` from the repository root, as a user would."""
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.run(
+        [sys.executable, "-m", "pe_reference", *args], capture_output=True, text=True, env=environment, cwd=ROOT
+    )
+    return process.returncode, process.stdout, process.stderr
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> Tuple[int, str, str]:
+    try:
+        status = main(list(args))
+    except SystemExit as exit:
+        status = exit.code if isinstance(exit.code, int) else 1
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def parse_table(text: str) -> List[List[float]]:
+    lines = text.splitlines()
+    return [[float(cell) for cell in line.split()[1:]] for line in lines[1:]]
+
+
+def digit_columns(lines: List[str], column: int) -> Set[int]:
+    """Where the first digit of a column's values stands; a minus sign goes to its left."""
+    starts = set()
+    for line in lines[1:]:
+        cell = line.split()[column]
+        starts.add(line.index(" " + cell) + 1 + cell.startswith("-"))
+    return starts
+
+
+def test_front_door() -> None:
+    status, out, err = run("4", "4")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].split() == ["pos", "0", "sin_0", "1", "cos_0", "2", "sin_1", "3", "cos_1"]
+    assert parse_table(out) == encoding(4, 4)
+    assert len(digit_columns(lines, 2)) == 1
+
+
+def test_table_values_round_trip(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "7", "9", "--base", "500")
+    assert status == 0
+    assert parse_table(out) == encoding(7, 9, base=500.0)
+
+
+def test_table_digits(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "3", "4", "--digits", "3")
+    assert status == 0
+    assert out.splitlines()[2].split() == ["1", "0.841", "0.540", "0.010", "1.000"]
+
+
+def test_table_larger_than_measured_is_aligned(capsys: pytest.CaptureFixture[str]) -> None:
+    seq_len = pe_reference._MEASURED_TABLE_SIZE // 2 + 1
+    status, out, _ = run_main(capsys, str(seq_len), "2")
+    assert status == 0
+    lines = out.splitlines()
+    assert len(lines) == seq_len + 1
+    assert len(digit_columns(lines, 2)) == 1
+    assert parse_table(out) == encoding(seq_len, 2)
+
+
+def test_csv(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "5", "6", "--format", "csv")
+    assert status == 0
+    assert [[float(x) for x in line.split(",")] for line in out.splitlines()] == encoding(5, 6)
+
+
+def test_csv_header(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "2", "5", "--format", "csv", "--header")
+    assert status == 0
+    assert out.splitlines()[0] == "sin_0,cos_0,sin_1,cos_1,sin_2"
+    assert len(out.splitlines()) == 3
+
+
+def test_json(capsys: pytest.CaptureFixture[str]) -> None:
+    for seq_len in (0, 1, 6):
+        status, out, _ = run_main(capsys, str(seq_len), "3", "--format", "json")
+        assert status == 0
+        assert json.loads(out) == encoding(seq_len, 3)
+
+
+def test_json_digits(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "2", "2", "--format", "json", "--digits", "2")
+    assert status == 0
+    assert json.loads(out) == [[0.0, 1.0], [0.84, 0.54]]
+
+
+def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "3", "2", "--explain")
+    assert status == 0
+    blocks = out.split("\n\n")
+    assert len(blocks) == 3
+    assert blocks[1].splitlines() == [derivation(1, 0, 2), derivation(1, 1, 2)]
+
+
+def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "--version")
+    assert status == 0 and out.split()[-1] == pe_reference.__version__
+    status, out, _ = run_main(capsys, "--help")
+    assert status == 0
+    for option in ("--base", "--format", "--digits", "--header", "--explain", "SEQ_LEN", "D_MODEL"):
+        assert option in out
+
+
+BAD_USAGE = [
+    (["-1", "4"], "seq_len must be at least 0, got -1"),
+    (["4", "0"], "d_model must be at least 1, got 0"),
+    (["4", "x"], "d_model must be an integer, got 'x'"),
+    (["4"], "required: D_MODEL"),
+    ([], "required: SEQ_LEN, D_MODEL"),
+    (["1e3", "4"], "seq_len must be an integer, got '1e3'"),
+    (["4.0", "4"], "seq_len must be an integer, got '4.0'"),
+    (["4", "4", "--base", "-1"], "base must be finite and greater than 0, got -1.0"),
+    (["4", "4", "--base", "0"], "base must be finite and greater than 0, got 0.0"),
+    (["4", "4", "--base", "nan"], "base must be finite and greater than 0, got nan"),
+    (["4", "4", "--base", "inf"], "base must be finite and greater than 0, got inf"),
+    (["4", "4", "--base", "ten"], "base must be a number, got 'ten'"),
+    (["4", "4", "--format", "xml"], "invalid choice: 'xml'"),
+    (["4", "4", "--digits", "-1"], "digits must be an integer from 0 to 17"),
+    (["4", "4", "--digits", "18"], "digits must be an integer from 0 to 17, got '18'"),
+    (["4", "4", "--header"], "--header goes with --format csv"),
+    (["4", "4", "--explain", "--format", "csv"], "--explain prints derivations"),
+    (["4", "4", "5"], "unrecognized arguments: 5"),
+    (["4", "4", "--bogus"], "unrecognized arguments: --bogus"),
+    (["10000000000000", "200", "--base", "1e-300"], "angle pos / base**(2i/d_model) must be finite"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_USAGE, ids=[" ".join(args) for args, _ in BAD_USAGE])
+def test_bad_usage(capsys: pytest.CaptureFixture[str], args: List[str], message: str) -> None:
+    status, out, err = run_main(capsys, *args)
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith("python -m pe_reference: error: ") and message in err, err
+
+
+@pytest.mark.parametrize("args", [["-1", "4"], ["4", "0"], ["4"], ["4", "4", "--base", "nan"]])
+def test_bad_usage_has_no_traceback(args: List[str]) -> None:
+    status, out, err = run(*args)
+    assert status == 2 and out == ""
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_huge_table_streams_and_stops_at_once() -> None:
+    # ``| head -1``: the reader leaves after one line; the writer must stop
+    # quietly instead of computing 10**9 values or printing a traceback.
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pe_reference", "1000000", "1024", "--format", "csv"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()
+    status = process.wait(timeout=60)
+    assert [float(x) for x in first.decode().split(",")] == encoding(1, 1024)[0]
+    assert status == 1
+    assert process.stderr.read() == b""
+    process.stderr.close()
+
+
+def test_output_memory_is_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Sink:
+        """A standard output that forgets what it is given."""
+
+        def write(self, text: str) -> int:
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Sink())
+    for output_format in ("csv", "json", "table"):
+        tracemalloc.start()
+        assert main(["3000", "256", "--format", output_format]) == 0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        # The whole table would take 3000 * 256 floats, over 18 MB.
+        assert peak < 1_000_000, (output_format, peak)
+
+
+def test_full_disk_is_one_line() -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open("/dev/full", "w") as full:
+        process = subprocess.run(
+            [sys.executable, "-m", "pe_reference", "2000", "64"], stdout=full, stderr=subprocess.PIPE, text=True, env=environment
+        )
+    assert process.returncode == 1
+    assert process.stderr == "python -m pe_reference: error: cannot write the output: No space left on device\n"
+
+
+def test_console_script() -> None:
+    script = shutil.which("pe-reference", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    if script is None:
+        pytest.skip("pe-reference is not installed (pip install -e .)")
+    process = subprocess.run([script, "4", "4"], capture_output=True, text=True)
+    assert process.returncode == 0 and parse_table(process.stdout) == encoding(4, 4)
+    process = subprocess.run([script, "4", "0"], capture_output=True, text=True)
+    assert process.returncode == 2
+    assert process.stderr == "pe-reference: error: argument D_MODEL: d_model must be at least 1, got 0\n"

@@ -1,0 +1,97 @@
+"""Bad input to the API: TypeError for a wrong type, ValueError for a wrong value."""
+
+import math
+import re
+from typing import Any, Callable, Dict
+
+import pytest
+
+from pe_reference import derivation, encoding, rows, value
+
+# Each public function, called with good arguments; a case overrides one.
+CALLS: Dict[str, Callable[..., Any]] = {
+    "encoding": lambda seq_len=3, d_model=4, base=10000.0: encoding(seq_len, d_model, base=base),
+    "rows": lambda seq_len=3, d_model=4, base=10000.0: rows(seq_len, d_model, base=base),
+    "value": lambda pos=1, dim=2, d_model=4, base=10000.0: value(pos, dim, d_model, base=base),
+    "derivation": lambda pos=1, dim=2, d_model=4, base=10000.0: derivation(pos, dim, d_model, base=base),
+}
+PARAMETERS = {
+    "encoding": ("seq_len", "d_model", "base"),
+    "rows": ("seq_len", "d_model", "base"),
+    "value": ("pos", "dim", "d_model", "base"),
+    "derivation": ("pos", "dim", "d_model", "base"),
+}
+
+WRONG_INTEGER_TYPES = [True, False, 3.0, "3", None, [3], 3 + 0j]
+WRONG_BASE_TYPES = [True, "10000", None, [1.0], 1j]
+
+
+def assert_message(error: BaseException, name: str, shown: str) -> None:
+    message = str(error)
+    # The parameter, the rule and the value; lower case, no final period.
+    assert message.startswith(name + " must be "), message
+    assert shown in message, message
+    assert message[0].islower() and not message.endswith(".")
+
+
+def cases(wrong: str) -> Any:
+    return [(function, name) for function, names in PARAMETERS.items() for name in names if (name == "base") == (wrong == "base")]
+
+
+@pytest.mark.parametrize("function, name", cases("integer"))
+@pytest.mark.parametrize("bad", WRONG_INTEGER_TYPES, ids=repr)
+def test_wrong_integer_type(function: str, name: str, bad: object) -> None:
+    with pytest.raises(TypeError) as caught:
+        CALLS[function](**{name: bad})
+    assert_message(caught.value, name, type(bad).__name__)
+
+
+@pytest.mark.parametrize("function, name", cases("base"))
+@pytest.mark.parametrize("bad", WRONG_BASE_TYPES, ids=repr)
+def test_wrong_base_type(function: str, name: str, bad: object) -> None:
+    with pytest.raises(TypeError) as caught:
+        CALLS[function](**{name: bad})
+    assert_message(caught.value, name, type(bad).__name__)
+
+
+@pytest.mark.parametrize(
+    "function, name, bad, shown",
+    [
+        ("encoding", "seq_len", -1, "at least 0, got -1"),
+        ("rows", "seq_len", -5, "at least 0, got -5"),
+        ("encoding", "d_model", 0, "at least 1, got 0"),
+        ("rows", "d_model", -3, "at least 1, got -3"),
+        ("value", "d_model", 0, "at least 1, got 0"),
+        ("value", "pos", -1, "at least 0, got -1"),
+        ("value", "dim", -1, "at least 0, got -1"),
+        ("value", "dim", 4, "less than d_model (4), got 4"),
+        ("derivation", "dim", 9, "less than d_model (4), got 9"),
+        ("derivation", "pos", -2, "at least 0, got -2"),
+        ("encoding", "base", 0.0, "finite and greater than 0, got 0.0"),
+        ("encoding", "base", -10000.0, "finite and greater than 0, got -10000.0"),
+        ("rows", "base", math.nan, "finite and greater than 0, got nan"),
+        ("value", "base", math.inf, "finite and greater than 0, got inf"),
+        ("derivation", "base", -math.inf, "finite and greater than 0, got -inf"),
+        ("encoding", "base", 10**400, "finite and greater than 0, got 1000000"),
+        ("value", "pos", 2**1024, "less than 2**1024"),
+    ],
+)
+def test_wrong_value(function: str, name: str, bad: object, shown: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        CALLS[function](**{name: bad})
+    assert_message(caught.value, name, shown)
+
+
+def test_angle_that_overflows_is_refused() -> None:
+    # A tiny base makes the denominators tiny: pos / 1e-300**0.99 overflows.
+    with pytest.raises(ValueError, match=r"^angle .* must be finite"):
+        rows(10**12, 200, base=1e-300)
+    with pytest.raises(ValueError, match=r"^angle .* must be finite"):
+        value(10**300, 199, 200, base=1e-300)
+
+
+def test_long_values_are_cut_short_in_messages() -> None:
+    with pytest.raises(TypeError) as caught:
+        encoding("x" * 1000, 4)  # type: ignore[arg-type]
+    assert len(str(caught.value)) < 100
+    assert re.search(r"got str 'x+\.\.\. \(1002 characters\)$", str(caught.value))

@@ -1,0 +1,56 @@
+"""The project's promises about itself: typing, docs, README and CI agree."""
+
+import re
+from pathlib import Path
+from typing import List
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+
+
+def test_mypy_strict() -> None:
+    from mypy import api
+
+    out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), "--no-incremental"])
+    assert status == 0, out + err
+
+
+def fenced_blocks(text: str) -> List[List[str]]:
+    blocks: List[List[str]] = []
+    current: "List[str] | None" = None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if current is None:
+                current = []
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            current.append(line)
+    assert current is None, "a code fence is not closed"
+    return blocks
+
+
+def test_every_docs_page_runs_examples() -> None:
+    assert len(PAGES) > 1, "docs/ has no pages"
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        if page.parent.name == "docs":
+            assert ">>> " in text, f"{page.name} runs no example"
+        for block in fenced_blocks(text):
+            # Doctest reads expected output up to a blank line: without one
+            # the closing fence would be expected output.
+            if any(line.startswith(">>> ") for line in block):
+                assert block[-1] == "", f"{page.name}: no blank line before a fence closes after {block[-1]!r}"
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [block[0] for block in fenced_blocks(readme) if len(block) == 1]
+    setup = [command for command in commands if "pytest" in command]
+    assert len(setup) == 1, "the README names one test command"
+    assert setup[0] in ci
+    assert "python -m pe_reference 4 4" in commands
+    # The two set-up commands come before anything else the README runs.
+    assert readme.index("python -m pe_reference 4 4") < readme.index(setup[0]) < readme.index(">>> ")
