@@ -1,6 +1,6 @@
 """Shared helpers: an independent high-precision reference built on mpmath."""
 
-import mpmath  # type: ignore[import-untyped]
+import mpmath
 
 # 300 bits: far beyond float64, so a reference value's own error is invisible.
 mpmath.mp.prec = 300

@@ -4,7 +4,7 @@ import random
 import re
 from typing import List, Tuple
 
-import mpmath  # type: ignore[import-untyped]
+import mpmath
 import pytest
 
 from pe_reference import derivation, encoding, value

@@ -6,7 +6,7 @@ against an independent reference (mpmath) where a value is involved.
 
 import math
 
-import mpmath  # type: ignore[import-untyped]
+import mpmath
 import pytest
 
 from pe_reference import derivation, encoding, main, value
