@@ -74,7 +74,9 @@ DEFAULT_BASE = 10000.0
 # ---------------------------------------------------------------------------
 
 
-def encoding(seq_len: int, d_model: int, *, base: float = DEFAULT_BASE) -> "List[List[float]]":
+def encoding(
+    seq_len: int, d_model: int, *, base: float = DEFAULT_BASE, exact: bool = False, dtype: str = "float64"
+) -> "List[List[float]]":
     """Return the positional-encoding table: ``seq_len`` rows of ``d_model`` floats.
 
     >>> table = encoding(3, 4)
@@ -89,6 +91,22 @@ def encoding(seq_len: int, d_model: int, *, base: float = DEFAULT_BASE) -> "List
 
     >>> encoding(1, 6)
     [[0.0, 1.0, 0.0, 1.0, 0.0, 1.0]]
+
+    By default the values are the usual float64 formula, computed with
+    ``math.sin`` and ``math.cos``.  With ``exact=True`` each is the true
+    value rounded to nearest, identical on every platform:
+
+    >>> encoding(2, 4, exact=True)[1]
+    [0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653]
+
+    ``dtype`` rounds to a narrower format; exact values are rounded once,
+    directly from the true value.  The results are Python floats that the
+    format holds exactly:
+
+    >>> encoding(2, 4, exact=True, dtype="float32")[1]
+    [0.8414709568023682, 0.5403022766113281, 0.009999833069741726, 0.9999499917030334]
+    >>> encoding(2, 4, exact=True, dtype="bfloat16")[1]
+    [0.83984375, 0.5390625, 0.010009765625, 1.0]
 
     An odd ``d_model`` is allowed: the last column is the sine of one more
     pair, whose cosine would fall outside the table:
@@ -107,13 +125,15 @@ def encoding(seq_len: int, d_model: int, *, base: float = DEFAULT_BASE) -> "List
     >>> encoding(0, 4)
     []
 
-    Values are computed in float64 with ``math.sin`` and ``math.cos``; each
-    equals ``value(pos, dim, d_model, base=base)`` bit for bit.
+    Each value equals ``value(pos, dim, d_model, ...)`` with the same
+    keywords, bit for bit.
     """
-    return list(rows(seq_len, d_model, base=base))
+    return list(rows(seq_len, d_model, base=base, exact=exact, dtype=dtype))
 
 
-def rows(seq_len: int, d_model: int, *, base: float = DEFAULT_BASE) -> "Iterator[List[float]]":
+def rows(
+    seq_len: int, d_model: int, *, base: float = DEFAULT_BASE, exact: bool = False, dtype: str = "float64"
+) -> "Iterator[List[float]]":
     """Return an iterator over the rows of ``encoding(seq_len, d_model)``.
 
     >>> it = rows(1000000, 512)
@@ -122,8 +142,8 @@ def rows(seq_len: int, d_model: int, *, base: float = DEFAULT_BASE) -> "Iterator
     [0.0, 1.0, 0.0, 1.0]
 
     Only one row is in memory at a time, so a table too large to hold can
-    still be streamed to a file.  The arguments are checked at once, not at
-    the first ``next()``:
+    still be streamed to a file.  The keywords are those of ``encoding``.
+    The arguments are checked at once, not at the first ``next()``:
 
     >>> rows(-1, 4)
     Traceback (most recent call last):
@@ -132,16 +152,25 @@ def rows(seq_len: int, d_model: int, *, base: float = DEFAULT_BASE) -> "Iterator
     """
     seq_len = _check_integer("seq_len", seq_len, 0)
     d_model = _check_integer("d_model", d_model, 1)
-    base = _check_base(base)
-    denominators = _denominators(d_model, base)
+    number = _check_base(base)
+    exact = _check_exact(exact)
+    dtype = _check_dtype(dtype)
+    if exact:
+        return _exact_rows(seq_len, d_model, _exact_base(number), dtype)
+    denominators = _denominators(d_model, float(number))
     if seq_len > 0:
         # The largest angle belongs to the last row and the smallest
         # denominator; if it is finite, every angle is.
         _angle(seq_len - 1, min(denominators))
-    return _fast_rows(seq_len, d_model, denominators)
+    table = _fast_rows(seq_len, d_model, denominators)
+    if dtype == "float64":
+        return table
+    return ([_round_float(x, dtype) for x in row] for row in table)
 
 
-def value(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) -> float:
+def value(
+    pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE, exact: bool = False, dtype: str = "float64"
+) -> float:
     """Return the element at row ``pos``, column ``dim`` without building the table.
 
     >>> value(1, 0, 4) == math.sin(1.0)
@@ -149,17 +178,24 @@ def value(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) -> fl
     >>> round(value(1, 2, 4), 8)
     0.00999983
 
-    The result equals ``encoding(...)[pos][dim]`` bit for bit, and ``pos``
-    may be any non-negative integer that float64 can hold:
+    The result equals ``encoding(...)[pos][dim]`` bit for bit, with the same
+    keywords:
 
     >>> value(3, 1, 4) == encoding(4, 4)[3][1]
     True
-    >>> -1.0 <= value(10**9, 0, 512) <= 1.0
+    >>> value(3, 1, 4, exact=True, dtype="float16") == encoding(4, 4, exact=True, dtype="float16")[3][1]
     True
 
-    In float64 the angle of a large position carries a large absolute
-    rounding error: ``pos / denominator`` is rounded to 53 bits before the
-    sine is taken.
+    Any non-negative ``pos`` works.  In float64 the angle of a large position
+    carries a large rounding error (``pos / denominator`` is rounded to 53
+    bits before the sine is taken); the exact value has none:
+
+    >>> value(10**9, 0, 512, exact=True)
+    0.5458434494486996
+    >>> abs(value(10**9, 0, 512) - 0.5458434494486996) < 1e-6
+    True
+    >>> value(10**30, 0, 4, exact=True)
+    -0.09011690191213806
 
     ``dim`` must name a column of the table:
 
@@ -173,9 +209,14 @@ def value(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) -> fl
     dim = _check_integer("dim", dim, 0)
     if dim >= d_model:
         raise ValueError(f"dim must be less than d_model ({d_model}), got {dim}")
-    base = _check_base(base)
-    angle = _angle(pos, _denominator(dim // 2, d_model, base))
-    return math.sin(angle) if dim % 2 == 0 else math.cos(angle)
+    number = _check_base(base)
+    exact = _check_exact(exact)
+    dtype = _check_dtype(dtype)
+    if exact:
+        return _exact_value(pos, dim, d_model, _exact_base(number), dtype)
+    angle = _angle(pos, _denominator(dim // 2, d_model, float(number)))
+    result = math.sin(angle) if dim % 2 == 0 else math.cos(angle)
+    return result if dtype == "float64" else _round_float(result, dtype)
 
 
 def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) -> str:
@@ -233,7 +274,7 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     dim = _check_integer("dim", dim, 0)
     if dim >= d_model:
         raise ValueError(f"dim must be less than d_model ({d_model}), got {dim}")
-    base = _check_base(base)
+    base = float(_check_base(base))
     pair = dim // 2
     function = "sin" if dim % 2 == 0 else "cos"
     exponent = (2 * pair) / d_model
@@ -312,6 +353,526 @@ def _fast_rows(seq_len: int, d_model: int, denominators: "List[float]") -> "Iter
 
 
 # ---------------------------------------------------------------------------
+# Exact kernel: Python integers only
+# ---------------------------------------------------------------------------
+#
+# A fixed-point number X with F fraction bits stands for the real X / 2**F;
+# "unit" means 2**-F.  Every function states the error of its result in
+# units.  Inside, each works with _GUARD extra bits, so that the sum of its
+# internal floor errors (at most a few thousand units of the finer grid) is
+# below a quarter unit of the result; the final rounding adds half a unit.
+# This holds for F < 2**20, far beyond any precision the Ziv loop reaches.
+# No math function, no float arithmetic but the last exact scaling, and no
+# decimal or fractions: the bits are the same on every runtime.
+
+_GUARD = 40
+
+# name: (bits of precision, counting the leading one; smallest normal exponent;
+# exponent field width).  The total width is 1 + exponent bits + precision - 1.
+_DTYPES = {
+    "float64": (53, -1022, 11),
+    "float32": (24, -126, 8),
+    "bfloat16": (8, -126, 8),
+    "float16": (11, -14, 5),
+}
+
+
+def _bit_length_portable(n: int) -> int:
+    # MicroPython's int has no bit_length.
+    return len(bin(n)) - 2 if n else 0
+
+
+_bit_length: "Callable[[int], int]" = getattr(int, "bit_length", _bit_length_portable)
+
+
+def _round_shift(x: int, bits: int) -> int:
+    """Return x / 2**bits rounded to nearest (error at most half a unit)."""
+    return (x + (1 << (bits - 1))) >> bits if bits > 0 else x << -bits
+
+
+def _atan_inverse_raw(q: int, F: int) -> int:
+    """atan(1/q) * 2**F for an integer q >= 2; error at most 3 * terms + 1 units.
+
+    atan(1/q) = sum (-1)**k / ((2k+1) q**(2k+1)).  The power q**-(2k+1) is
+    floored from the previous one (its error stays below 1 / (1 - 1/q**2) < 2),
+    the division by 2k+1 floors once more (< 1): each term is off by < 3.  The
+    series alternates with falling terms, so stopping at a zero term leaves an
+    error below 1.
+    """
+    power = (1 << F) // q
+    square = q * q
+    total = 0
+    k = 0
+    while power:
+        term = power // (2 * k + 1)
+        total = total - term if k & 1 else total + term
+        power //= square
+        k += 1
+    return total
+
+
+def _atanh_raw(numerator: int, denominator: int, F: int) -> "Tuple[int, int]":
+    """atanh(n/m) * 2**F for 0 <= n/m <= 1/3; return (value, error bound in units).
+
+    atanh(t) = sum t**(2k+1) / (2k+1).  t is floored (< 1 unit), t**2 floored
+    (< 2 units), each power floored from the last (its error stays < 2 as
+    t**2 <= 1/9 shrinks the carried error), each term divided once more (< 3
+    units per term).  The terms fall by 9 at least, so the tail after a zero
+    term is below 9/8 units.
+    """
+    t = (numerator << F) // denominator
+    t_squared = (t * t) >> F
+    power = t
+    total = 0
+    k = 0
+    while power:
+        total += power // (2 * k + 1)
+        power = (power * t_squared) >> F
+        k += 1
+    return total, 3 * k + 2
+
+
+_CONSTANTS: "dict[Tuple[str, int], int]" = {}
+_LOGARITHMS: "dict[Tuple[int, int, int], int]" = {}
+
+
+def _pi(F: int) -> int:
+    """pi * 2**F, error at most 1 unit.
+
+    Machin: pi = 16 atan(1/5) - 4 atan(1/239).  At F + _GUARD bits the two
+    series are off by at most 20 * (3 * terms + 1) units of that grid, far
+    below a quarter unit of F bits; the rounding adds half a unit.
+    """
+    key = ("pi", F)
+    if key not in _CONSTANTS:
+        fine = F + _GUARD
+        _CONSTANTS[key] = _round_shift(16 * _atan_inverse_raw(5, fine) - 4 * _atan_inverse_raw(239, fine), _GUARD)
+    return _CONSTANTS[key]
+
+
+def _ln2_raw(F: int) -> "Tuple[int, int]":
+    """ln 2 * 2**F = 2 atanh(1/3) * 2**F, with its error bound in units."""
+    value, error = _atanh_raw(1, 3, F)
+    return 2 * value, 2 * error
+
+
+def _ln(mantissa: int, exponent: int, F: int) -> int:
+    """ln(mantissa * 2**exponent) * 2**F for an integer mantissa >= 1; error at most 1 unit.
+
+    With k = bit_length(mantissa) - 1 and x = mantissa / 2**k in [1, 2):
+    ln x = 2 atanh((x - 1) / (x + 1)), the ratio at most 1/3, and the
+    logarithm is ln x + (k + exponent) ln 2.  At F + _GUARD bits the error is
+    2 e1 + |k + exponent| e2 (e1, e2 the series' bounds), at most about 2**24
+    units of that grid for any float or any integer below 2**1024.
+    """
+    key = (mantissa, exponent, F)
+    cached = _LOGARITHMS.get(key)
+    if cached is not None:
+        return cached
+    fine = F + _GUARD
+    k = _bit_length(mantissa) - 1
+    one = 1 << k
+    series, _ = _atanh_raw(mantissa - one, mantissa + one, fine)
+    ln2, _ = _ln2_raw(fine)
+    value = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
+    _LOGARITHMS[key] = value
+    return value
+
+
+def _exp(y: int, F: int) -> "Tuple[int, int]":
+    """Return (W, k) with exp(y / 2**F) = W * 2**(k - F) * (1 + rho), |rho| < 2**-F.
+
+    W lies in [0.7, 1.42] * 2**F.  With y taken as exact: k = round(y / ln 2)
+    and r = y - k ln 2 (|r| <= 0.35 + tiny), whose error is |k| e(ln 2) units
+    of the fine grid; exp(r) by Taylor, each term floored from the last
+    (error < 3 units each, the tail after a zero term < 1 unit).  Relative to
+    exp(r) >= 0.7 these stay below 2**-(F+2) at F + _GUARD bits; rounding W
+    to F bits adds at most 0.72 * 2**-F.
+    """
+    fine = F + _GUARD
+    ln2, _ = _ln2_raw(fine)
+    y_fine = y << _GUARD
+    k = (2 * y_fine + ln2) // (2 * ln2)
+    r = y_fine - k * ln2
+    total = term = 1 << fine
+    n = 1
+    while term:
+        term = ((term * r) >> fine) // n
+        total += term
+        n += 1
+    return _round_shift(total, _GUARD), k
+
+
+class _Base:
+    """A base as an exact binary number, mantissa * 2**exponent, with its caches."""
+
+    def __init__(self, base: "int | float") -> None:
+        if isinstance(base, int):
+            mantissa, exponent = base, 0
+        else:
+            mantissa, exponent = _float_parts(base)
+        while not mantissa & 1:
+            mantissa >>= 1
+            exponent += 1
+        self.mantissa = mantissa
+        self.exponent = exponent
+        # floor(log2(base)), to size the working precision.
+        self.log2 = _bit_length(mantissa) - 1 + exponent
+        self.frequencies: "dict[Tuple[int, int, int], Tuple[int, int]]" = {}
+
+    def frequency(self, pair: int, d_model: int, F: int) -> "Tuple[int, int]":
+        """Return (W, k): w = base**(-2*pair/d_model) = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F.
+
+        lambda = ln(base) to F bits (error <= 1 unit); y = floor(-2 pair lambda
+        / d_model) is off by at most 2 units, which perturbs exp(y) by a
+        relative 2.01 * 2**-F; _exp adds less than 2**-F.
+        """
+        key = (pair, d_model, F)
+        found = self.frequencies.get(key)
+        if found is None:
+            if len(self.frequencies) > 4096:
+                self.frequencies.clear()
+            logarithm = _ln(self.mantissa, self.exponent, F)
+            found = self.frequencies[key] = _exp((-2 * pair * logarithm) // d_model, F)
+        return found
+
+    def log2_angle(self, pos: int, pair: int, d_model: int) -> int:
+        """An integer within 3 of log2(pos * base**(-2*pair/d_model)), for sizing."""
+        return _bit_length(pos) - 1 - (2 * pair * self.log2) // d_model
+
+
+def _float_parts(x: float) -> "Tuple[int, int]":
+    """Return (m, e) with x = m * 2**e exactly, for a finite float x > 0 (read from its bits)."""
+    bits = _float_bits(x)
+    biased = (bits >> 52) & 0x7FF
+    fraction = bits & ((1 << 52) - 1)
+    if biased:
+        return fraction | (1 << 52), biased - 1075
+    return fraction, -1074
+
+
+def _float_bits(x: float) -> int:
+    import struct
+
+    bits: int = struct.unpack("<Q", struct.pack("<d", x))[0]
+    return bits
+
+
+def _float_from_bits(bits: int) -> float:
+    import struct
+
+    value: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    return value
+
+
+_POWERS_OF_TWO: "dict[int, float]" = {}
+
+
+def _power_of_two(e: int) -> float:
+    """2.0**e for -1074 <= e <= 1023, built from its bits."""
+    found = _POWERS_OF_TWO.get(e)
+    if found is None:
+        bits = (e + 1023) << 52 if e >= -1022 else 1 << (e + 1074)
+        found = _POWERS_OF_TWO[e] = _float_from_bits(bits)
+    return found
+
+
+def _make_float(negative: bool, m: int, q: int) -> float:
+    """Return (-1)**negative * m * 2**q, a value float64 holds exactly (m <= 2**53).
+
+    float(m) is exact for m <= 2**53, and scaling by a power of two whose
+    product is representable is exact in IEEE arithmetic.
+    """
+    if m == 0:
+        return -0.0 if negative else 0.0
+    value = float(m) * _power_of_two(q)
+    return -value if negative else value
+
+
+def _round_fixed(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
+    """Round the real v / 2**F, known within error units, to dtype; None if undecided.
+
+    This is the Ziv test: when error > 0 the interval [v - error, v + error]
+    must not contain a rounding boundary of the format (a midpoint between
+    two of its numbers, or where its spacing changes), else the answer is
+    None and the caller tries again with more bits.  With error == 0 the value
+    is exact and is rounded to nearest, ties to even.  Subnormals get the
+    format's fixed smallest spacing.
+    """
+    precision, emin, _ = _DTYPES[dtype]
+    negative = v < 0
+    a = -v if negative else v
+    if a == 0 and error == 0:
+        return 0.0
+    top = _bit_length(a) - 1 - F  # exponent of a's leading bit
+    quantum = (top if top > emin else emin) - precision + 1
+    shift = quantum + F  # bits of a below the format's last place
+    if shift <= 0:
+        if error:
+            return None
+        return _make_float(negative, a << -shift, quantum)
+    if error:
+        # Rounding boundaries are multiples of half a last place: none may
+        # lie in (a - error, a + error].
+        low = (a - error) >> (shift - 1)
+        if low != (a + error) >> (shift - 1):
+            return None
+        m = (low + 1) >> 1
+    else:
+        m = a >> shift
+        rest = a - (m << shift)
+        half = 1 << (shift - 1)
+        if rest > half or (rest == half and m & 1):
+            m += 1
+    return _make_float(negative, m, quantum)
+
+
+def _alternating_series(first: int, x_squared: int, n: int, F: int) -> "Tuple[int, int]":
+    """Sum first - first x**2/((n+1)(n+2)) + ..., the Taylor series of sin (n = 1) or cos (n = 0).
+
+    Return (sum, number of terms).  Each term is floored from the last: with
+    x <= pi/4 the carried error shrinks, so each is off by less than 2 units;
+    the tail of an alternating series of falling terms is below the first
+    term left out, which is below 1 unit.
+    """
+    total = term = first
+    count = 0
+    while term:
+        term = ((term * x_squared) >> F) // ((n + 1) * (n + 2))
+        total = total + term if count & 1 else total - term
+        n += 2
+        count += 1
+    return total, count
+
+
+def _round_float(x: float, dtype: str) -> float:
+    """Round a float64 to dtype, to nearest, ties to even (x itself if dtype is float64)."""
+    if dtype == "float64" or x == 0.0:
+        return x
+    negative = x < 0.0
+    m, e = _float_parts(-x if negative else x)
+    # m / 2**-e exactly: shift so that the exponent is a fraction-bit count.
+    rounded = _round_fixed(-m if negative else m, -e, 0, dtype) if e <= 0 else _round_fixed(
+        -(m << e) if negative else m << e, 0, 0, dtype
+    )
+    assert rounded is not None
+    return rounded
+
+
+def _bit_pattern(x: float, dtype: str) -> int:
+    """The IEEE bits of x in dtype, which must hold x exactly."""
+    precision, emin, exponent_bits = _DTYPES[dtype]
+    width = exponent_bits + precision
+    sign = 1 << (width - 1) if x < 0.0 or (x == 0.0 and _float_bits(x) >> 63) else 0
+    if x == 0.0:
+        return sign
+    m, e = _float_parts(-x if x < 0.0 else x)
+    top = _bit_length(m) - 1 + e
+    if top >= emin:
+        # Normal: the leading bit is implicit.
+        fraction = (m << (precision - _bit_length(m))) if _bit_length(m) <= precision else m >> (_bit_length(m) - precision)
+        return sign | (top - emin + 1) << (precision - 1) | (fraction - (1 << (precision - 1)))
+    shift = e - (emin - precision + 1)
+    return sign | (m << shift if shift >= 0 else m >> -shift)
+
+
+def _sin_cos(pos: int, pair: int, d_model: int, base: _Base, bits: int) -> "Tuple[int, int, int, int]":
+    """Return (S, C, F, E): sin and cos of theta = pos * base**(-2*pair/d_model), F fraction bits, error <= E units.
+
+    F gives about ``bits`` significant bits to theta even when it is tiny;
+    the frequency is taken with as many more bits as theta has above the
+    point, so that theta itself is known to a few units.
+
+    1. theta = pos * W * 2**(k - Fw), relative error < 4 * 2**-Fw: as T with
+       F fraction bits its error is below T * 2**(3 - Fw) + 2 units.
+    2. Quadrant q = round(theta / (pi/2)); r = T - q * H with H = pi/2 to 1
+       unit: error of r <= error of T + |q|.
+    3. sin and cos of |r| <= pi/4 by Taylor, terms floored from the last
+       (< 2 units each, the alternating tail < 1 unit); sin and cos are
+       1-Lipschitz, so the error of r carries over unchanged.
+    4. The quadrant permutes and negates the pair exactly.
+    """
+    log2_angle = base.log2_angle(pos, pair, d_model)
+    F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + 16
+    Fw = F + (log2_angle if log2_angle > 0 else 0) + 16
+    W, k = base.frequency(pair, d_model, Fw)
+    shift = k - Fw + F
+    product = pos * W
+    T = product << shift if shift >= 0 else product >> -shift
+    error = (T >> (Fw - 3)) + 2
+    H = _pi(F - 1)  # pi / 2 with F fraction bits
+    q = (2 * T + H) // (2 * H)
+    r = T - q * H
+    error += q
+    negative_r = r < 0
+    a = -r if negative_r else r
+    a_squared = (a * a) >> F
+    sine, sine_terms = _alternating_series(a, a_squared, 1, F)
+    cosine, cosine_terms = _alternating_series(1 << F, a_squared, 0, F)
+    if negative_r:
+        sine = -sine
+    error += 2 * (sine_terms + cosine_terms) + 2
+    quadrant = q & 3
+    if quadrant == 0:
+        return sine, cosine, F, error
+    if quadrant == 1:
+        return cosine, -sine, F, error
+    if quadrant == 2:
+        return -sine, -cosine, F, error
+    return -cosine, sine, F, error
+
+
+def _exact_value(pos: int, dim: int, d_model: int, base: _Base, dtype: str) -> float:
+    """The correctly rounded element, by the Ziv loop: more bits until the rounding is decided.
+
+    For pos > 0 the angle is a non-zero algebraic number times a power of e
+    (or an algebraic number), so its sine and cosine are transcendental
+    (Lindemann-Weierstrass) and never a rounding boundary: the loop ends.
+    """
+    if pos == 0:
+        return 0.0 if dim % 2 == 0 else 1.0
+    bits = _DTYPES[dtype][0] + 32
+    while True:
+        sine, cosine, F, error = _sin_cos(pos, dim // 2, d_model, base, bits)
+        result = _round_fixed(sine if dim % 2 == 0 else cosine, F, error, dtype)
+        if result is not None:
+            return result
+        bits *= 2
+
+
+# The table kernel's working precision, and the rows between two anchors.
+_TABLE_BITS = 105
+_ANCHOR_INTERVAL = 1024
+# Anchors move by whole intervals; they are computed afresh after this many.
+_ANCHOR_JUMPS = 1 << 16
+
+
+def _exact_rows(seq_len: int, d_model: int, base: _Base, dtype: str) -> "Iterator[List[float]]":
+    """Yield the correctly rounded rows: a Chebyshev recurrence per column, anchored.
+
+    Every column x_p (a sine or a cosine of p w) obeys
+    x_(p+1) = 2 cos(w) x_p - x_(p-1), one multiplication per value.  In fixed
+    point with P = 105 fraction bits, K = 2 cos(w) is rounded (error <= 1
+    unit), and each step floors (< 1 unit): the step's local error tau is
+    below 2.01 units.  The error e_p then obeys the same recurrence, so
+
+        |e_p| <= |e_1| |U_(p-1)| + |e_0| |U_(p-2)| + sum |tau_k| |U_(p-1-k)|
+
+    with U the Chebyshev polynomials of the second kind, |U_n(cos w)| <= n + 1.
+    With |e_0|, |e_1| <= 1 this is at most 1.005 p**2 + p + 1 units, below
+    2**21 for p < 1024 rows after an anchor.
+
+    Anchors: (cos, sin) of each column at rows 0, 1024, 2048, ... with
+    P + 24 bits, each from the last by one multiplication by exp(1024 i w)
+    (computed directly, error <= 1 unit), adding at most 3 units of that grid
+    a time; after 2**16 such jumps the anchor is computed directly again.  So
+    the anchor and its successor, rounded to P bits, are within 1 unit.
+
+    The float64 rows are finished by _finish_float64's arithmetic; a value
+    whose rounding that cannot decide goes to _round_fixed, and if that
+    cannot either, to the Ziv loop of _exact_value.
+    """
+    P = _TABLE_BITS
+    fine = P + 24
+    pairs = (d_model + 1) // 2
+    rotors: "List[Tuple[int, int]]" = []
+    jumps: "List[Tuple[int, int]]" = []
+    twice_cos: "List[int]" = []
+    for pair in range(pairs):
+        sine, cosine, F, _ = _sin_cos(1, pair, d_model, base, fine + 8)
+        rotors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+        twice_cos.append(_round_shift(cosine, F - P - 1))
+        sine, cosine, F, _ = _sin_cos(_ANCHOR_INTERVAL, pair, d_model, base, fine + 8)
+        jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+    # One multiplier per column, in the row's interleaved order.
+    multipliers = [k for k in twice_cos for _ in (0, 1)][:d_model]
+    to_table = fine - P
+    anchors: "List[Tuple[int, int]]" = [(1 << fine, 0)] * pairs
+    float64 = dtype == "float64"
+    high, low = _HIGH_SCALE, _LOW_SCALE
+    for block, first in enumerate(range(0, seq_len, _ANCHOR_INTERVAL)):
+        if block and block % _ANCHOR_JUMPS == 0:
+            anchors = []
+            for pair in range(pairs):
+                sine, cosine, F, _ = _sin_cos(first, pair, d_model, base, fine + 8)
+                anchors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+        following = [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)]
+        previous = _interleave(anchors, to_table, d_model)
+        current = _interleave(following, to_table, d_model)
+        for step in range(min(_ANCHOR_INTERVAL, seq_len - first)):
+            if step == 0:
+                values = previous
+            elif step == 1:
+                values = current
+            else:
+                previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
+                values = current
+            error = step * step + (step * step >> 7) + step + 1
+            if float64:
+                # _finish_float64 and the window test, written out: a call per
+                # value would cost a third more.
+                # Undecided values become 0.0, which the check below catches
+                # with the small ones.  The literals are _LOW_MASK,
+                # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
+                row: "List[Optional[float]]" = [
+                    (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
+                    for v in values
+                ]
+                if min(map(abs, row)) <= _SMALLEST_FAST:  # type: ignore[arg-type]
+                    _complete_row(row, values, first + step, d_model, base, dtype, error)
+            else:
+                row = [_round_fixed(v, P, error, dtype) for v in values]
+                if None in row:
+                    _complete_row(row, values, first + step, d_model, base, dtype, error)
+            yield row  # type: ignore[misc]
+        anchors = [((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)]
+
+
+def _interleave(pairs: "List[Tuple[int, int]]", shift: int, d_model: int) -> "List[int]":
+    """[sin_0, cos_0, sin_1, ...] from (cos, sin) pairs, rounded ``shift`` bits down, d_model long."""
+    return [_round_shift(v, shift) for c, s in pairs for v in (s, c)][:d_model]
+
+
+def _complete_row(
+    row: "List[Optional[float]]", values: "List[int]", pos: int, d_model: int, base: _Base, dtype: str, error: int
+) -> None:
+    """Decide the elements the fast finish left open: by _round_fixed, else by the Ziv loop."""
+    for dim in range(d_model):
+        element = row[dim]
+        if element is None or dtype == "float64" and -_SMALLEST_FAST <= element <= _SMALLEST_FAST:
+            element = _round_fixed(values[dim], _TABLE_BITS, error, dtype)
+            if element is None:
+                element = _exact_value(pos, dim, d_model, base, dtype)
+            row[dim] = element
+
+
+# The float64 finish of a table row, P = 105 fraction bits.  The error is
+# below 2**21 units.  If (v + 2**21) mod 2**40 >= 2**22, that is if bits 22
+# to 39 of v + 2**21 are not all zero, no multiple of 2**40 lies within 2**21
+# of v; the rounding boundaries of a value of magnitude above 2**-11 (at
+# least 94 bits) are such multiples, so v rounds as the true value does.
+# Smaller values, or a failed test, take the general path.
+_HALF_WINDOW = 1 << 21
+_WINDOW_BITS = (1 << 40) - (1 << 22)
+_SMALLEST_FAST = _power_of_two(-11)
+_HIGH_SCALE = _power_of_two(-52)
+_LOW_SCALE = _power_of_two(-105)
+_LOW_MASK = (1 << 53) - 1
+
+
+def _finish_float64(v: int) -> float:
+    """Round v / 2**105 (|v| <= 2**105 + 2**21) to float64, nearest, ties to even.
+
+    v = high * 2**53 + low with |high| <= 2**52 + 1 and 0 <= low < 2**53.
+    Multiplying an int by a float converts the int first, exactly for these
+    (CPython rounds correctly, and MicroPython too accumulates integers below
+    2**53 exactly); the scalings by powers of two are exact, and the one
+    addition is correctly rounded by IEEE 754.
+    """
+    return (v >> 53) * _HIGH_SCALE + (v & _LOW_MASK) * _LOW_SCALE
+
+
+# ---------------------------------------------------------------------------
 # Validation
 # ---------------------------------------------------------------------------
 
@@ -337,8 +898,13 @@ def _check_integer(name: str, value: object, minimum: int) -> int:
     return value
 
 
-def _check_base(base: object) -> float:
-    """Return ``base`` as a float, or raise TypeError or ValueError."""
+def _check_base(base: object) -> "int | float":
+    """Return ``base`` as an int or a float, or raise TypeError or ValueError.
+
+    An int stays an int, so that exact mode takes its exact value; any other
+    real number is converted with float().  Either way it must be finite in
+    float64, as the fast path needs.
+    """
     if isinstance(base, bool) or isinstance(base, str) or getattr(type(base), "__float__", None) is None:
         raise TypeError(f"base must be a real number, got {type(base).__name__} {_short(base)}")
     try:
@@ -348,7 +914,36 @@ def _check_base(base: object) -> float:
     # NaN fails every comparison, so this also refuses it.
     if not 0.0 < number < math.inf:
         raise ValueError(f"base must be finite and greater than 0, got {number!r}")
+    if isinstance(base, int):
+        return int(base)
     return number
+
+
+def _check_exact(exact: object) -> bool:
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact must be True or False, got {type(exact).__name__} {_short(exact)}")
+    return exact
+
+
+def _check_dtype(dtype: object) -> str:
+    if not isinstance(dtype, str):
+        raise TypeError(f"dtype must be a str, got {type(dtype).__name__} {_short(dtype)}")
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {_short(dtype)}")
+    return dtype
+
+
+_EXACT_BASES: "dict[int | float, _Base]" = {}
+
+
+def _exact_base(base: "int | float") -> "_Base":
+    """The exact form of a base, kept with its caches for the next call."""
+    found = _EXACT_BASES.get(base)
+    if found is None:
+        if len(_EXACT_BASES) > 64:
+            _EXACT_BASES.clear()
+        found = _EXACT_BASES[base] = _Base(base)
+    return found
 
 
 # ---------------------------------------------------------------------------
