@@ -1014,7 +1014,7 @@ def _power_is_exact(base: "Tuple[int, int]", exponent: "Tuple[int, int]", result
 # Command line
 # ---------------------------------------------------------------------------
 
-_FORMATS = ("table", "csv", "json")
+_OUTPUT_FORMATS = ("table", "csv", "json", "hex")
 
 
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
@@ -1033,8 +1033,7 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     if len(arguments) == 2 and all(map(_is_decimal_integer, arguments)):
         seq_len, d_model = int(arguments[0]), int(arguments[1])
         if d_model >= 1:
-            table = rows(seq_len, d_model)
-            return _write(prog, table, seq_len, d_model, DEFAULT_BASE, "table", None, False, False)
+            return _write(prog, _Request(seq_len, d_model))
 
     import argparse
 
@@ -1054,60 +1053,113 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     parser.add_argument("--base", type=_cli_base, default=DEFAULT_BASE, help="base of the wavelengths (default 10000)")
     parser.add_argument(
         "--format",
-        choices=_FORMATS,
+        choices=_OUTPUT_FORMATS,
         default=None,
-        help="table (default): aligned, for a person; csv: one line per position; json: an array of arrays",
+        help="table (default): aligned, for a person; csv: one line per position; json: an array of arrays; "
+        "hex: like csv, each value as the hex of its IEEE bits in --dtype",
     )
     parser.add_argument(
         "--digits",
         type=_cli_digits,
         default=None,
         metavar="N",
-        help="N digits after the point (default: round-trip precision)",
+        help="N digits after the point (default: the shortest that reads back as the same number)",
     )
-    parser.add_argument("--header", action="store_true", help="with --format csv: a first line naming the columns")
+    parser.add_argument("--exact", action="store_true", help="correctly rounded values, the same on every platform")
+    parser.add_argument(
+        "--dtype",
+        choices=list(_DTYPES),
+        default="float64",
+        help="round each value to this format (default float64); without --exact, the float64 values are rounded",
+    )
+    parser.add_argument("--header", action="store_true", help="with --format csv or hex: a first line naming the columns")
     parser.add_argument("--explain", action="store_true", help="print every element's worked derivation instead")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = parser.parse_args(arguments)
 
     output_format = args.format or "table"
-    if args.header and output_format != "csv":
-        parser.error("--header goes with --format csv")
-    if args.explain and (args.format is not None or args.digits is not None):
-        parser.error("--explain prints derivations; it takes no --format or --digits")
+    if args.header and output_format not in ("csv", "hex"):
+        parser.error("--header goes with --format csv or hex")
+    if args.digits is not None and output_format == "hex":
+        parser.error("--digits does not go with --format hex, which shows every bit")
+    if args.explain and (args.format is not None or args.digits is not None or args.exact or args.dtype != "float64"):
+        parser.error("--explain prints the float64 derivations; it takes no --format, --digits, --exact or --dtype")
+    request = _Request(
+        args.seq_len, args.d_model, args.base, args.exact, args.dtype, output_format, args.digits, args.header, args.explain
+    )
     try:
-        table = rows(args.seq_len, args.d_model, base=args.base)
+        request.rows()
     except ValueError as error:
         parser.error(str(error))
-    return _write(
-        prog, table, args.seq_len, args.d_model, args.base, output_format, args.digits, args.header, args.explain
-    )
+    return _write(prog, request)
 
 
-def _write(
-    prog: str,
-    table: "Iterator[List[float]]",
-    seq_len: int,
-    d_model: int,
-    base: float,
-    output_format: str,
-    digits: "Optional[int]",
-    header: bool,
-    explain: bool,
-) -> int:
+class _Request:
+    """What the command line asked for."""
+
+    def __init__(
+        self,
+        seq_len: int,
+        d_model: int,
+        base: float = DEFAULT_BASE,
+        exact: bool = False,
+        dtype: str = "float64",
+        output_format: str = "table",
+        digits: "Optional[int]" = None,
+        header: bool = False,
+        explain: bool = False,
+    ) -> None:
+        self.seq_len = seq_len
+        self.d_model = d_model
+        self.base = base
+        self.exact = exact
+        self.dtype = dtype
+        self.output_format = output_format
+        self.digits = digits
+        self.header = header
+        self.explain = explain
+
+    def rows(self) -> "Iterator[List[float]]":
+        return rows(self.seq_len, self.d_model, base=self.base, exact=self.exact, dtype=self.dtype)
+
+    def text(self) -> "Callable[[float], str]":
+        """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""
+        if self.output_format == "hex":
+            precision, _, exponent_bits = _DTYPES[self.dtype]
+            digits = (exponent_bits + precision) // 4
+            dtype = self.dtype
+            return lambda x: f"0x{_bit_pattern(x, dtype):0{digits}x}"
+        if self.digits is not None:
+            return ("{:." + str(self.digits) + "f}").format
+        if self.dtype == "float64":
+            return repr
+        dtype = self.dtype
+        return lambda x: _shortest_text(x, dtype)
+
+
+def _shortest_text(x: float, dtype: str) -> str:
+    """The shortest decimal that reads back, rounded to dtype, as x (as numpy prints float32)."""
+    for digits in range(1, 18):
+        text = f"{x:.{digits}g}"
+        if _round_float(float(text), dtype) == x:
+            return text
+    return repr(x)
+
+
+def _write(prog: str, request: _Request) -> int:
     """Write the table to stdout row by row; return the exit status."""
     import sys
 
     out = sys.stdout
     try:
-        if explain:
-            _write_explained(out, seq_len, d_model, base)
-        elif output_format == "table":
-            _write_table(out, table, seq_len, d_model, base, digits)
-        elif output_format == "csv":
-            _write_csv(out, table, d_model, digits, header)
+        if request.explain:
+            _write_explained(out, request.seq_len, request.d_model, request.base)
+        elif request.output_format == "table":
+            _write_table(out, request)
+        elif request.output_format == "json":
+            _write_json(out, request)
         else:
-            _write_json(out, table, digits)
+            _write_csv(out, request)
         out.flush()
     except KeyboardInterrupt:
         _silence_stdout()
@@ -1184,26 +1236,19 @@ def _cli_digits(text: str) -> int:
     return int(text)
 
 
-def _formatter(digits: "Optional[int]") -> "Callable[[float], str]":
-    """Return the function that turns a value into text: repr, or fixed-point."""
-    if digits is None:
-        return repr
-    return ("{:." + str(digits) + "f}").format
-
-
-def _write_csv(out: "IO[str]", table: "Iterator[List[float]]", d_model: int, digits: "Optional[int]", header: bool) -> None:
-    text = _formatter(digits)
-    if header:
-        out.write(",".join(_column_name(dim) for dim in range(d_model)) + "\n")
-    for row in table:
+def _write_csv(out: "IO[str]", request: _Request) -> None:
+    text = request.text()
+    if request.header:
+        out.write(",".join(_column_name(dim) for dim in range(request.d_model)) + "\n")
+    for row in request.rows():
         out.write(",".join(map(text, row)) + "\n")
 
 
-def _write_json(out: "IO[str]", table: "Iterator[List[float]]", digits: "Optional[int]") -> None:
-    # repr of a finite float is a valid JSON number; streaming needs no json module.
-    text = _formatter(digits)
+def _write_json(out: "IO[str]", request: _Request) -> None:
+    # The text of a finite float is a valid JSON number; streaming needs no json module.
+    text = request.text()
     separator = "[\n"
-    for row in table:
+    for row in request.rows():
         out.write(separator + "[" + ", ".join(map(text, row)) + "]")
         separator = ",\n"
     out.write("[]\n" if separator == "[\n" else "\n]\n")
@@ -1218,33 +1263,27 @@ def _column_name(dim: int) -> str:
 _MEASURED_TABLE_SIZE = 1 << 16
 
 
-def _write_table(
-    out: "IO[str]",
-    table: "Iterator[List[float]]",
-    seq_len: int,
-    d_model: int,
-    base: float,
-    digits: "Optional[int]",
-) -> None:
-    text = _formatter(digits)
+def _write_table(out: "IO[str]", request: _Request) -> None:
+    text = request.text()
 
     def cell(number: float) -> str:
         # A space where a minus sign would be keeps the points aligned.
         shown = text(number)
         return shown if shown.startswith("-") else " " + shown
 
+    seq_len, d_model = request.seq_len, request.d_model
     labels = [f"{dim} {_column_name(dim)}" for dim in range(d_model)]
-    if digits is not None:
-        width = digits + 3
+    if request.digits is not None:
+        width = request.digits + 3
     elif seq_len * d_model <= _MEASURED_TABLE_SIZE:
-        width = max((len(cell(x)) for row in rows(seq_len, d_model, base=base) for x in row), default=0)
+        width = max((len(cell(x)) for row in request.rows() for x in row), default=0)
     else:
         # Values lie in [-1, 1]: sign, 17 significant digits, point, exponent.
         width = len("-1.2345678901234567e-308")
     widths = [max(width, len(label)) for label in labels]
     pos_width = max(len("pos"), len(str(max(seq_len - 1, 0))))
     out.write("pos".rjust(pos_width) + "".join("  " + label.ljust(w) for label, w in zip(labels, widths)).rstrip() + "\n")
-    for pos, row in enumerate(table):
+    for pos, row in enumerate(request.rows()):
         cells = "".join("  " + cell(x).ljust(w) for x, w in zip(row, widths))
         out.write(str(pos).rjust(pos_width) + cells.rstrip() + "\n")
 

@@ -140,7 +140,7 @@ BAD_USAGE = [
     (["4", "4", "--digits", "-1"], "digits must be an integer from 0 to 17"),
     (["4", "4", "--digits", "18"], "digits must be an integer from 0 to 17, got '18'"),
     (["4", "4", "--header"], "--header goes with --format csv"),
-    (["4", "4", "--explain", "--format", "csv"], "--explain prints derivations"),
+    (["4", "4", "--explain", "--format", "csv"], "--explain prints the float64 derivations"),
     (["4", "4", "5"], "unrecognized arguments: 5"),
     (["4", "4", "--bogus"], "unrecognized arguments: --bogus"),
     (["10000000000000", "200", "--base", "1e-300"], "angle pos / base**(2i/d_model) must be finite"),

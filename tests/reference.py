@@ -1,0 +1,88 @@
+"""An independent reference for exact mode: mpmath at 600 bits, rounded by exact comparisons.
+
+Nothing here uses pe_reference.  The rounding to a format is done on
+mpmath's binary floating-point numbers, whose comparisons are exact, and
+checks that the 600-bit value is far enough from a rounding boundary
+(2**-500 of a last place) for its rounding to be the true one's.
+"""
+
+import struct
+from typing import Dict, Tuple, Union
+
+import mpmath
+
+PRECISION = 600
+# name: (bits of precision, smallest normal exponent, exponent bits)
+FORMATS: Dict[str, Tuple[int, int, int]] = {
+    "float64": (53, -1022, 11),
+    "float32": (24, -126, 8),
+    "bfloat16": (8, -126, 8),
+    "float16": (11, -14, 5),
+}
+
+
+def frequency(pair: int, d_model: int, base: Union[int, float]) -> "mpmath.mpf":
+    with mpmath.workprec(PRECISION):
+        return mpmath.power(mpmath.mpf(base), -mpmath.mpf(2 * pair) / d_model)
+
+
+def element(pos: int, dim: int, d_model: int, base: Union[int, float], w: "mpmath.mpf | None" = None) -> "mpmath.mpf":
+    """sin or cos of pos * base**(-2i/d_model) at 600 bits (more for large angles)."""
+    extra = max(0, int(pos).bit_length() + 40)
+    with mpmath.workprec(PRECISION + extra):
+        if w is None or extra > 40 + 30:
+            w = mpmath.power(mpmath.mpf(base), -mpmath.mpf(2 * (dim // 2)) / d_model)
+        angle = mpmath.mpf(pos) * w
+        result = mpmath.sin(angle) if dim % 2 == 0 else mpmath.cos(angle)
+    return result
+
+
+def round_to(value: "mpmath.mpf", dtype: str, exact: bool = False) -> float:
+    """Round to nearest, ties to even, into dtype; return the float that holds it.
+
+    ``value`` approximates a transcendental number unless ``exact``: then it
+    must be decisive (not within 2**-500 of a last place from a tie).  An
+    exact value may be a tie, and goes to the even neighbour.
+    """
+    precision, emin, _ = FORMATS[dtype]
+    with mpmath.workprec(PRECISION + 64):
+        if value == 0:
+            return 0.0
+        magnitude = abs(value)
+        exponent = int(mpmath.floor(mpmath.log(magnitude, 2)))
+        while magnitude >= mpmath.ldexp(1, exponent + 1):
+            exponent += 1
+        while magnitude < mpmath.ldexp(1, exponent):
+            exponent -= 1
+        quantum = max(exponent, emin) - precision + 1
+        scaled = mpmath.ldexp(magnitude, -quantum)
+        whole = int(mpmath.floor(scaled))
+        fraction = scaled - whole
+        if exact:
+            if fraction > 0.5 or (fraction == 0.5 and whole % 2 == 1):
+                whole += 1
+        else:
+            # The reference must be decisive: far from the midpoint.
+            assert abs(fraction - mpmath.mpf(0.5)) > mpmath.ldexp(1, -500), "reference too close to a tie"
+            if fraction > 0.5:
+                whole += 1
+        result = float(mpmath.ldexp(whole, quantum))
+    return -result if value < 0 else result
+
+
+def bits(x: float, dtype: str) -> int:
+    """IEEE bit pattern of x (exactly representable) in dtype, via struct and numpy-free arithmetic."""
+    if dtype == "float64":
+        return int(struct.unpack("<Q", struct.pack("<d", x))[0])
+    if dtype == "float32":
+        return int(struct.unpack("<I", struct.pack("<f", x))[0])
+    if dtype == "float16":
+        return int(struct.unpack("<H", struct.pack("<e", x))[0])
+    # bfloat16: the upper half of the float32 pattern, which holds x exactly.
+    pattern = int(struct.unpack("<I", struct.pack("<f", x))[0])
+    assert pattern & 0xFFFF == 0
+    return pattern >> 16
+
+
+def expected(pos: int, dim: int, d_model: int, base: Union[int, float], dtype: str) -> float:
+    return round_to(element(pos, dim, d_model, base), dtype)
