@@ -13,6 +13,7 @@ import pytest
 
 import pe_reference
 from pe_reference import derivation, encoding, main
+from tests import reference
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,6 +124,39 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
         assert option in out
 
 
+def test_exact_and_dtype(capsys: pytest.CaptureFixture[str]) -> None:
+    for dtype in ("float64", "float32", "bfloat16", "float16"):
+        status, out, _ = run_main(capsys, "6", "8", "--exact", "--dtype", dtype, "--format", "csv")
+        assert status == 0
+        # The text is the shortest that reads back as the value in its format.
+        got = [[float(x) for x in line.split(",")] for line in out.splitlines()]
+        want = encoding(6, 8, exact=True, dtype=dtype)
+        for got_row, want_row in zip(got, want):
+            assert [pe_reference._round_float(x, dtype) for x in got_row] == want_row
+
+
+def test_hex_format(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "2", "2", "--exact", "--format", "hex")
+    assert status == 0
+    assert out.splitlines()[1] == "0x3feaed548f090cee,0x3fe14a280fb5068c"  # sin(1), cos(1) as the issue quotes
+    for dtype, digits in (("float32", 8), ("bfloat16", 4), ("float16", 4)):
+        status, out, _ = run_main(capsys, "3", "4", "--exact", "--dtype", dtype, "--format", "hex", "--header")
+        assert status == 0
+        lines = out.splitlines()
+        assert lines[0] == "sin_0,cos_0,sin_1,cos_1"
+        table = encoding(3, 4, exact=True, dtype=dtype)
+        for line, row in zip(lines[1:], table):
+            cells = line.split(",")
+            assert all(len(cell) == 2 + digits for cell in cells)
+            assert [int(cell, 16) for cell in cells] == [reference.bits(x, dtype) for x in row]
+
+
+def test_exact_table_for_a_person(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(capsys, "2", "4", "--exact", "--dtype", "float32")
+    assert status == 0
+    assert out.splitlines()[2].split() == ["1", "0.84147096", "0.5403023", "0.009999833", "0.99995"]
+
+
 BAD_USAGE = [
     (["-1", "4"], "seq_len must be at least 0, got -1"),
     (["4", "0"], "d_model must be at least 1, got 0"),
@@ -139,7 +173,10 @@ BAD_USAGE = [
     (["4", "4", "--format", "xml"], "invalid choice: 'xml'"),
     (["4", "4", "--digits", "-1"], "digits must be an integer from 0 to 17"),
     (["4", "4", "--digits", "18"], "digits must be an integer from 0 to 17, got '18'"),
-    (["4", "4", "--header"], "--header goes with --format csv"),
+    (["4", "4", "--header"], "--header goes with --format csv or hex"),
+    (["4", "4", "--dtype", "float8"], "invalid choice: 'float8'"),
+    (["4", "4", "--format", "hex", "--digits", "3"], "--digits does not go with --format hex"),
+    (["4", "4", "--explain", "--exact"], "takes no --format, --digits, --exact or --dtype"),
     (["4", "4", "--explain", "--format", "csv"], "--explain prints the float64 derivations"),
     (["4", "4", "5"], "unrecognized arguments: 5"),
     (["4", "4", "--bogus"], "unrecognized arguments: --bogus"),

@@ -95,3 +95,40 @@ def test_long_values_are_cut_short_in_messages() -> None:
         encoding("x" * 1000, 4)  # type: ignore[arg-type]
     assert len(str(caught.value)) < 100
     assert re.search(r"got str 'x+\.\.\. \(1002 characters\)$", str(caught.value))
+
+
+@pytest.mark.parametrize("function", ["encoding", "rows", "value"])
+def test_exact_must_be_a_bool(function: str) -> None:
+    for bad in (1, "yes", None):
+        with pytest.raises(TypeError) as caught:
+            if function == "value":
+                value(1, 1, 4, exact=bad)  # type: ignore[arg-type]
+            elif function == "rows":
+                rows(2, 4, exact=bad)  # type: ignore[arg-type]
+            else:
+                encoding(2, 4, exact=bad)  # type: ignore[arg-type]
+        assert_message(caught.value, "exact", f"True or False, got {type(bad).__name__}")
+
+
+@pytest.mark.parametrize(
+    "bad, error, shown",
+    [
+        ("float8", ValueError, "one of float64, float32, bfloat16, float16, got 'float8'"),
+        ("Float32", ValueError, "got 'Float32'"),
+        ("", ValueError, "got ''"),
+        (32, TypeError, "a str, got int 32"),
+        (None, TypeError, "a str, got NoneType None"),
+    ],
+)
+def test_dtype_must_be_a_known_name(bad: object, error: type, shown: str) -> None:
+    for call in (lambda: encoding(2, 4, dtype=bad), lambda: rows(2, 4, dtype=bad), lambda: value(1, 1, 4, exact=True, dtype=bad)):  # type: ignore[arg-type]
+        with pytest.raises(error) as caught:
+            call()
+        assert_message(caught.value, "dtype", shown)
+
+
+def test_exact_mode_takes_positions_beyond_float64() -> None:
+    # The fast path refuses pos >= 2**1024; exact mode has no such limit.
+    assert -1.0 <= value(2**1100, 0, 4, exact=True) <= 1.0
+    with pytest.raises(ValueError, match="pos must be less than 2\\*\\*1024"):
+        value(2**1100, 0, 4)
