@@ -445,6 +445,8 @@ def _pi(F: int) -> int:
     """
     key = ("pi", F)
     if key not in _CONSTANTS:
+        if len(_CONSTANTS) > 1024:
+            _CONSTANTS.clear()
         fine = F + _GUARD
         _CONSTANTS[key] = _round_shift(16 * _atan_inverse_raw(5, fine) - 4 * _atan_inverse_raw(239, fine), _GUARD)
     return _CONSTANTS[key]
@@ -475,6 +477,8 @@ def _ln(mantissa: int, exponent: int, F: int) -> int:
     series, _ = _atanh_raw(mantissa - one, mantissa + one, fine)
     ln2, _ = _ln2_raw(fine)
     value = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
+    if len(_LOGARITHMS) > 1024:
+        _LOGARITHMS.clear()
     _LOGARITHMS[key] = value
     return value
 
