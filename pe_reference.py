@@ -75,7 +75,17 @@ DEFAULT_BASE = 10000.0
 
 
 def encoding(
-    seq_len: int, d_model: int, *, base: float = DEFAULT_BASE, exact: bool = False, dtype: str = "float64"
+    seq_len: int,
+    d_model: int,
+    *,
+    base: float = DEFAULT_BASE,
+    exact: bool = False,
+    dtype: str = "float64",
+    preset: "Optional[str]" = None,
+    layout: "Optional[str]" = None,
+    spacing: "Optional[str]" = None,
+    start: "Optional[int]" = None,
+    odd: "Optional[str]" = None,
 ) -> "List[List[float]]":
     """Return the positional-encoding table: ``seq_len`` rows of ``d_model`` floats.
 
@@ -125,14 +135,59 @@ def encoding(
     >>> encoding(0, 4)
     []
 
+    Frameworks lay the table out in other ways.  ``preset`` names one:
+    ``paper`` (the default), ``tensor2tensor``, ``fairseq``, ``tf-tutorial``
+    or ``guided-diffusion``.  tensor2tensor puts all sines before all
+    cosines and spaces the frequencies by ``i / (h - 1)`` instead of
+    ``2i / d_model``; fairseq's first token sits at position 2:
+
+    >>> [round(x, 8) for x in encoding(2, 4, preset="tensor2tensor")[1]]
+    [0.84147098, 0.0001, 0.54030231, 1.0]
+    >>> [round(x, 8) for x in encoding(1, 4, preset="fairseq")[0]]
+    [0.90929743, 0.0002, -0.41614684, 0.99999998]
+
+    ``layout`` (``interleaved``, ``sin-cos`` or ``cos-sin``), ``spacing``
+    (``paper`` or ``tensor2tensor``), ``start`` (the first position) and
+    ``odd`` (``sine``: the last column is one more sine; ``zero``: a column
+    of zeros is appended; ``error``: refused) override the preset's
+    choices:
+
+    >>> encoding(2, 3, preset="tensor2tensor")[1][2], encoding(2, 3)[1][2] != 0.0
+    (0.0, True)
+    >>> [round(x, 8) for x in encoding(1, 4, layout="cos-sin", start=1)[0]]
+    [0.54030231, 0.99995, 0.84147098, 0.00999983]
+
     Each value equals ``value(pos, dim, d_model, ...)`` with the same
     keywords, bit for bit.
     """
-    return list(rows(seq_len, d_model, base=base, exact=exact, dtype=dtype))
+    return list(
+        rows(
+            seq_len,
+            d_model,
+            base=base,
+            exact=exact,
+            dtype=dtype,
+            preset=preset,
+            layout=layout,
+            spacing=spacing,
+            start=start,
+            odd=odd,
+        )
+    )
 
 
 def rows(
-    seq_len: int, d_model: int, *, base: float = DEFAULT_BASE, exact: bool = False, dtype: str = "float64"
+    seq_len: int,
+    d_model: int,
+    *,
+    base: float = DEFAULT_BASE,
+    exact: bool = False,
+    dtype: str = "float64",
+    preset: "Optional[str]" = None,
+    layout: "Optional[str]" = None,
+    spacing: "Optional[str]" = None,
+    start: "Optional[int]" = None,
+    odd: "Optional[str]" = None,
 ) -> "Iterator[List[float]]":
     """Return an iterator over the rows of ``encoding(seq_len, d_model)``.
 
@@ -155,21 +210,34 @@ def rows(
     number = _check_base(base)
     exact = _check_exact(exact)
     dtype = _check_dtype(dtype)
+    convention = _convention(d_model, preset, layout, spacing, start, odd)
     if exact:
-        return _exact_rows(seq_len, d_model, _exact_base(number), dtype)
-    denominators = _denominators(d_model, float(number))
-    if seq_len > 0:
+        return _exact_rows(seq_len, d_model, convention, _exact_base(number), dtype)
+    exponents = [convention.exponent(pair, d_model) for pair in range(convention.pairs(d_model))]
+    denominators = [_denominator(exponent, float(number)) for exponent in exponents]
+    if seq_len > 0 and denominators:
         # The largest angle belongs to the last row and the smallest
         # denominator; if it is finite, every angle is.
-        _angle(seq_len - 1, min(denominators))
-    table = _fast_rows(seq_len, d_model, denominators)
+        _angle(convention.start + seq_len - 1, min(denominators))
+    table = _fast_rows(seq_len, d_model, convention, denominators)
     if dtype == "float64":
         return table
     return ([_round_float(x, dtype) for x in row] for row in table)
 
 
 def value(
-    pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE, exact: bool = False, dtype: str = "float64"
+    pos: int,
+    dim: int,
+    d_model: int,
+    *,
+    base: float = DEFAULT_BASE,
+    exact: bool = False,
+    dtype: str = "float64",
+    preset: "Optional[str]" = None,
+    layout: "Optional[str]" = None,
+    spacing: "Optional[str]" = None,
+    start: "Optional[int]" = None,
+    odd: "Optional[str]" = None,
 ) -> float:
     """Return the element at row ``pos``, column ``dim`` without building the table.
 
@@ -197,6 +265,12 @@ def value(
     >>> value(10**30, 0, 4, exact=True)
     -0.09011690191213806
 
+    With a convention's keywords, ``pos`` is still the row: the position
+    is ``start + pos``.
+
+    >>> value(0, 0, 4, preset="fairseq") == value(2, 0, 4, preset="tensor2tensor")
+    True
+
     ``dim`` must name a column of the table:
 
     >>> value(0, 4, 4)
@@ -212,10 +286,16 @@ def value(
     number = _check_base(base)
     exact = _check_exact(exact)
     dtype = _check_dtype(dtype)
+    convention = _convention(d_model, preset, layout, spacing, start, odd)
+    kind, pair = convention.column(dim, d_model)
+    if kind == _ZERO:
+        return 0.0
+    exponent = convention.exponent(pair, d_model)
+    position = convention.start + pos
     if exact:
-        return _exact_value(pos, dim, d_model, _exact_base(number), dtype)
-    angle = _angle(pos, _denominator(dim // 2, d_model, float(number)))
-    result = math.sin(angle) if dim % 2 == 0 else math.cos(angle)
+        return _exact_value(position, kind, exponent, _exact_base(number), dtype)
+    angle = _angle(position, _denominator(exponent, float(number)))
+    result = math.sin(angle) if kind == _SINE else math.cos(angle)
     return result if dtype == "float64" else _round_float(result, dtype)
 
 
@@ -278,7 +358,7 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     pair = dim // 2
     function = "sin" if dim % 2 == 0 else "cos"
     exponent = (2 * pair) / d_model
-    denominator = _denominator(pair, d_model, base)
+    denominator = _denominator((2 * pair, d_model), base)
     angle = _angle(pos, denominator)
     result = math.sin(angle) if function == "sin" else math.cos(angle)
 
@@ -314,14 +394,9 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
 # ---------------------------------------------------------------------------
 
 
-def _denominator(pair: int, d_model: int, base: float) -> float:
-    """Return ``base**(2*pair / d_model)``, the divisor of pair ``pair``'s angle."""
-    return math.pow(base, (2 * pair) / d_model)
-
-
-def _denominators(d_model: int, base: float) -> "List[float]":
-    """Return the denominators of every pair, the last one sine-only when d_model is odd."""
-    return [_denominator(pair, d_model, base) for pair in range((d_model + 1) // 2)]
+def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
+    """Return ``base**(a/b)``, the divisor of a pair's angle, for its exponent (a, b)."""
+    return math.pow(base, exponent[0] / exponent[1])
 
 
 def _angle(pos: int, denominator: float) -> float:
@@ -337,18 +412,33 @@ def _angle(pos: int, denominator: float) -> float:
     return angle
 
 
-def _fast_rows(seq_len: int, d_model: int, denominators: "List[float]") -> "Iterator[List[float]]":
+def _fast_rows(
+    seq_len: int, d_model: int, convention: "_Convention", denominators: "List[float]"
+) -> "Iterator[List[float]]":
     """Yield the rows; ``value()`` computes each element with the same operations."""
     sin = math.sin
     cos = math.cos
-    cosine_count = d_model // 2
-    for pos in range(seq_len):
+    width = convention.width(d_model)
+    cosine_count = width // 2
+    padding = [0.0] * (d_model - width)
+    layout = convention.layout
+    for pos in range(convention.start, convention.start + seq_len):
         position = float(pos)
         angles = [position / denominator for denominator in denominators]
-        row = [0.0] * d_model
-        row[0::2] = map(sin, angles)
-        # With an odd d_model the last pair has no cosine column.
-        row[1::2] = map(cos, angles if cosine_count == len(angles) else angles[:cosine_count])
+        # With an odd width the last pair has no cosine column.
+        cosine_angles = angles if cosine_count == len(angles) else angles[:cosine_count]
+        if layout == "interleaved":
+            row = [0.0] * d_model
+            row[0:width:2] = map(sin, angles)
+            row[1:width:2] = map(cos, cosine_angles)
+        elif layout == "sin-cos":
+            row = list(map(sin, angles))
+            row += map(cos, cosine_angles)
+            row += padding
+        else:
+            row = list(map(cos, cosine_angles))
+            row += map(sin, angles)
+            row += padding
         yield row
 
 
@@ -524,25 +614,25 @@ class _Base:
         self.log2 = _bit_length(mantissa) - 1 + exponent
         self.frequencies: "dict[Tuple[int, int, int], Tuple[int, int]]" = {}
 
-    def frequency(self, pair: int, d_model: int, F: int) -> "Tuple[int, int]":
-        """Return (W, k): w = base**(-2*pair/d_model) = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F.
+    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+        """Return (W, k): w = base**(-a/b) = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for exponent (a, b).
 
-        lambda = ln(base) to F bits (error <= 1 unit); y = floor(-2 pair lambda
-        / d_model) is off by at most 2 units, which perturbs exp(y) by a
+        lambda = ln(base) to F bits (error <= 1 unit); y = floor(-a lambda / b)
+        is off by at most 2 units (a/b <= 1), which perturbs exp(y) by a
         relative 2.01 * 2**-F; _exp adds less than 2**-F.
         """
-        key = (pair, d_model, F)
+        key = (exponent[0], exponent[1], F)
         found = self.frequencies.get(key)
         if found is None:
             if len(self.frequencies) > 4096:
                 self.frequencies.clear()
             logarithm = _ln(self.mantissa, self.exponent, F)
-            found = self.frequencies[key] = _exp((-2 * pair * logarithm) // d_model, F)
+            found = self.frequencies[key] = _exp((-exponent[0] * logarithm) // exponent[1], F)
         return found
 
-    def log2_angle(self, pos: int, pair: int, d_model: int) -> int:
-        """An integer within 3 of log2(pos * base**(-2*pair/d_model)), for sizing."""
-        return _bit_length(pos) - 1 - (2 * pair * self.log2) // d_model
+    def log2_angle(self, pos: int, exponent: "Tuple[int, int]") -> int:
+        """An integer within 3 of log2(pos * base**(-a/b)), for sizing."""
+        return _bit_length(pos) - 1 - (exponent[0] * self.log2) // exponent[1]
 
 
 def _float_parts(x: float) -> "Tuple[int, int]":
@@ -680,8 +770,11 @@ def _bit_pattern(x: float, dtype: str) -> int:
     return sign | (m << shift if shift >= 0 else m >> -shift)
 
 
-def _sin_cos(pos: int, pair: int, d_model: int, base: _Base, bits: int) -> "Tuple[int, int, int, int]":
-    """Return (S, C, F, E): sin and cos of theta = pos * base**(-2*pair/d_model), F fraction bits, error <= E units.
+def _sin_cos(pos: int, exponent: "Tuple[int, int]", base: _Base, bits: int) -> "Tuple[int, int, int, int]":
+    """Return (S, C, F, E): sin and cos of theta = pos * base**(-a/b), F fraction bits, error <= E units.
+
+    ``exponent`` is (a, b), the pair's exponent 2i/d_model (or its
+    convention's) as a fraction no greater than 1.
 
     F gives about ``bits`` significant bits to theta even when it is tiny;
     the frequency is taken with as many more bits as theta has above the
@@ -696,10 +789,10 @@ def _sin_cos(pos: int, pair: int, d_model: int, base: _Base, bits: int) -> "Tupl
        1-Lipschitz, so the error of r carries over unchanged.
     4. The quadrant permutes and negates the pair exactly.
     """
-    log2_angle = base.log2_angle(pos, pair, d_model)
+    log2_angle = base.log2_angle(pos, exponent)
     F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + 16
     Fw = F + (log2_angle if log2_angle > 0 else 0) + 16
-    W, k = base.frequency(pair, d_model, Fw)
+    W, k = base.frequency(exponent, Fw)
     shift = k - Fw + F
     product = pos * W
     T = product << shift if shift >= 0 else product >> -shift
@@ -726,19 +819,22 @@ def _sin_cos(pos: int, pair: int, d_model: int, base: _Base, bits: int) -> "Tupl
     return -cosine, sine, F, error
 
 
-def _exact_value(pos: int, dim: int, d_model: int, base: _Base, dtype: str) -> float:
-    """The correctly rounded element, by the Ziv loop: more bits until the rounding is decided.
+def _exact_value(position: int, kind: int, exponent: "Tuple[int, int]", base: _Base, dtype: str) -> float:
+    """One correctly rounded element, by the Ziv loop: more bits until the rounding is decided.
 
-    For pos > 0 the angle is a non-zero algebraic number times a power of e
-    (or an algebraic number), so its sine and cosine are transcendental
+    ``kind`` is _SINE, _COSINE or _ZERO (a padding column).  For position > 0
+    the angle is a non-zero algebraic number times a power of e (or an
+    algebraic number), so its sine and cosine are transcendental
     (Lindemann-Weierstrass) and never a rounding boundary: the loop ends.
     """
-    if pos == 0:
-        return 0.0 if dim % 2 == 0 else 1.0
+    if kind == _ZERO:
+        return 0.0
+    if position == 0:
+        return 0.0 if kind == _SINE else 1.0
     bits = _DTYPES[dtype][0] + 32
     while True:
-        sine, cosine, F, error = _sin_cos(pos, dim // 2, d_model, base, bits)
-        result = _round_fixed(sine if dim % 2 == 0 else cosine, F, error, dtype)
+        sine, cosine, F, error = _sin_cos(position, exponent, base, bits)
+        result = _round_fixed(sine if kind == _SINE else cosine, F, error, dtype)
         if result is not None:
             return result
         bits *= 2
@@ -751,7 +847,9 @@ _ANCHOR_INTERVAL = 1024
 _ANCHOR_JUMPS = 1 << 16
 
 
-def _exact_rows(seq_len: int, d_model: int, base: _Base, dtype: str) -> "Iterator[List[float]]":
+def _exact_rows(
+    seq_len: int, d_model: int, convention: "_Convention", base: _Base, dtype: str
+) -> "Iterator[List[float]]":
     """Yield the correctly rounded rows: a Chebyshev recurrence per column, anchored.
 
     Every column x_p (a sine or a cosine of p w) obeys
@@ -766,7 +864,7 @@ def _exact_rows(seq_len: int, d_model: int, base: _Base, dtype: str) -> "Iterato
     With |e_0|, |e_1| <= 1 this is at most 1.005 p**2 + p + 1 units, below
     2**21 for p < 1024 rows after an anchor.
 
-    Anchors: (cos, sin) of each column at rows 0, 1024, 2048, ... with
+    Anchors: (cos, sin) of each pair at rows 0, 1024, 2048, ... with
     P + 24 bits, each from the last by one multiplication by exp(1024 i w)
     (computed directly, error <= 1 unit), adding at most 3 units of that grid
     a time; after 2**16 such jumps the anchor is computed directly again.  So
@@ -774,35 +872,35 @@ def _exact_rows(seq_len: int, d_model: int, base: _Base, dtype: str) -> "Iterato
 
     The float64 rows are finished by _finish_float64's arithmetic; a value
     whose rounding that cannot decide goes to _round_fixed, and if that
-    cannot either, to the Ziv loop of _exact_value.
+    cannot either, to the Ziv loop of _exact_value.  A padding column is 0
+    throughout (its multiplier is 0).
     """
     P = _TABLE_BITS
     fine = P + 24
-    pairs = (d_model + 1) // 2
+    start = convention.start
+    plan = convention.plan(d_model)
+    exponents = [convention.exponent(pair, d_model) for pair in range(convention.pairs(d_model))]
     rotors: "List[Tuple[int, int]]" = []
     jumps: "List[Tuple[int, int]]" = []
     twice_cos: "List[int]" = []
-    for pair in range(pairs):
-        sine, cosine, F, _ = _sin_cos(1, pair, d_model, base, fine + 8)
+    for exponent in exponents:
+        sine, cosine, F, _ = _sin_cos(1, exponent, base, fine + 8)
         rotors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
         twice_cos.append(_round_shift(cosine, F - P - 1))
-        sine, cosine, F, _ = _sin_cos(_ANCHOR_INTERVAL, pair, d_model, base, fine + 8)
+        sine, cosine, F, _ = _sin_cos(_ANCHOR_INTERVAL, exponent, base, fine + 8)
         jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
-    # One multiplier per column, in the row's interleaved order.
-    multipliers = [k for k in twice_cos for _ in (0, 1)][:d_model]
+    # One multiplier per column, in the row's order; 0 keeps a padding column 0.
+    multipliers = [0 if kind == _ZERO else twice_cos[pair] for kind, pair in plan]
     to_table = fine - P
-    anchors: "List[Tuple[int, int]]" = [(1 << fine, 0)] * pairs
+    anchors = [_anchor(start, exponent, base, fine) for exponent in exponents]
     float64 = dtype == "float64"
     high, low = _HIGH_SCALE, _LOW_SCALE
     for block, first in enumerate(range(0, seq_len, _ANCHOR_INTERVAL)):
         if block and block % _ANCHOR_JUMPS == 0:
-            anchors = []
-            for pair in range(pairs):
-                sine, cosine, F, _ = _sin_cos(first, pair, d_model, base, fine + 8)
-                anchors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+            anchors = [_anchor(start + first, exponent, base, fine) for exponent in exponents]
         following = [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)]
-        previous = _interleave(anchors, to_table, d_model)
-        current = _interleave(following, to_table, d_model)
+        previous = _arrange(anchors, plan, to_table)
+        current = _arrange(following, plan, to_table)
         for step in range(min(_ANCHOR_INTERVAL, seq_len - first)):
             if step == 0:
                 values = previous
@@ -812,41 +910,60 @@ def _exact_rows(seq_len: int, d_model: int, base: _Base, dtype: str) -> "Iterato
                 previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
                 values = current
             error = step * step + (step * step >> 7) + step + 1
+            position = start + first + step
             if float64:
                 # _finish_float64 and the window test, written out: a call per
-                # value would cost a third more.
-                # Undecided values become 0.0, which the check below catches
-                # with the small ones.  The literals are _LOW_MASK,
-                # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
+                # value would cost a third more.  Undecided values become
+                # 0.0, which the check below catches with the small ones.
+                # The literals are _LOW_MASK, _HALF_WINDOW and _WINDOW_BITS
+                # (a constant loads faster).
                 row: "List[Optional[float]]" = [
                     (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
                     for v in values
                 ]
                 if min(map(abs, row)) <= _SMALLEST_FAST:  # type: ignore[arg-type]
-                    _complete_row(row, values, first + step, d_model, base, dtype, error)
+                    _complete_row(row, values, position, plan, exponents, base, dtype, error)
             else:
                 row = [_round_fixed(v, P, error, dtype) for v in values]
                 if None in row:
-                    _complete_row(row, values, first + step, d_model, base, dtype, error)
+                    _complete_row(row, values, position, plan, exponents, base, dtype, error)
             yield row  # type: ignore[misc]
         anchors = [((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)]
 
 
-def _interleave(pairs: "List[Tuple[int, int]]", shift: int, d_model: int) -> "List[int]":
-    """[sin_0, cos_0, sin_1, ...] from (cos, sin) pairs, rounded ``shift`` bits down, d_model long."""
-    return [_round_shift(v, shift) for c, s in pairs for v in (s, c)][:d_model]
+def _anchor(position: int, exponent: "Tuple[int, int]", base: _Base, F: int) -> "Tuple[int, int]":
+    """(cos, sin) of position * w with F fraction bits, error <= 1 unit."""
+    if position == 0:
+        return 1 << F, 0
+    sine, cosine, G, _ = _sin_cos(position, exponent, base, F + 8)
+    return _round_shift(cosine, G - F), _round_shift(sine, G - F)
+
+
+def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shift: int) -> "List[int]":
+    """The row's columns from each pair's (cos, sin), rounded ``shift`` bits down, in the plan's order."""
+    return [0 if kind == _ZERO else _round_shift(pairs[pair][kind == _SINE], shift) for kind, pair in plan]
 
 
 def _complete_row(
-    row: "List[Optional[float]]", values: "List[int]", pos: int, d_model: int, base: _Base, dtype: str, error: int
+    row: "List[Optional[float]]",
+    values: "List[int]",
+    position: int,
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    base: _Base,
+    dtype: str,
+    error: int,
 ) -> None:
     """Decide the elements the fast finish left open: by _round_fixed, else by the Ziv loop."""
-    for dim in range(d_model):
+    for dim, (kind, pair) in enumerate(plan):
         element = row[dim]
         if element is None or dtype == "float64" and -_SMALLEST_FAST <= element <= _SMALLEST_FAST:
+            if kind == _ZERO:
+                row[dim] = 0.0
+                continue
             element = _round_fixed(values[dim], _TABLE_BITS, error, dtype)
             if element is None:
-                element = _exact_value(pos, dim, d_model, base, dtype)
+                element = _exact_value(position, kind, exponents[pair], base, dtype)
             row[dim] = element
 
 
@@ -874,6 +991,125 @@ def _finish_float64(v: int) -> float:
     addition is correctly rounded by IEEE 754.
     """
     return (v >> 53) * _HIGH_SCALE + (v & _LOW_MASK) * _LOW_SCALE
+
+
+# ---------------------------------------------------------------------------
+# Conventions
+# ---------------------------------------------------------------------------
+#
+# Frameworks lay the same sines and cosines out differently.  A convention
+# is four choices: the layout of the columns, the spacing of the
+# frequencies, the first position, and what an odd d_model does.
+
+_SINE, _COSINE, _ZERO = 0, 1, 2
+_LAYOUTS = ("interleaved", "sin-cos", "cos-sin")
+_SPACINGS = ("paper", "tensor2tensor")
+_ODD_RULES = ("sine", "zero", "error")
+
+# name: (layout, spacing, start, odd rule, what it is in plain words)
+_PRESETS = {
+    "paper": ("interleaved", "paper", 0, "sine", "the paper's: sin and cos interleaved per pair"),
+    "tensor2tensor": (
+        "sin-cos",
+        "tensor2tensor",
+        0,
+        "zero",
+        "tensor2tensor's: all sines then all cosines, frequencies spaced by i/(h-1)",
+    ),
+    "fairseq": (
+        "sin-cos",
+        "tensor2tensor",
+        2,
+        "zero",
+        "fairseq's: tensor2tensor's table, first token at position padding_idx + 1 = 2",
+    ),
+    "tf-tutorial": ("sin-cos", "paper", 0, "error", "the TensorFlow tutorial's: all sines then all cosines"),
+    "guided-diffusion": ("cos-sin", "paper", 0, "zero", "guided-diffusion's: all cosines then all sines"),
+}
+
+
+class _Convention:
+    """Where each column's sine or cosine goes, and each pair's frequency.
+
+    ``odd`` says what an odd d_model does: "sine" makes the last column the
+    sine of one more pair (the paper's exponent 2i/d_model then uses the odd
+    width), "zero" computes the table of d_model - 1 columns and appends a
+    column of zeros, and "error" refuses it.
+    """
+
+    def __init__(self, layout: str, spacing: str, start: int, odd: str) -> None:
+        self.layout = layout
+        self.spacing = spacing
+        self.start = start
+        self.odd = odd
+
+    def key(self) -> "Tuple[str, str, int, str]":
+        return self.layout, self.spacing, self.start, self.odd
+
+    def name(self) -> str:
+        """The preset this is, or its choices."""
+        for name, preset in _PRESETS.items():
+            if preset[:4] == self.key():
+                return name
+        return f"layout={self.layout}, spacing={self.spacing}, start={self.start}, odd={self.odd}"
+
+    def width(self, d_model: int) -> int:
+        """The number of columns that hold a sine or a cosine."""
+        return d_model if self.odd == "sine" else d_model - d_model % 2
+
+    def pairs(self, d_model: int) -> int:
+        """The number of frequencies (pairs, the last without a cosine for an odd width)."""
+        return (self.width(d_model) + 1) // 2
+
+    def exponent(self, pair: int, d_model: int) -> "Tuple[int, int]":
+        """(a, b): pair's frequency is base**(-a/b).
+
+        The paper's spacing is 2i/width; tensor2tensor's is i/(h - 1) for h
+        pairs (i/1 when h = 1, as tensor2tensor guards it).
+        """
+        if self.spacing == "paper":
+            return 2 * pair, self.width(d_model)
+        pairs = self.pairs(d_model)
+        return pair, pairs - 1 if pairs > 1 else 1
+
+    def column(self, dim: int, d_model: int) -> "Tuple[int, int]":
+        """(kind, pair) of column dim: _SINE, _COSINE or _ZERO, and the pair's index."""
+        width = self.width(d_model)
+        if dim >= width:
+            return _ZERO, 0
+        if self.layout == "interleaved":
+            return dim % 2, dim // 2
+        sines = (width + 1) // 2
+        cosines = width // 2
+        if self.layout == "sin-cos":
+            return (_SINE, dim) if dim < sines else (_COSINE, dim - sines)
+        return (_COSINE, dim) if dim < cosines else (_SINE, dim - cosines)
+
+    def plan(self, d_model: int) -> "List[Tuple[int, int]]":
+        return [self.column(dim, d_model) for dim in range(d_model)]
+
+
+def _convention(
+    d_model: int,
+    preset: object = None,
+    layout: object = None,
+    spacing: object = None,
+    start: object = None,
+    odd: object = None,
+) -> _Convention:
+    """The convention a call asks for: its preset's choices, overridden by the keywords given."""
+    if preset is None:
+        preset = "paper"
+    chosen = _PRESETS[_check_choice("preset", preset, tuple(_PRESETS))]
+    convention = _Convention(
+        _check_choice("layout", layout, _LAYOUTS) if layout is not None else chosen[0],
+        _check_choice("spacing", spacing, _SPACINGS) if spacing is not None else chosen[1],
+        _check_integer("start", start, 0) if start is not None else chosen[2],
+        _check_choice("odd", odd, _ODD_RULES) if odd is not None else chosen[3],
+    )
+    if convention.odd == "error" and d_model % 2:
+        raise ValueError(f"d_model must be even in the {convention.name()} convention, which has no odd rule, got {d_model}")
+    return convention
 
 
 # ---------------------------------------------------------------------------
@@ -927,6 +1163,14 @@ def _check_exact(exact: object) -> bool:
     if not isinstance(exact, bool):
         raise TypeError(f"exact must be True or False, got {type(exact).__name__} {_short(exact)}")
     return exact
+
+
+def _check_choice(name: str, value: object, choices: "Sequence[str]") -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__} {_short(value)}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(value)}")
+    return value
 
 
 def _check_dtype(dtype: object) -> str:

@@ -38,13 +38,15 @@ def undecided_cases() -> List[Case]:
             state["retried"] = True
         return result
 
-    def recording_value(pos: int, dim: int, d_model: int, base: Any, dtype: str) -> float:
-        state["key"] = (pos, dim, d_model)
+    def recording_value(position: int, kind: int, exponent: Tuple[int, int], base: Any, dtype: str) -> float:
+        state["key"] = (position, kind, exponent)
         state["retried"] = False
-        result = exact_value(pos, dim, d_model, base, dtype)
-        if pos > 0:
-            kind = "ziv-retry" if state["retried"] else "table-undecided"
-            found.append((pos, dim, d_model, state["base"], dtype, kind))
+        result = exact_value(position, kind, exponent, base, dtype)
+        if position > 0 and kind != pe_reference._ZERO:
+            # The paper's convention: exponent (2i, d_model), column 2i + kind.
+            pair, d_model = exponent[0] // 2, exponent[1]
+            kind_name = "ziv-retry" if state["retried"] else "table-undecided"
+            found.append((position, 2 * pair + kind, d_model, state["base"], dtype, kind_name))
         del state["key"]
         return result
 
