@@ -59,7 +59,7 @@ copies.  THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND.
 import math
 
 __version__ = "0.1.0"
-__all__ = ["derivation", "encoding", "main", "rows", "value"]
+__all__ = ["Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -1046,10 +1046,10 @@ class _Convention:
     def key(self) -> "Tuple[str, str, int, str]":
         return self.layout, self.spacing, self.start, self.odd
 
-    def name(self) -> str:
-        """The preset this is, or its choices."""
+    def name(self, d_model: "Optional[int]" = None) -> str:
+        """The preset this is, or its choices; for an even d_model the odd rule does not count."""
         for name, preset in _PRESETS.items():
-            if preset[:4] == self.key():
+            if preset[:3] == self.key()[:3] and (preset[3] == self.odd or (d_model is not None and d_model % 2 == 0)):
                 return name
         return f"layout={self.layout}, spacing={self.spacing}, start={self.start}, odd={self.odd}"
 
@@ -1110,6 +1110,355 @@ def _convention(
     if convention.odd == "error" and d_model % 2:
         raise ValueError(f"d_model must be even in the {convention.name()} convention, which has no odd rule, got {d_model}")
     return convention
+
+
+# ---------------------------------------------------------------------------
+# Oracle: compare a table with the exact one, and say what it follows
+# ---------------------------------------------------------------------------
+
+
+class Report:
+    """What ``compare`` found: the errors of a table against the exact reference.
+
+    ``ok`` tells whether every element is within the tolerance;
+    ``str(report)`` says it in words, with the diagnosis of a mismatch.
+    """
+
+    def __init__(
+        self,
+        shape: "Tuple[int, int]",
+        convention: str,
+        dtype: str,
+        atol: float,
+        ulps: float,
+        failures: int,
+        max_abs_error: float,
+        max_ulp_error: float,
+        worst: "Optional[Tuple[int, int, float, float]]",
+        diagnosis: "Optional[str]",
+    ) -> None:
+        self.shape = shape
+        self.convention = convention
+        self.dtype = dtype
+        self.atol = atol
+        self.ulps = ulps
+        self.failures = failures
+        self.max_abs_error = max_abs_error
+        self.max_ulp_error = max_ulp_error
+        #: (row, column, actual, expected) of the largest absolute error.
+        self.worst = worst
+        self.diagnosis = diagnosis
+
+    @property
+    def ok(self) -> bool:
+        return self.failures == 0
+
+    @property
+    def count(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def __repr__(self) -> str:
+        return f"<Report {'ok' if self.ok else 'mismatch'}: {self.failures} of {self.count} outside tolerance>"
+
+    def __str__(self) -> str:
+        rows, columns = self.shape
+        tolerance = f"atol={self.atol:.3g}" + (f" or ulps={self.ulps:g}" if self.ulps else "")
+        lines = [
+            f"{rows} x {columns} table against the exact {self.dtype} values of the {self.convention} convention ({tolerance})",
+            f"max abs error {self.max_abs_error:.3g}, max {self.max_ulp_error:.3g} ulps of {self.dtype}",
+        ]
+        if self.worst is not None and self.max_abs_error > 0:
+            row, column, actual, expected = self.worst
+            lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
+        verdict = "within tolerance" if self.ok else "MISMATCH"
+        lines.append(f"{self.failures} of {self.count} elements outside the tolerance: {verdict}")
+        if self.diagnosis:
+            lines.append(self.diagnosis)
+        return "\n".join(lines)
+
+
+def compare(
+    actual: object,
+    *,
+    base: float = DEFAULT_BASE,
+    dtype: str = "float64",
+    atol: "Optional[float]" = None,
+    ulps: "Optional[float]" = None,
+    preset: "Optional[str]" = None,
+    layout: "Optional[str]" = None,
+    spacing: "Optional[str]" = None,
+    start: "Optional[int]" = None,
+    odd: "Optional[str]" = None,
+) -> Report:
+    """Compare a table with the exact encoding of its shape; return a Report.
+
+    >>> report = compare(encoding(4, 4))
+    >>> report.ok, report.shape
+    (True, (4, 4))
+    >>> print(report)
+    4 x 4 table against the exact float64 values of the paper convention (atol=8.88e-16)
+    max abs error 0, max 0 ulps of float64
+    0 of 16 elements outside the tolerance: within tolerance
+
+    ``actual`` is any 2-D sequence of numbers: nested lists, a numpy array
+    or a torch tensor (read by ``tolist()`` or iteration; neither library is
+    imported).  Its shape sets seq_len and d_model.  The reference is exact,
+    rounded to ``dtype``.  An element passes when its absolute error is at
+    most ``atol``, or its error in ulps of ``dtype`` at most ``ulps``.  The
+    default ``atol`` is the error that rounding the largest angle once to
+    ``dtype`` causes, ``2**(1-p) * (1 + largest angle)`` for a format of
+    ``p`` bits; ``ulps`` is off by default.
+
+    A table that does not match gets a diagnosis: the other conventions and
+    the known mistakes are tried, and the best fit is named:
+
+    >>> report = compare(encoding(4, 6, preset="tensor2tensor"))
+    >>> report.ok
+    False
+    >>> print(report.diagnosis)
+    Diagnosis: the best fit is tensor2tensor's: all sines then all cosines, frequencies spaced by i/(h-1) (preset tensor2tensor): max abs error 0 on 4 of 4 rows.
+    """
+    table = _as_table(actual)
+    seq_len, d_model = len(table), len(table[0])
+    number = _check_base(base)
+    dtype = _check_dtype(dtype)
+    convention = _convention(d_model, preset, layout, spacing, start, odd)
+    precision, emin, _ = _DTYPES[dtype]
+    if atol is None:
+        atol = _power_of_two(1 - precision) * (1.0 + _largest_angle(seq_len, d_model, convention, float(number)))
+    atol = _check_tolerance("atol", atol)
+    ulps = _check_tolerance("ulps", 0.0 if ulps is None else ulps)
+    failures = 0
+    max_abs = max_ulp = 0.0
+    worst: "Optional[Tuple[int, int, float, float]]" = None
+    expected_rows = _exact_rows(seq_len, d_model, convention, _exact_base(number), dtype)
+    for r, (row, expected_row) in enumerate(zip(table, expected_rows)):
+        for c, (a, e) in enumerate(zip(row, expected_row)):
+            error = abs(a - e)
+            if not error <= math.inf:  # NaN
+                error = math.inf
+            in_ulps = error / _ulp(e, precision, emin)
+            if not (error <= atol or in_ulps <= ulps):
+                failures += 1
+            if error > max_abs or worst is None:
+                max_abs = error if error > max_abs else max_abs
+                worst = (r, c, a, e)
+            max_ulp = max(max_ulp, in_ulps)
+    diagnosis = None
+    if failures:
+        diagnosis = _diagnose(table, convention, float(number), dtype)
+    return Report(
+        (seq_len, d_model), convention.name(d_model), dtype, atol, ulps, failures, max_abs, max_ulp, worst, diagnosis
+    )
+
+
+def assert_close(
+    actual: object,
+    *,
+    base: float = DEFAULT_BASE,
+    dtype: str = "float64",
+    atol: "Optional[float]" = None,
+    ulps: "Optional[float]" = None,
+    preset: "Optional[str]" = None,
+    layout: "Optional[str]" = None,
+    spacing: "Optional[str]" = None,
+    start: "Optional[int]" = None,
+    odd: "Optional[str]" = None,
+) -> None:
+    """Raise AssertionError, carrying compare()'s report, unless the table is within tolerance.
+
+    For a test suite, as ``numpy.testing.assert_allclose``:
+
+    >>> assert_close(encoding(8, 16))
+    >>> assert_close(encoding(8, 16, preset="guided-diffusion"))
+    Traceback (most recent call last):
+      ...
+    AssertionError: 8 x 16 table against the exact float64 values of the paper convention (atol=1.78e-15)
+    ...
+    Diagnosis: the best fit is guided-diffusion's: all cosines then all sines (preset guided-diffusion): max abs error 0 on 8 of 8 rows.
+    """
+    report = compare(
+        actual,
+        base=base,
+        dtype=dtype,
+        atol=atol,
+        ulps=ulps,
+        preset=preset,
+        layout=layout,
+        spacing=spacing,
+        start=start,
+        odd=odd,
+    )
+    if not report.ok:
+        raise AssertionError(str(report))
+
+
+def _as_table(actual: object) -> "List[List[float]]":
+    """Read a 2-D table of numbers into lists of floats, refusing anything else."""
+    tolist = getattr(actual, "tolist", None)
+    if callable(tolist):
+        actual = tolist()
+    if isinstance(actual, (str, bytes)) or not hasattr(actual, "__iter__"):
+        raise TypeError(f"actual must be a 2-D table of numbers, got {type(actual).__name__}")
+    table: "List[List[float]]" = []
+    for r, row in enumerate(actual):
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
+            raise ValueError(f"actual must be a 2-D table of numbers, got row {r} of type {type(row).__name__}")
+        values = []
+        for c, x in enumerate(row):
+            if isinstance(x, bool) or getattr(type(x), "__float__", None) is None or isinstance(x, (str, bytes)):
+                raise TypeError(f"actual[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}")
+            values.append(float(x))
+        if table and len(values) != len(table[0]):
+            raise ValueError(f"actual must be rectangular: row {r} has {len(values)} values, row 0 has {len(table[0])}")
+        table.append(values)
+    if not table or not table[0]:
+        raise ValueError("actual must have at least one row and one column, got an empty table")
+    return table
+
+
+def _check_tolerance(name: str, tolerance: object) -> float:
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(tolerance).__name__} {_short(tolerance)}")
+    if not 0.0 <= tolerance < math.inf:
+        raise ValueError(f"{name} must be finite and at least 0, got {tolerance!r}")
+    return float(tolerance)
+
+
+def _ulp(x: float, precision: int, emin: int) -> float:
+    """The spacing of the format's numbers at x (at zero, the smallest subnormal)."""
+    if x == 0.0:
+        return _power_of_two(emin - precision + 1)
+    m, e = _float_parts(-x if x < 0.0 else x)
+    top = _bit_length(m) - 1 + e
+    return _power_of_two((top if top > emin else emin) - precision + 1)
+
+
+def _largest_angle(seq_len: int, d_model: int, convention: _Convention, base: float) -> float:
+    last = convention.start + seq_len - 1
+    pairs = convention.pairs(d_model)
+    if pairs == 0 or last <= 0:
+        return 0.0
+    return last / min(_denominator(convention.exponent(pair, d_model), base) for pair in range(pairs))
+
+
+# Bases tried by the diagnosis besides the one asked for.
+_OTHER_BASES = (100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0)
+# Rows the diagnosis compares: the first ones and a spread, at most this many.
+_DIAGNOSIS_ROWS = 48
+
+
+def _diagnose(table: "List[List[float]]", asked: _Convention, base: float, dtype: str) -> str:
+    """Name the convention or known mistake that fits the table best, in plain words."""
+    seq_len, d_model = len(table), len(table[0])
+    spread = range(0, seq_len, max(1, seq_len // (_DIAGNOSIS_ROWS - 8)))
+    sample = sorted(set(range(min(seq_len, 8))) | set(spread) | {seq_len - 1})
+    candidates: "List[Tuple[str, Callable[[int], List[float]]]]" = []
+
+    def add_convention(description: str, convention: _Convention, candidate_base: float) -> None:
+        def row(r: int) -> "List[float]":
+            return next(
+                rows(
+                    1,
+                    d_model,
+                    base=candidate_base,
+                    layout=convention.layout,
+                    spacing=convention.spacing,
+                    start=convention.start + r,
+                    odd=convention.odd,
+                )
+            )
+
+        candidates.append((description, row))
+
+    odd_rules = ("sine", "zero") if d_model % 2 else ("sine",)
+    for layout in _LAYOUTS:
+        for spacing in _SPACINGS:
+            for first in (0, 1, 2):
+                for odd in odd_rules:
+                    convention = _Convention(layout, spacing, first, odd)
+                    add_convention(_describe(convention, d_model), convention, base)
+    for other in _OTHER_BASES:
+        if other != base:
+            add_convention(f"the {asked.name(d_model)} convention with base {other:g} instead of {base:g}", asked, other)
+    def mistake(name: str) -> "Callable[[int], List[float]]":
+        return lambda r: _mistaken_row(table, r, asked, base, name)
+
+    candidates.append(
+        (
+            "cosine columns that use the odd column index in the exponent, base**(j/d) for column j,"
+            " instead of the pair's 2i (a known mistake)",
+            mistake("odd-exponent"),
+        )
+    )
+    candidates.append(("interleaved with the cosine first, [cos, sin] per pair", mistake("cos-first")))
+    for narrow, limit in (("float32", "2**24"), ("bfloat16", "256"), ("float16", "2048")):
+        candidates.append(
+            (
+                f"positions, frequencies and angles computed in {narrow} (it holds integers exactly only up to {limit})",
+                mistake(narrow),
+            )
+        )
+    if seq_len * d_model <= 1 << 20 and seq_len != d_model:
+        transposed = list(rows(d_model, seq_len, base=base, layout=asked.layout, spacing=asked.spacing, start=asked.start, odd=asked.odd))
+        candidates.append(("the transposed table: rows are dimensions, columns positions", lambda r: [row[r] for row in transposed]))
+
+    scored = []
+    for description, make_row in candidates:
+        error = 0.0
+        for r in sample:
+            made = make_row(r)
+            error = max(error, max((abs(a - b) for a, b in zip(table[r], made)), default=0.0))
+            if not error <= math.inf:
+                error = math.inf
+        scored.append((error, description))
+    scored.sort(key=lambda pair: pair[0])
+    best_error, best = scored[0]
+    asked_error = max(max(abs(a - b) for a, b in zip(table[r], _mistaken_row(table, r, asked, base, "none"))) for r in sample)
+    shown = f"{len(sample)} of {seq_len} rows"
+    if best_error >= asked_error:
+        return (
+            f"Diagnosis: no other convention or known mistake fits better; the table follows the {asked.name(d_model)}"
+            f" convention, off by up to {asked_error:.3g} on {shown} (compared with the float64 formula)."
+        )
+    return f"Diagnosis: the best fit is {best}: max abs error {best_error:.3g} on {shown}."
+
+
+def _describe(convention: _Convention, d_model: int) -> str:
+    """A convention in plain words: its preset's, with the first position if only that differs."""
+    name = convention.name(d_model)
+    if name in _PRESETS:
+        return f"{_PRESETS[name][4]} (preset {name})"
+    for name, preset in _PRESETS.items():
+        same_odd = preset[3] == convention.odd or d_model % 2 == 0
+        if preset[:2] == (convention.layout, convention.spacing) and same_odd:
+            return f"{preset[4]} (preset {name}), but with positions from {convention.start} instead of {preset[2]}"
+    return f"the convention {name}"
+
+
+def _mistaken_row(table: "List[List[float]]", r: int, convention: _Convention, base: float, mistake: str) -> "List[float]":
+    """Row r as a known mistake would compute it (fast path, float64 unless a narrow format)."""
+    d_model = len(table[0])
+    position = convention.start + r
+    row = []
+    for dim in range(d_model):
+        kind, pair = convention.column(dim, d_model)
+        if mistake == "cos-first" and convention.layout == "interleaved" and kind != _ZERO and dim < 2 * (convention.width(d_model) // 2):
+            kind = _COSINE if kind == _SINE else _SINE
+        if kind == _ZERO:
+            row.append(0.0)
+            continue
+        a, b = convention.exponent(pair, d_model)
+        if mistake == "odd-exponent" and kind == _COSINE:
+            a = dim if convention.layout == "interleaved" else a + 1
+        w = 1.0 / math.pow(base, a / b)
+        if mistake in _DTYPES:
+            angle = _round_float(_round_float(float(position), mistake) * _round_float(w, mistake), mistake)
+            row.append(_round_float(math.sin(angle) if kind == _SINE else math.cos(angle), mistake))
+        else:
+            angle = position * w
+            row.append(math.sin(angle) if kind == _SINE else math.cos(angle))
+    return row
 
 
 # ---------------------------------------------------------------------------
