@@ -63,6 +63,7 @@ __all__ = ["Report", "assert_close", "compare", "derivation", "encoding", "main"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from argparse import Namespace
     from typing import IO, Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 # The base of the paper: wavelengths run from 2*pi to 10000*2*pi.
@@ -1608,10 +1609,267 @@ def _power_is_exact(base: "Tuple[int, int]", exponent: "Tuple[int, int]", result
 
 
 # ---------------------------------------------------------------------------
+# Input and output: tables to check, golden test vectors
+# ---------------------------------------------------------------------------
+#
+# A table to check is untrusted input.  The readers execute and unpickle
+# nothing, check a declared shape against the data before they allocate,
+# and refuse what is not a finite, rectangular, 2-D table of numbers.
+
+# Limits: bytes read, values in a table, bytes in a .npy header.
+_MAX_BYTES = 1 << 31
+_MAX_VALUES = 1 << 26
+_MAX_HEADER = 1 << 16
+
+
+class _Unreadable(ValueError):
+    """A table that cannot be read; the message says why, in one line."""
+
+
+def _read_table(source: str) -> "List[List[float]]":
+    """Read a CSV, JSON or .npy table from a path, or from standard input for "-"."""
+    import sys
+
+    name = "standard input" if source == "-" else source
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(_MAX_BYTES + 1)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(_MAX_BYTES + 1)
+    except OSError as error:
+        raise _Unreadable(f"cannot read {name}: {error.strerror or error}") from None
+    if len(data) > _MAX_BYTES:
+        raise _Unreadable(f"{name} is larger than {_MAX_BYTES} bytes")
+    lower = source.lower()
+    if lower.endswith(".npy") or data.startswith(b"\x93NUMPY"):
+        return _parse_npy(data, name)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise _Unreadable(f"{name} is neither a .npy file nor UTF-8 text (byte {error.start})") from None
+    if lower.endswith(".json") or text.lstrip().startswith("["):
+        return _parse_json(text, name)
+    return _parse_csv(text, name)
+
+
+_NPY_CODES = {"f2": ("e", 2), "f4": ("f", 4), "f8": ("d", 8)}
+
+
+def _parse_npy(data: bytes, name: str) -> "List[List[float]]":
+    """A NumPy .npy file of float16, float32 or float64, either byte order, C or Fortran order."""
+    import ast
+    import struct
+
+    if not data.startswith(b"\x93NUMPY") or len(data) < 10:
+        raise _Unreadable(f"{name} is not a .npy file (its first bytes are not \\x93NUMPY)")
+    major = data[6]
+    if major == 1:
+        header_length, offset = data[8] | data[9] << 8, 10
+    elif major in (2, 3) and len(data) >= 12:
+        header_length, offset = int.from_bytes(data[8:12], "little"), 12
+    else:
+        raise _Unreadable(f"{name}: unsupported .npy version {major}.{data[7]}")
+    if header_length > _MAX_HEADER:
+        raise _Unreadable(f"{name}: .npy header of {header_length} bytes, more than {_MAX_HEADER}")
+    if len(data) < offset + header_length:
+        raise _Unreadable(f"{name}: the .npy header is cut short")
+    try:
+        header_text = data[offset : offset + header_length].decode("utf-8" if major == 3 else "latin-1")
+        # literal_eval reads Python literals and executes nothing.
+        header = ast.literal_eval(header_text.strip())
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError, UnicodeDecodeError):
+        raise _Unreadable(f"{name}: the .npy header is not a Python literal") from None
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+        raise _Unreadable(f"{name}: the .npy header must have exactly descr, fortran_order and shape")
+    descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
+    if not isinstance(descr, str):
+        raise _Unreadable(f"{name}: structured arrays are refused, got descr {_short(descr)}")
+    if "O" in descr:
+        raise _Unreadable(f"{name}: object arrays are refused (reading them would mean unpickling)")
+    if len(descr) != 3 or descr[0] not in "<>=" or descr[1:] not in _NPY_CODES:
+        raise _Unreadable(f"{name}: dtype must be float16, float32 or float64 (f2, f4, f8), got {descr!r}")
+    if not isinstance(fortran, bool):
+        raise _Unreadable(f"{name}: fortran_order must be True or False, got {_short(fortran)}")
+    if not isinstance(shape, tuple) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise _Unreadable(f"{name}: shape must be a tuple of non-negative integers, got {_short(shape)}")
+    if len(shape) != 2:
+        raise _Unreadable(f"{name}: a table must be 2-D, got shape {shape}")
+    rows_count, columns = shape
+    _check_table_size(rows_count, columns, name)
+    code, size = _NPY_CODES[descr[1:]]
+    needed = rows_count * columns * size
+    present = len(data) - offset - header_length
+    if present != needed:
+        cut = "cut short" if present < needed else "followed by extra bytes"
+        raise _Unreadable(f"{name}: data {cut}: {present} bytes, shape {shape} of {descr} needs {needed}")
+    order = ">" if descr[0] == ">" else "<" if descr[0] == "<" else "="
+    flat = struct.unpack(f"{order}{rows_count * columns}{code}", data[offset + header_length :])
+    if fortran:
+        table = [[float(flat[c * rows_count + r]) for c in range(columns)] for r in range(rows_count)]
+    else:
+        table = [[float(x) for x in flat[r * columns : (r + 1) * columns]] for r in range(rows_count)]
+    _check_finite(table, name)
+    return table
+
+
+def _parse_json(text: str, name: str) -> "List[List[float]]":
+    """A JSON array of arrays of numbers."""
+    import json
+
+    def refuse(constant: str) -> "NoReturn":
+        raise _Unreadable(f"{name}: {constant} is not a finite number")
+
+    try:
+        document = json.loads(text, parse_constant=refuse)
+    except RecursionError:
+        raise _Unreadable(f"{name}: JSON nested too deeply") from None
+    except ValueError as error:
+        if isinstance(error, _Unreadable):
+            raise
+        raise _Unreadable(f"{name}: not valid JSON: {str(error).splitlines()[0]}") from None
+    if not isinstance(document, list):
+        raise _Unreadable(f"{name}: JSON must be an array of arrays of numbers, got {type(document).__name__}")
+    table: "List[List[float]]" = []
+    for r, row in enumerate(document):
+        if not isinstance(row, list):
+            raise _Unreadable(f"{name}: row {r} must be an array of numbers, got {type(row).__name__}")
+        values = []
+        for c, x in enumerate(row):
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise _Unreadable(f"{name}: [{r}][{c}] must be a number, got {_short(x)}")
+            try:
+                values.append(float(x))
+            except OverflowError:
+                raise _Unreadable(f"{name}: [{r}][{c}] is not a finite number") from None
+        _check_row(table, values, r, name)
+        table.append(values)
+    if not table:
+        raise _Unreadable(f"{name}: the table is empty")
+    _check_table_size(len(table), len(table[0]), name)
+    _check_finite(table, name)
+    return table
+
+
+def _parse_csv(text: str, name: str) -> "List[List[float]]":
+    """Comma-separated numbers, one row per line; a first line of column names is skipped."""
+    import csv
+
+    table: "List[List[float]]" = []
+    for line_number, fields in enumerate(csv.reader(text.splitlines()), start=1):
+        if not fields or all(not field.strip() for field in fields):
+            continue
+        if not table and line_number == 1 and not any(_is_number_text(field) for field in fields):
+            continue  # a header such as sin_0,cos_0,...
+        values = []
+        for c, field in enumerate(fields, start=1):
+            if not _is_number_text(field):
+                raise _Unreadable(f"{name}: line {line_number}, field {c} is not a number: {_short(field.strip())}")
+            values.append(float(field))
+        _check_row(table, values, line_number, name, "line")
+        table.append(values)
+        if len(table) * len(values) > _MAX_VALUES:
+            raise _Unreadable(f"{name}: more than {_MAX_VALUES} values")
+    if not table:
+        raise _Unreadable(f"{name}: the table is empty")
+    _check_finite(table, name)
+    return table
+
+
+def _is_number_text(field: str) -> bool:
+    """A decimal number as CSV writers print it: no nan, inf, underscores or hex."""
+    text = field.strip().lower()
+    if text[:1] in ("+", "-"):
+        text = text[1:]
+    mantissa, marker, exponent = text.partition("e")
+    if exponent[:1] in ("+", "-"):
+        exponent = exponent[1:]
+    whole, _, fraction = mantissa.partition(".")
+    if not whole + fraction or not all(part == "" or _is_decimal_integer(part) for part in (whole, fraction)):
+        return False
+    return not marker or _is_decimal_integer(exponent)
+
+
+def _check_row(table: "List[List[float]]", values: "List[float]", index: int, name: str, what: str = "row") -> None:
+    if not values:
+        raise _Unreadable(f"{name}: {what} {index} is empty")
+    if table and len(values) != len(table[0]):
+        raise _Unreadable(f"{name}: ragged table: {what} {index} has {len(values)} values, the first has {len(table[0])}")
+
+
+def _check_table_size(rows_count: int, columns: int, name: str) -> None:
+    if rows_count == 0 or columns == 0:
+        raise _Unreadable(f"{name}: the table is empty (shape {rows_count} x {columns})")
+    if rows_count * columns > _MAX_VALUES:
+        raise _Unreadable(f"{name}: {rows_count} x {columns} values, more than the limit of {_MAX_VALUES}")
+
+
+def _check_finite(table: "List[List[float]]", name: str) -> None:
+    for r, row in enumerate(table):
+        for c, x in enumerate(row):
+            if not -math.inf < x < math.inf:
+                raise _Unreadable(f"{name}: [{r}][{c}] is {x!r}, not a finite number")
+
+
+_VECTOR_SCHEMA = "pe_reference.vectors/1"
+
+
+def _write_vectors(out: "IO[str]", request: "_Request") -> None:
+    """Write golden test vectors: the parameters, and every element's bits in the four formats.
+
+    The schema is documented in docs/vectors.md.  JSON is written by hand,
+    row by row, so memory stays proportional to d_model.
+    """
+    convention = request.convention()
+    d_model = request.d_model
+    base = request.base
+    base_text = repr(base) if isinstance(base, float) else str(base)
+    base_hex = float(base).hex() if isinstance(base, float) else f"{base:#x}"
+    columns = []
+    for dim in range(d_model):
+        kind, pair = convention.column(dim, d_model)
+        function = ("sin", "cos", "zero")[kind]
+        exponent = convention.exponent(pair, d_model) if kind != _ZERO else (0, 1)
+        columns.append(f'{{"function": "{function}", "pair": {pair}, "exponent": [{exponent[0]}, {exponent[1]}]}}')
+    out.write("{\n")
+    out.write(f'"schema": "{_VECTOR_SCHEMA}",\n')
+    out.write(f'"generator": "pe_reference {__version__}",\n')
+    out.write('"formula": "sin or cos of (start + row) * base**(-a/b), a/b the column\'s exponent",\n')
+    out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
+    out.write(
+        f'"parameters": {{"seq_len": {request.seq_len}, "d_model": {d_model}, "base": {base_text}, '
+        f'"base_hex": "{base_hex}", "convention": "{convention.name(d_model)}", "layout": "{convention.layout}", '
+        f'"spacing": "{convention.spacing}", "start": {convention.start}, "odd": "{convention.odd}"}},\n'
+    )
+    out.write('"columns": [\n' + ",\n".join(columns) + "\n],\n")
+    out.write('"bits": {')
+    for index, dtype in enumerate(_DTYPES):
+        precision, _, exponent_bits = _DTYPES[dtype]
+        digits = (exponent_bits + precision) // 4
+        out.write(("," if index else "") + f'\n"{dtype}": [')
+        table = rows(
+            request.seq_len,
+            d_model,
+            base=base,
+            exact=True,
+            dtype=dtype,
+            layout=convention.layout,
+            spacing=convention.spacing,
+            start=convention.start,
+            odd=convention.odd,
+        )
+        for r, row in enumerate(table):
+            cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
+            out.write(("," if r else "") + f"\n[{cells}]")
+        out.write("\n]")
+    out.write("\n}\n}\n")
+
+
+# ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
 
-_OUTPUT_FORMATS = ("table", "csv", "json", "hex")
+_OUTPUT_FORMATS = ("table", "csv", "json", "hex", "vectors")
 
 
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
@@ -1645,15 +1903,20 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
         "PE(pos, 2i) = sin(pos / base^(2i/d_model)), PE(pos, 2i+1) = cos(pos / base^(2i/d_model)).",
         epilog="example: %(prog)s 4 4 --explain",
     )
-    parser.add_argument("seq_len", metavar="SEQ_LEN", type=_cli_integer("seq_len", 0), help="number of positions (rows)")
-    parser.add_argument("d_model", metavar="D_MODEL", type=_cli_integer("d_model", 1), help="encoding width (columns)")
+    parser.add_argument(
+        "seq_len", metavar="SEQ_LEN", nargs="?", type=_cli_integer("seq_len", 0), help="number of positions (rows)"
+    )
+    parser.add_argument(
+        "d_model", metavar="D_MODEL", nargs="?", type=_cli_integer("d_model", 1), help="encoding width (columns)"
+    )
     parser.add_argument("--base", type=_cli_base, default=DEFAULT_BASE, help="base of the wavelengths (default 10000)")
     parser.add_argument(
         "--format",
         choices=_OUTPUT_FORMATS,
         default=None,
         help="table (default): aligned, for a person; csv: one line per position; json: an array of arrays; "
-        "hex: like csv, each value as the hex of its IEEE bits in --dtype",
+        "hex: like csv, each value as the hex of its IEEE bits in --dtype; "
+        "vectors: golden test vectors, the exact bits in all four formats (docs/vectors.md)",
     )
     parser.add_argument(
         "--digits",
@@ -1671,24 +1934,108 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     )
     parser.add_argument("--header", action="store_true", help="with --format csv or hex: a first line naming the columns")
     parser.add_argument("--explain", action="store_true", help="print every element's worked derivation instead")
+    conventions = parser.add_argument_group("conventions", "how a framework lays the table out (default: the paper's)")
+    conventions.add_argument("--preset", choices=list(_PRESETS), help="a framework's convention")
+    conventions.add_argument("--layout", choices=_LAYOUTS, help="order of the sine and cosine columns")
+    conventions.add_argument("--spacing", choices=_SPACINGS, help="paper: base**(-2i/d); tensor2tensor: base**(-i/(h-1))")
+    conventions.add_argument("--start", type=_cli_integer("start", 0), help="the first position (default 0)")
+    conventions.add_argument("--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, or refused")
+    checking = parser.add_argument_group("checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
+    checking.add_argument(
+        "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
+    )
+    checking.add_argument("--atol", type=_cli_tolerance("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)")
+    checking.add_argument("--ulps", type=_cli_tolerance("ulps"), help="tolerance in units in the last place of --dtype")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = parser.parse_args(arguments)
 
+    if args.check is not None:
+        if (args.seq_len is None) != (args.d_model is None):
+            parser.error("with --check give both SEQ_LEN and D_MODEL, or neither")
+        if args.format or args.digits is not None or args.header or args.explain or args.exact:
+            parser.error("--check takes no --format, --digits, --header, --explain or --exact (it always compares exactly)")
+        return _check(prog, args)
+    missing = [name for name, value in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if value is None]
+    if missing:
+        parser.error(f"the following arguments are required: {', '.join(missing)}")
+    if args.atol is not None or args.ulps is not None:
+        parser.error("--atol and --ulps go with --check")
     output_format = args.format or "table"
     if args.header and output_format not in ("csv", "hex"):
         parser.error("--header goes with --format csv or hex")
-    if args.digits is not None and output_format == "hex":
-        parser.error("--digits does not go with --format hex, which shows every bit")
-    if args.explain and (args.format is not None or args.digits is not None or args.exact or args.dtype != "float64"):
-        parser.error("--explain prints the float64 derivations; it takes no --format, --digits, --exact or --dtype")
+    if args.digits is not None and output_format in ("hex", "vectors"):
+        parser.error(f"--digits does not go with --format {output_format}, which shows every bit")
+    if output_format == "vectors" and (args.exact or args.dtype != "float64"):
+        parser.error("--format vectors is always exact and holds all four formats; it takes no --exact or --dtype")
+    if args.explain and (
+        args.format is not None
+        or args.digits is not None
+        or args.exact
+        or args.dtype != "float64"
+        or any(value is not None for value in (args.preset, args.layout, args.spacing, args.start, args.odd))
+    ):
+        parser.error(
+            "--explain prints the paper's float64 derivations; it takes no --format, --digits, --exact, --dtype"
+            " or convention"
+        )
     request = _Request(
-        args.seq_len, args.d_model, args.base, args.exact, args.dtype, output_format, args.digits, args.header, args.explain
+        args.seq_len,
+        args.d_model,
+        args.base,
+        args.exact,
+        args.dtype,
+        output_format,
+        args.digits,
+        args.header,
+        args.explain,
+        (args.preset, args.layout, args.spacing, args.start, args.odd),
     )
     try:
         request.rows()
     except ValueError as error:
         parser.error(str(error))
     return _write(prog, request)
+
+
+def _check(prog: str, args: "Namespace") -> int:
+    """--check: read the table, compare it, print the report; 0 within tolerance, 1 outside, 2 unreadable."""
+    import sys
+
+    try:
+        table = _read_table(args.check)
+    except _Unreadable as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        return 2
+    expected = (args.seq_len, args.d_model)
+    found = (len(table), len(table[0]))
+    try:
+        if expected[0] is not None and found != expected:
+            text = f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {expected[0]} x {expected[1]}"
+            status = 1
+        else:
+            report = compare(
+                table,
+                base=args.base,
+                dtype=args.dtype,
+                atol=args.atol,
+                ulps=args.ulps,
+                preset=args.preset,
+                layout=args.layout,
+                spacing=args.spacing,
+                start=args.start,
+                odd=args.odd,
+            )
+            text = str(report)
+            status = 0 if report.ok else 1
+    except ValueError as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        return 2
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    return status
 
 
 class _Request:
@@ -1705,7 +2052,15 @@ class _Request:
         digits: "Optional[int]" = None,
         header: bool = False,
         explain: bool = False,
+        convention: "Tuple[Optional[str], Optional[str], Optional[str], Optional[int], Optional[str]]" = (
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
     ) -> None:
+        self.convention_keywords = convention
         self.seq_len = seq_len
         self.d_model = d_model
         self.base = base
@@ -1716,8 +2071,23 @@ class _Request:
         self.header = header
         self.explain = explain
 
+    def convention(self) -> _Convention:
+        return _convention(self.d_model, *self.convention_keywords)
+
     def rows(self) -> "Iterator[List[float]]":
-        return rows(self.seq_len, self.d_model, base=self.base, exact=self.exact, dtype=self.dtype)
+        preset, layout, spacing, start, odd = self.convention_keywords
+        return rows(
+            self.seq_len,
+            self.d_model,
+            base=self.base,
+            exact=self.exact,
+            dtype=self.dtype,
+            preset=preset,
+            layout=layout,
+            spacing=spacing,
+            start=start,
+            odd=odd,
+        )
 
     def text(self) -> "Callable[[float], str]":
         """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""
@@ -1755,6 +2125,8 @@ def _write(prog: str, request: _Request) -> int:
             _write_table(out, request)
         elif request.output_format == "json":
             _write_json(out, request)
+        elif request.output_format == "vectors":
+            _write_vectors(out, request)
         else:
             _write_csv(out, request)
         out.flush()
@@ -1825,6 +2197,20 @@ def _cli_base(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _cli_tolerance(name: str) -> "Callable[[str], float]":
+    def parse(text: str) -> float:
+        import argparse
+
+        if not _is_number_text(text):
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
+        try:
+            return _check_tolerance(name, float(text))
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
 def _cli_digits(text: str) -> int:
     import argparse
 
@@ -1836,7 +2222,7 @@ def _cli_digits(text: str) -> int:
 def _write_csv(out: "IO[str]", request: _Request) -> None:
     text = request.text()
     if request.header:
-        out.write(",".join(_column_name(dim) for dim in range(request.d_model)) + "\n")
+        out.write(",".join(_column_names(request)) + "\n")
     for row in request.rows():
         out.write(",".join(map(text, row)) + "\n")
 
@@ -1851,8 +2237,14 @@ def _write_json(out: "IO[str]", request: _Request) -> None:
     out.write("[]\n" if separator == "[\n" else "\n]\n")
 
 
-def _column_name(dim: int) -> str:
-    return ("sin_" if dim % 2 == 0 else "cos_") + str(dim // 2)
+def _column_names(request: _Request) -> "List[str]":
+    """sin_0, cos_0, ... in the convention's order; zero for a padding column."""
+    convention = request.convention()
+    names = []
+    for dim in range(request.d_model):
+        kind, pair = convention.column(dim, request.d_model)
+        names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
+    return names
 
 
 # Tables up to this many elements are measured before printing, so their
@@ -1869,7 +2261,7 @@ def _write_table(out: "IO[str]", request: _Request) -> None:
         return shown if shown.startswith("-") else " " + shown
 
     seq_len, d_model = request.seq_len, request.d_model
-    labels = [f"{dim} {_column_name(dim)}" for dim in range(d_model)]
+    labels = [f"{dim} {name}" for dim, name in enumerate(_column_names(request))]
     if request.digits is not None:
         width = request.digits + 3
     elif seq_len * d_model <= _MEASURED_TABLE_SIZE:
