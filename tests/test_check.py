@@ -1,0 +1,181 @@
+"""python -m pe_reference --check FILE: readers, exit status, and hostile input."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Tuple
+
+import pytest
+
+import pe_reference
+from pe_reference import encoding
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def check(*args: str, stdin: bytes = b"") -> Tuple[int, str, str]:
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.run(
+        [sys.executable, "-m", "pe_reference", "--check", *args], input=stdin, capture_output=True, env=environment, cwd=ROOT
+    )
+    return process.returncode, process.stdout.decode(), process.stderr.decode()
+
+
+def npy(header: str, data: bytes, version: int = 1) -> bytes:
+    """A .npy file built by hand, as the format's documentation describes."""
+    text = header.encode("latin-1")
+    padding = (64 - (10 + len(text) + 1) % 64) % 64
+    text += b" " * padding + b"\n"
+    if version == 1:
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text + data
+    return b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<I", len(text)) + text + data
+
+
+def doubles(table: List[List[float]], order: str = "<") -> bytes:
+    flat = [x for row in table for x in row]
+    return struct.pack(f"{order}{len(flat)}d", *flat)
+
+
+def test_csv_json_and_stdin(tmp_path: Path) -> None:
+    table = encoding(12, 6)
+    csv_file = tmp_path / "table.csv"
+    csv_file.write_text("sin_0,cos_0,sin_1,cos_1,sin_2,cos_2\n" + "\n".join(",".join(map(repr, row)) for row in table) + "\n")
+    json_file = tmp_path / "table.json"
+    json_file.write_text(json.dumps(table))
+    for args, stdin in (([str(csv_file)], b""), ([str(json_file)], b""), (["-"], json_file.read_bytes()), (["-"], csv_file.read_bytes())):
+        status, out, err = check(*args, stdin=stdin)
+        assert (status, err) == (0, ""), err
+        assert out.splitlines()[0] == "12 x 6 table against the exact float64 values of the paper convention (atol=2.66e-15)"
+        assert out.splitlines()[-1].endswith("within tolerance")
+
+
+def test_npy_by_hand_in_every_layout(tmp_path: Path) -> None:
+    table = encoding(7, 4, exact=True)
+    transposed = [list(column) for column in zip(*table)]
+    files = {
+        "c_little.npy": npy("{'descr': '<f8', 'fortran_order': False, 'shape': (7, 4), }", doubles(table)),
+        "c_big.npy": npy("{'descr': '>f8', 'fortran_order': False, 'shape': (7, 4), }", doubles(table, ">")),
+        "fortran.npy": npy("{'descr': '<f8', 'fortran_order': True, 'shape': (7, 4), }", doubles(transposed)),
+        "version2.npy": npy("{'descr': '<f8', 'fortran_order': False, 'shape': (7, 4), }", doubles(table), version=2),
+    }
+    for name, content in files.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        assert pe_reference._read_table(str(path)) == table, name
+        status, out, _ = check(str(path), "7", "4", "--atol", "0")
+        assert status == 0, out
+
+
+def test_npy_written_by_numpy(tmp_path: Path) -> None:
+    numpy = pytest.importorskip("numpy")
+    table = encoding(20, 10)
+    for dtype in ("<f2", ">f2", "<f4", ">f4", "<f8", ">f8"):
+        for order in ("C", "F"):
+            array = numpy.asarray(table, dtype=dtype)
+            array = numpy.asfortranarray(array) if order == "F" else array
+            path = tmp_path / f"t{dtype[1:]}{dtype[0] == '>'}{order}.npy"
+            numpy.save(path, array)
+            assert pe_reference._read_table(str(path)) == numpy.load(path).astype(float).tolist()
+            narrow = {"f2": "float16", "f4": "float32", "f8": "float64"}[dtype[1:]]
+            status, out, err = check(str(path), "--dtype", narrow)
+            assert (status, err) == (0, ""), (dtype, order, out)
+
+
+def test_mismatch_exits_1_with_a_diagnosis(tmp_path: Path) -> None:
+    path = tmp_path / "t2t.json"
+    path.write_text(json.dumps(encoding(16, 8, preset="tensor2tensor")))
+    status, out, err = check(str(path))
+    assert status == 1 and err == ""
+    assert "MISMATCH" in out and "(preset tensor2tensor): max abs error 0" in out
+    status, out, _ = check(str(path), "--preset", "tensor2tensor")
+    assert status == 0
+
+
+def test_shape_given_must_match(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(encoding(4, 4)))
+    assert check(str(path), "4", "4")[0] == 0
+    status, out, _ = check(str(path), "5", "4")
+    assert status == 1 and out == "shape mismatch: the table has 4 x 4 values, expected 5 x 4\n"
+
+
+def test_check_usage_errors() -> None:
+    for args, message in (
+        (["-", "4"], "with --check give both SEQ_LEN and D_MODEL, or neither"),
+        (["-", "--format", "csv"], "--check takes no --format"),
+        (["-", "--atol", "-1"], "atol must be finite and at least 0, got -1.0"),
+        (["-", "--atol", "x"], "atol must be a number, got 'x'"),
+    ):
+        status, out, err = check(*args)
+        assert status == 2 and out == "" and message in err and err.count("\n") == 1, err
+
+
+HOSTILE: List[Tuple[str, bytes, str]] = [
+    ("empty.csv", b"", "the table is empty"),
+    ("blank.csv", b"\n\n \n", "the table is empty"),
+    ("header-only.csv", b"sin_0,cos_0\n", "the table is empty"),
+    ("nan.csv", b"0.0,1.0\nnan,1.0\n", "line 2, field 1 is not a number: 'nan'"),
+    ("inf.csv", b"0.0,inf\n", "line 1, field 2 is not a number: 'inf'"),
+    ("huge.csv", b"0.0,1e999\n", "is inf, not a finite number"),
+    ("underscore.csv", b"1_0,1\n", "line 1, field 1 is not a number: '1_0'"),
+    ("words.csv", b"0.0,1.0\nzero,one\n", "line 2, field 1 is not a number: 'zero'"),
+    ("ragged.csv", b"0.0,1.0\n0.5\n", "ragged table: line 2 has 1 values, the first has 2"),
+    ("latin1.csv", b"0.0,\xe91.0\n", "is neither a .npy file nor UTF-8 text"),
+    ("nan.json", b"[[0.0, NaN]]", "NaN is not a finite number"),
+    ("infinity.json", b"[[Infinity]]", "Infinity is not a finite number"),
+    ("huge.json", b"[[1e999]]", "[0][0] is inf, not a finite number"),
+    ("bool.json", b"[[true, 1.0]]", "[0][0] must be a number, got True"),
+    ("string.json", b'[["0.5"]]', "[0][0] must be a number, got '0.5'"),
+    ("flat.json", b"[0.0, 1.0]", "row 0 must be an array of numbers, got float"),
+    ("object.json", b'{"a": 1}', "JSON must be an array of arrays of numbers, got dict"),
+    ("ragged.json", b"[[0.0, 1.0], [0.0]]", "ragged table: row 1 has 1 values, the first has 2"),
+    ("empty.json", b"[]", "the table is empty"),
+    ("empty-row.json", b"[[]]", "row 0 is empty"),
+    ("broken.json", b"[[0.0, 1.0]", "not valid JSON"),
+    ("deep.json", b"[" * 100000 + b"]" * 100000, "JSON nested too deeply"),
+    ("magic.npy", b"\x93NUMPX\x01\x00" + b"\x00" * 100, "is not a .npy file"),
+    ("short.npy", b"\x93NUMPY\x01", "is not a .npy file"),
+    ("version.npy", b"\x93NUMPY\x09\x00\x10\x00" + b" " * 16, "unsupported .npy version 9.0"),
+    ("long-header.npy", b"\x93NUMPY\x02\x00" + struct.pack("<I", 1 << 30) + b"{", "header of 1073741824 bytes"),
+    ("cut-header.npy", b"\x93NUMPY\x01\x00\x40\x00{'descr'", "the .npy header is cut short"),
+    ("code.npy", npy("__import__('os').system('echo pwned')", b""), "the .npy header is not a Python literal"),
+    ("list-header.npy", npy("[1, 2]", b""), "must have exactly descr, fortran_order and shape"),
+    ("object.npy", npy("{'descr': '|O', 'fortran_order': False, 'shape': (2, 2), }", b"\x80\x04" * 8), "object arrays are refused"),
+    ("int.npy", npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 8), "dtype must be float16, float32 or float64"),
+    ("struct.npy", npy("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 8), "structured arrays are refused"),
+    ("order.npy", npy("{'descr': '<f8', 'fortran_order': 1, 'shape': (1, 1), }", b"\x00" * 8), "fortran_order must be True or False"),
+    ("3d.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1), }", b"\x00" * 8), "a table must be 2-D, got shape (1, 1, 1)"),
+    ("1d.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", b"\x00" * 32), "a table must be 2-D, got shape (4,)"),
+    ("negative.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (-1, 4), }", b""), "shape must be a tuple of non-negative integers"),
+    ("absurd.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000000000), }", b"\x00" * 8), "more than the limit of 67108864"),
+    ("zero.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4), }", b""), "the table is empty"),
+    ("truncated.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", b"\x00" * 31), "data cut short: 31 bytes, shape (2, 2) of <f8 needs 32"),
+    ("extra.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 9), "followed by extra bytes"),
+    ("nan.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }", struct.pack("<2d", 0.0, float("nan"))), "[0][1] is nan, not a finite number"),
+    ("garbage.bin", bytes(range(256)) * 4, "is neither a .npy file nor UTF-8 text"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", HOSTILE, ids=[case[0] for case in HOSTILE])
+def test_hostile_input_exits_2_cleanly(tmp_path: Path, name: str, content: bytes, message: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    status, out, err = check(str(path))
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("python -m pe_reference: error: ") and message in err, err
+
+
+def test_unreadable_paths(tmp_path: Path) -> None:
+    for path, message in ((tmp_path / "missing.csv", "No such file or directory"), (tmp_path, "Is a directory")):
+        status, out, err = check(str(path))
+        assert status == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_stdin_npy() -> None:
+    content = npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", doubles(encoding(2, 2)))
+    status, out, _ = check("-", stdin=content)
+    assert status == 0, out
