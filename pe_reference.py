@@ -1868,6 +1868,249 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
 
 
 # ---------------------------------------------------------------------------
+# Pictures: PNG with the standard library
+# ---------------------------------------------------------------------------
+
+# A 5 x 7 bitmap font: each glyph is seven rows of five bits, as hex pairs.
+_FONT = {
+    "0": "0E11131519110E", "1": "040C040404040E", "2": "0E11010204081F",
+    "3": "1F02040201110E", "4": "02060A121F0202", "5": "1F101E0101110E",
+    "6": "0608101E11110E", "7": "1F010204080808", "8": "0E11110E11110E", "9": "0E11110F01020C",
+    "A": "0E1111111F1111", "B": "1E11111E11111E", "C": "0E11101010110E", "D": "1C12111111121C",
+    "E": "1F10101E10101F", "F": "1F10101E101010", "G": "0E11101711110F",
+    "H": "1111111F111111", "I": "0E04040404040E", "J": "0702020202120C",
+    "K": "11121418141211", "L": "1010101010101F", "M": "111B1515111111", "N": "11111915131111",
+    "O": "0E11111111110E", "P": "1E11111E101010", "Q": "0E11111115120D", "R": "1E11111E141211",
+    "S": "0F10100E01011E", "T": "1F040404040404", "U": "1111111111110E", "V": "11111111110A04",
+    "W": "1111111515150A", "X": "11110A040A1111", "Y": "1111110A040404", "Z": "1F01020408101F",
+    "-": "0000001F000000", ".": "00000000000C0C", "=": "00001F001F0000", ":": "000C0C000C0C00",
+    "(": "02040808080402", ")": "08040202020408", "/": "00010204081000", ",": "000000000C0408",
+    "+": "0004041F040400", "x": "0000110A040A11", " ": "00000000000000",
+}
+
+# A diverging colour map for [-1, 1]: blue, white, red (stops of ColorBrewer's RdBu).
+_COLOUR_STOPS = (
+    (-1.0, (33, 102, 172)),
+    (-0.5, (146, 197, 222)),
+    (0.0, (247, 247, 247)),
+    (0.5, (244, 165, 130)),
+    (1.0, (178, 24, 43)),
+)
+
+
+def _colour(x: float) -> "Tuple[int, int, int]":
+    """The colour map's colour for x in [-1, 1] (clipped outside)."""
+    x = -1.0 if x < -1.0 else 1.0 if x > 1.0 else x
+    for (x0, c0), (x1, c1) in zip(_COLOUR_STOPS, _COLOUR_STOPS[1:]):
+        if x <= x1:
+            t = (x - x0) / (x1 - x0)
+            return (
+                int(c0[0] + (c1[0] - c0[0]) * t + 0.5),
+                int(c0[1] + (c1[1] - c0[1]) * t + 0.5),
+                int(c0[2] + (c1[2] - c0[2]) * t + 0.5),
+            )
+    return _COLOUR_STOPS[-1][1]
+
+
+class _Canvas:
+    """An RGB image in memory, with rectangles, lines and text, written as PNG."""
+
+    def __init__(self, width: int, height: int, background: "Tuple[int, int, int]" = (255, 255, 255)) -> None:
+        self.width = width
+        self.height = height
+        self.pixels = bytearray(bytes(background) * (width * height))
+
+    def rectangle(self, x: int, y: int, width: int, height: int, colour: "Tuple[int, int, int]") -> None:
+        x0, y0 = max(x, 0), max(y, 0)
+        x1, y1 = min(x + width, self.width), min(y + height, self.height)
+        if x1 <= x0 or y1 <= y0:
+            return
+        span = bytes(colour) * (x1 - x0)
+        for row in range(y0, y1):
+            start = (row * self.width + x0) * 3
+            self.pixels[start : start + len(span)] = span
+
+    def point(self, x: int, y: int, colour: "Tuple[int, int, int]") -> None:
+        if 0 <= x < self.width and 0 <= y < self.height:
+            start = (y * self.width + x) * 3
+            self.pixels[start : start + 3] = bytes(colour)
+
+    def line(self, x0: int, y0: int, x1: int, y1: int, colour: "Tuple[int, int, int]", thickness: int = 1) -> None:
+        """Bresenham's line, ``thickness`` pixels wide."""
+        dx, dy = abs(x1 - x0), -abs(y1 - y0)
+        sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
+        error = dx + dy
+        while True:
+            self.rectangle(x0 - thickness // 2, y0 - thickness // 2, thickness, thickness, colour)
+            if x0 == x1 and y0 == y1:
+                return
+            doubled = 2 * error
+            if doubled >= dy:
+                error += dy
+                x0 += sx
+            if doubled <= dx:
+                error += dx
+                y0 += sy
+
+    def text(self, x: int, y: int, text: str, colour: "Tuple[int, int, int]" = (40, 40, 40), scale: int = 2) -> int:
+        """Draw text with its top left corner at (x, y); return its width in pixels."""
+        for index, character in enumerate(text):
+            glyph = _FONT.get(character, _FONT.get(character.upper(), _FONT[" "]))
+            for row in range(7):
+                bits = int(glyph[2 * row : 2 * row + 2], 16)
+                for column in range(5):
+                    if bits & (16 >> column):
+                        self.rectangle(x + (index * 6 + column) * scale, y + row * scale, scale, scale, colour)
+        return _text_width(text, scale)
+
+    def png(self) -> bytes:
+        import struct
+        import zlib
+
+        stride = self.width * 3
+        raw = b"".join(b"\x00" + bytes(self.pixels[y * stride : (y + 1) * stride]) for y in range(self.height))
+
+        def chunk(kind: bytes, data: bytes) -> bytes:
+            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+        header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)  # 8-bit RGB
+        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+
+
+def _text_width(text: str, scale: int = 2) -> int:
+    return (len(text) * 6 - 1) * scale if text else 0
+
+
+def _ticks(count: int, most: int = 6) -> "List[int]":
+    """Round tick values 0, step, 2 step, ... below count, step 1, 2 or 5 times a power of ten."""
+    magnitude = 1
+    while True:
+        for multiple in (1, 2, 5):
+            step = multiple * magnitude
+            if (count - 1) // step < most:
+                return list(range(0, max(count, 1), step))
+        magnitude *= 10
+
+
+# The heatmap's plot area at most, in pixels; cells are whole pixels.
+_PLOT_WIDTH = 768
+_PLOT_HEIGHT = 512
+
+
+def _heatmap(request: "_Request") -> bytes:
+    """Positions down, dimensions across, coloured blue (-1) to white (0) to red (1)."""
+    seq_len, d_model = request.seq_len, request.d_model
+    cell_width = max(1, _PLOT_WIDTH // d_model)
+    cell_height = max(1, _PLOT_HEIGHT // seq_len)
+    columns = min(d_model, _PLOT_WIDTH)
+    lines = min(seq_len, _PLOT_HEIGHT)
+    width, height = columns * cell_width, lines * cell_height
+    left, top, right, bottom = 90, 60, 130, 70
+    canvas = _Canvas(left + width + right, top + height + bottom)
+    title = f"SINUSOIDAL POSITIONAL ENCODING, {seq_len} x {d_model}"
+    canvas.text(left, 18, title)
+    # Nearest sampling when the table has more rows or columns than pixels.
+    dims = [column * d_model // columns for column in range(columns)]
+    positions = [line * seq_len // lines for line in range(lines)]
+    for line, row in enumerate(request.sampled_rows(positions)):
+        y = top + line * cell_height
+        for column, dim in enumerate(dims):
+            canvas.rectangle(left + column * cell_width, y, cell_width, cell_height, _colour(row[dim]))
+    axis = (40, 40, 40)
+    canvas.rectangle(left - 1, top - 1, width + 2, 1, axis)
+    canvas.rectangle(left - 1, top + height, width + 2, 1, axis)
+    canvas.rectangle(left - 1, top - 1, 1, height + 2, axis)
+    canvas.rectangle(left + width, top - 1, 1, height + 2, axis)
+    for dim in _ticks(d_model):
+        x = left + (dim * columns // d_model) * cell_width + cell_width // 2
+        canvas.rectangle(x, top + height, 1, 6, axis)
+        label = str(dim)
+        canvas.text(x - _text_width(label) // 2, top + height + 10, label)
+    canvas.text(left + width // 2 - _text_width("DIMENSION") // 2, top + height + 38, "DIMENSION")
+    for pos in _ticks(seq_len):
+        y = top + (pos * lines // seq_len) * cell_height + cell_height // 2
+        canvas.rectangle(left - 6, y, 6, 1, axis)
+        label = str(pos)
+        canvas.text(left - 10 - _text_width(label), y - 7, label)
+    canvas.text(left - _text_width("POSITION") // 2 - 30, top - 22, "POSITION")
+    # The colour bar, 1 at the top and -1 at the bottom.
+    bar_x = left + width + 30
+    for y in range(height):
+        canvas.rectangle(bar_x, top + y, 24, 1, _colour(1.0 - 2.0 * y / max(height - 1, 1)))
+    for label, y in (("1", top), ("0", top + height // 2), ("-1", top + height - 14)):
+        canvas.text(bar_x + 32, y, label)
+    return canvas.png()
+
+
+# The waves picture: this many dimensions at most, each in a strip this high.
+_WAVE_DIMENSIONS = 8
+_WAVE_HEIGHT = 70
+
+
+def _waves(request: "_Request") -> bytes:
+    """The first few dimensions as curves over the positions, one strip each."""
+    seq_len, d_model = request.seq_len, request.d_model
+    shown = min(d_model, _WAVE_DIMENSIONS)
+    width = 800
+    left, top, right, bottom = 190, 60, 30, 70
+    canvas = _Canvas(left + width + right, top + shown * _WAVE_HEIGHT + bottom)
+    canvas.text(left, 18, f"THE FIRST {shown} DIMENSIONS OVER {seq_len} POSITIONS")
+    # Sample the positions so that every pixel column has one.
+    samples = sorted({x * max(seq_len - 1, 0) // (width - 1) for x in range(width)}) if seq_len > 1 else [0]
+    values = [row[:shown] for row in request.sampled_rows(samples)]
+    names = _column_names(request)
+    axis, zero_line = (40, 40, 40), (200, 200, 200)
+    colours = ((178, 24, 43), (33, 102, 172))
+    for dim in range(shown):
+        middle = top + dim * _WAVE_HEIGHT + _WAVE_HEIGHT // 2
+        amplitude = _WAVE_HEIGHT // 2 - 6
+        canvas.rectangle(left, middle, width, 1, zero_line)
+        canvas.text(10, middle - 7, f"DIM {dim} {names[dim].upper().replace('_', ' ')}")
+        colour = colours[0] if names[dim].startswith("sin") else colours[1]
+        previous = None
+        for pos, row in zip(samples, values):
+            x = left + (pos * (width - 1) // max(seq_len - 1, 1))
+            y = middle - int(round(row[dim] * amplitude))
+            if previous is not None:
+                canvas.line(previous[0], previous[1], x, y, colour, 2)
+            else:
+                canvas.rectangle(x - 1, y - 1, 2, 2, colour)
+            previous = (x, y)
+    bottom_y = top + shown * _WAVE_HEIGHT
+    canvas.rectangle(left, bottom_y, width, 1, axis)
+    for pos in _ticks(seq_len, 8):
+        x = left + pos * (width - 1) // max(seq_len - 1, 1)
+        canvas.rectangle(x, bottom_y, 1, 6, axis)
+        label = str(pos)
+        canvas.text(x - _text_width(label) // 2, bottom_y + 10, label)
+    canvas.text(left + width // 2 - _text_width("POSITION") // 2, bottom_y + 38, "POSITION")
+    return canvas.png()
+
+
+def _write_file_atomically(path: str, data: bytes) -> None:
+    """Write beside the target, then rename: a failure leaves no partial file."""
+    import os
+    import tempfile
+
+    folder = os.path.dirname(path) or "."
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".pe_reference-", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        # mkstemp makes the file private; give it the mode a plain open() would.
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+# ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
 
@@ -1942,6 +2185,11 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     conventions.add_argument("--spacing", choices=_SPACINGS, help="paper: base**(-2i/d); tensor2tensor: base**(-i/(h-1))")
     conventions.add_argument("--start", type=_cli_integer("start", 0), help="the first position (default 0)")
     conventions.add_argument("--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, or refused")
+    pictures = parser.add_argument_group("pictures", "PNG images, drawn with the standard library; the table is printed too only with --format")
+    pictures.add_argument("--plot", metavar="FILE.png", help="write a heatmap of the table: positions down, dimensions across")
+    pictures.add_argument(
+        "--waves", metavar="FILE.png", help=f"write the first {_WAVE_DIMENSIONS} dimensions as curves over the positions"
+    )
     checking = parser.add_argument_group("checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
     checking.add_argument(
         "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
@@ -1954,8 +2202,11 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     if args.check is not None:
         if (args.seq_len is None) != (args.d_model is None):
             parser.error("with --check give both SEQ_LEN and D_MODEL, or neither")
-        if args.format or args.digits is not None or args.header or args.explain or args.exact:
-            parser.error("--check takes no --format, --digits, --header, --explain or --exact (it always compares exactly)")
+        if args.format or args.digits is not None or args.header or args.explain or args.exact or args.plot or args.waves:
+            parser.error(
+                "--check takes no --format, --digits, --header, --explain, --exact, --plot or --waves"
+                " (it always compares exactly)"
+            )
         return _check(prog, args)
     missing = [name for name, value in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if value is None]
     if missing:
@@ -1992,11 +2243,35 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
         args.explain,
         (args.preset, args.layout, args.spacing, args.start, args.odd),
     )
+    if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
+        parser.error("--plot and --waves need a table of at least one position, and no --explain")
     try:
         request.rows()
     except ValueError as error:
         parser.error(str(error))
+    for path, draw in ((args.plot, _heatmap), (args.waves, _waves)):
+        if path:
+            status = _write_picture(prog, path, draw, request)
+            if status:
+                return status
+    if (args.plot or args.waves) and args.format is None:
+        return 0
     return _write(prog, request)
+
+
+def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", request: "_Request") -> int:
+    """Draw and write one PNG; a failure is one line on stderr and status 2, with no file left."""
+    import sys
+
+    try:
+        _write_file_atomically(path, draw(request))
+    except OSError as error:
+        sys.stderr.write(f"{prog}: error: cannot write {path}: {error.strerror or error}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{prog}: interrupted\n")
+        return 130
+    return 0
 
 
 def _check(prog: str, args: "Namespace") -> int:
@@ -2090,6 +2365,34 @@ class _Request:
             start=start,
             odd=odd,
         )
+
+    def sampled_rows(self, indices: "List[int]") -> "Iterator[List[float]]":
+        """The rows at these increasing indices: streamed when many are wanted, else one by one.
+
+        One row alone costs exact mode its set-up for the whole width, so a
+        large share of the rows is cheaper streamed.
+        """
+        if len(indices) * 8 >= self.seq_len:
+            wanted = set(indices)
+            for index, row in enumerate(self.rows()):
+                if index in wanted:
+                    yield row
+            return
+        convention = self.convention()
+        for index in indices:
+            yield next(
+                rows(
+                    1,
+                    self.d_model,
+                    base=self.base,
+                    exact=self.exact,
+                    dtype=self.dtype,
+                    layout=convention.layout,
+                    spacing=convention.spacing,
+                    start=convention.start + index,
+                    odd=convention.odd,
+                )
+            )
 
     def text(self) -> "Callable[[float], str]":
         """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""

@@ -1,0 +1,135 @@
+"""--plot and --waves: PNG images decoded by a real decoder (Pillow), and their failures."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Tuple
+
+import pytest
+from PIL import Image
+
+import pe_reference
+from pe_reference import encoding
+
+ROOT = Path(__file__).resolve().parent.parent
+RED, WHITE, BLUE = (178, 24, 43), (247, 247, 247), (33, 102, 172)
+
+
+def run(*args: str) -> Tuple[int, str, str]:
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.run([sys.executable, "-m", "pe_reference", *args], capture_output=True, text=True, env=environment)
+    return process.returncode, process.stdout, process.stderr
+
+
+def decode(path: Path) -> Any:
+    with Image.open(path) as image:
+        image.verify()
+    image = Image.open(path)
+    assert image.format == "PNG" and image.mode == "RGB"
+    return image.convert("RGB")
+
+
+def test_heatmap_size_and_cell_colours(tmp_path: Path) -> None:
+    path = tmp_path / "heat.png"
+    assert run("4", "4", "--plot", str(path)) == (0, "", "")
+    image = decode(path)
+    # 4 x 4 cells of 192 x 128 pixels, margins of 90, 130 (sides), 60 and 70.
+    assert image.size == (90 + 768 + 130, 60 + 512 + 70)
+    table = encoding(4, 4)
+    for pos in range(4):
+        for dim in range(4):
+            r, g, b = image.getpixel((90 + dim * 192 + 96, 60 + pos * 128 + 64))
+            value = table[pos][dim]
+            if value > 0.99:
+                assert (r, g, b) == RED
+            elif value > 0.1:
+                assert r > b, (pos, dim, value)
+            elif value < -0.1:
+                assert b > r, (pos, dim, value)
+            elif value == 0.0:
+                assert (r, g, b) == WHITE
+
+
+def test_heatmap_has_a_colour_bar_and_labels(tmp_path: Path) -> None:
+    path = tmp_path / "heat.png"
+    assert run("50", "64", "--plot", str(path))[0] == 0
+    image = decode(path)
+    width, height = image.size
+    bar_x = width - 130 + 30 + 12
+    assert image.getpixel((bar_x, 60)) == RED  # 1 at the top
+    assert image.getpixel((bar_x, 60 + (height - 130) - 1)) == BLUE  # -1 at the bottom
+    # Some dark text in the title line, nothing else there.
+    title = [image.getpixel((x, y)) for x in range(90, 400) for y in range(18, 32)]
+    assert any(pixel == (40, 40, 40) for pixel in title)
+
+
+def test_large_tables_are_sampled(tmp_path: Path) -> None:
+    path = tmp_path / "big.png"
+    assert run("5000", "1024", "--plot", str(path), "--exact")[0] == 0
+    image = decode(path)
+    assert image.size == (90 + 768 + 130, 60 + 512 + 70)
+
+
+def test_waves(tmp_path: Path) -> None:
+    path = tmp_path / "waves.png"
+    assert run("100", "16", "--waves", str(path)) == (0, "", "")
+    image = decode(path)
+    assert image.size == (190 + 800 + 30, 60 + 8 * 70 + 70)
+    # Strip 1 is cos over the positions: at position 0 it is 1, at the top of its strip, in blue.
+    middle, amplitude = 60 + 70 + 35, 35 - 6
+    assert image.getpixel((190, middle - amplitude)) == BLUE
+    # Strip 0 is sin: at position 0 it is 0, on the strip's middle line, in red.
+    assert image.getpixel((190, 60 + 35)) == RED
+
+
+def test_waves_of_a_narrow_table(tmp_path: Path) -> None:
+    path = tmp_path / "waves.png"
+    assert run("10", "3", "--waves", str(path))[0] == 0
+    assert decode(path).size == (190 + 800 + 30, 60 + 3 * 70 + 70)
+
+
+def test_pictures_with_a_table(tmp_path: Path) -> None:
+    status, out, _ = run("3", "4", "--plot", str(tmp_path / "a.png"), "--format", "csv")
+    assert status == 0 and len(out.splitlines()) == 3
+
+
+@pytest.mark.parametrize("option", ["--plot", "--waves"])
+def test_unwritable_path_exits_2_and_leaves_nothing(tmp_path: Path, option: str) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    for target in (tmp_path / "missing" / "p.png", blocker / "p.png"):
+        status, out, err = run("4", "4", option, str(target))
+        assert status == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+        assert err.startswith(f"python -m pe_reference: error: cannot write {target}: ")
+        assert not target.exists()
+    assert sorted(os.listdir(tmp_path)) == ["a-file"]
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "heat.png"
+
+    def failing_replace(source: str, destination: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    status = pe_reference.main(["4", "4", "--plot", str(target)])
+    assert status == 2
+    assert os.listdir(tmp_path) == []
+
+
+def test_picture_usage_errors() -> None:
+    for args in (["0", "4", "--plot", "x.png"], ["4", "4", "--explain", "--waves", "x.png"]):
+        status, out, err = run(*args)
+        assert status == 2 and "need a table of at least one position, and no --explain" in err
+
+
+def test_committed_pictures_are_what_the_readme_command_makes(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    # --exact: the same bits, and so the same pixels, on every platform.
+    for name, args in (("heatmap.png", ["100", "128", "--exact", "--plot"]), ("waves.png", ["100", "16", "--exact", "--waves"])):
+        command = "python -m pe_reference " + " ".join(args) + f" docs/{name}"
+        assert command in readme and f"](docs/{name})" in readme
+        made = tmp_path / name
+        assert run(*args, str(made))[0] == 0
+        assert decode(made).tobytes() == decode(ROOT / "docs" / name).tobytes()
