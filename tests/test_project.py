@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import List
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 
 
 def test_mypy_strict() -> None:
@@ -35,7 +35,7 @@ def test_every_docs_page_runs_examples() -> None:
     assert len(PAGES) > 1, "docs/ has no pages"
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
-        if page.parent.name == "docs":
+        if page.name != "README.md":
             assert ">>> " in text, f"{page.name} runs no example"
         for block in fenced_blocks(text):
             # Doctest reads expected output up to a blank line: without one
@@ -54,3 +54,16 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     assert "python -m pe_reference 4 4" in commands
     # The two set-up commands come before anything else the README runs.
     assert readme.index("python -m pe_reference 4 4") < readme.index(setup[0]) < readme.index(">>> ")
+
+
+def test_tutorial_is_a_path_of_runnable_pages() -> None:
+    pages = sorted((ROOT / "docs" / "tutorial").glob("*.md"))
+    assert len(pages) >= 5
+    examples = sum(line.startswith(">>> ") for page in pages for line in page.read_text(encoding="utf-8").splitlines())
+    assert examples >= 60
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    for page in pages:
+        assert f"(tutorial/{page.name})" in index
+    # Each page links to the next.
+    for page, following in zip(pages, pages[1:]):
+        assert f"({following.name})" in page.read_text(encoding="utf-8")
