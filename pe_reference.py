@@ -70,6 +70,16 @@ if TYPE_CHECKING:
 DEFAULT_BASE = 10000.0
 
 
+class _NeverRaised(Exception):
+    """Stands in for an exception class a runtime lacks (MicroPython has no BrokenPipeError)."""
+
+
+try:
+    _BROKEN_PIPE: "type[BaseException]" = BrokenPipeError
+except NameError:
+    _BROKEN_PIPE = _NeverRaised
+
+
 # ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
@@ -413,6 +423,19 @@ def _angle(pos: int, denominator: float) -> float:
     return angle
 
 
+def _extended_slices() -> bool:
+    """Whether lists take assignment to a slice with a step (MicroPython's do not)."""
+    row = [0.0, 0.0]
+    try:
+        row[0::2] = [1.0]
+    except NotImplementedError:
+        return False
+    return True
+
+
+_EXTENDED_SLICES = _extended_slices()
+
+
 def _fast_rows(
     seq_len: int, d_model: int, convention: "_Convention", denominators: "List[float]"
 ) -> "Iterator[List[float]]":
@@ -428,10 +451,14 @@ def _fast_rows(
         angles = [position / denominator for denominator in denominators]
         # With an odd width the last pair has no cosine column.
         cosine_angles = angles if cosine_count == len(angles) else angles[:cosine_count]
-        if layout == "interleaved":
+        if layout == "interleaved" and _EXTENDED_SLICES:
             row = [0.0] * d_model
             row[0:width:2] = map(sin, angles)
             row[1:width:2] = map(cos, cosine_angles)
+        elif layout == "interleaved":
+            sines = list(map(sin, angles))
+            row = [x for pair in zip(sines, map(cos, cosine_angles)) for x in pair]
+            row += sines[cosine_count:] + padding
         elif layout == "sin-cos":
             row = list(map(sin, angles))
             row += map(cos, cosine_angles)
@@ -1299,23 +1326,36 @@ def _as_table(actual: object) -> "List[List[float]]":
     tolist = getattr(actual, "tolist", None)
     if callable(tolist):
         actual = tolist()
-    if isinstance(actual, (str, bytes)) or not hasattr(actual, "__iter__"):
+    # iter(), not hasattr(x, "__iter__"): MicroPython's list has no such attribute.
+    lines = _iterate(actual)
+    if isinstance(actual, (str, bytes)) or lines is None:
         raise TypeError(f"actual must be a 2-D table of numbers, got {type(actual).__name__}")
     table: "List[List[float]]" = []
-    for r, row in enumerate(actual):
-        if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
+    for r, row in enumerate(lines):
+        cells = _iterate(row)
+        if isinstance(row, (str, bytes)) or cells is None:
             raise ValueError(f"actual must be a 2-D table of numbers, got row {r} of type {type(row).__name__}")
         values = []
-        for c, x in enumerate(row):
-            if isinstance(x, bool) or getattr(type(x), "__float__", None) is None or isinstance(x, (str, bytes)):
+        for c, x in enumerate(cells):
+            if isinstance(x, (bool, str, bytes)) or (
+                not isinstance(x, (int, float)) and getattr(type(x), "__float__", None) is None
+            ):
                 raise TypeError(f"actual[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}")
-            values.append(float(x))
+            values.append(float(x))  # type: ignore[arg-type]
         if table and len(values) != len(table[0]):
             raise ValueError(f"actual must be rectangular: row {r} has {len(values)} values, row 0 has {len(table[0])}")
         table.append(values)
     if not table or not table[0]:
         raise ValueError("actual must have at least one row and one column, got an empty table")
     return table
+
+
+def _iterate(thing: object) -> "Optional[Iterator[object]]":
+    """An iterator over thing, or None if it has none."""
+    try:
+        return iter(thing)  # type: ignore[call-overload, no-any-return]
+    except TypeError:
+        return None
 
 
 def _check_tolerance(name: str, tolerance: object) -> float:
@@ -1497,7 +1537,10 @@ def _check_base(base: object) -> "int | float":
     real number is converted with float().  Either way it must be finite in
     float64, as the fast path needs.
     """
-    if isinstance(base, bool) or isinstance(base, str) or getattr(type(base), "__float__", None) is None:
+    if isinstance(base, bool) or isinstance(base, str):
+        raise TypeError(f"base must be a real number, got {type(base).__name__} {_short(base)}")
+    # MicroPython's float has no __float__ attribute, so test the built-in types first.
+    if not isinstance(base, (int, float)) and getattr(type(base), "__float__", None) is None:
         raise TypeError(f"base must be a real number, got {type(base).__name__} {_short(base)}")
     try:
         number = float(base)  # type: ignore[arg-type]
@@ -2135,7 +2178,15 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
         if d_model >= 1:
             return _write(prog, _Request(seq_len, d_model))
 
-    import argparse
+    try:
+        import argparse
+    except ImportError:
+        # MicroPython has no argparse: the front door above still works.
+        sys.stderr.write(
+            f"{prog}: error: options need the argparse module, which this Python lacks;"
+            " give SEQ_LEN D_MODEL alone, or call the functions\n"
+        )
+        return 2
 
     class Parser(argparse.ArgumentParser):
         # One line on stderr, not the usage block: the message says what to fix.
@@ -2310,7 +2361,7 @@ def _check(prog: str, args: "Namespace") -> int:
     try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
-    except BrokenPipeError:
+    except _BROKEN_PIPE:
         _silence_stdout()
     return status
 
@@ -2439,7 +2490,7 @@ def _write(prog: str, request: _Request) -> int:
         _silence_stdout()
         sys.stderr.write(f"{prog}: interrupted\n")
         return 130
-    except BrokenPipeError:
+    except _BROKEN_PIPE:
         # The reader went away (| head): stop quietly, as the Python docs advise.
         _silence_stdout()
         return 1
@@ -2576,10 +2627,19 @@ def _write_table(out: "IO[str]", request: _Request) -> None:
         width = len("-1.2345678901234567e-308")
     widths = [max(width, len(label)) for label in labels]
     pos_width = max(len("pos"), len(str(max(seq_len - 1, 0))))
-    out.write("pos".rjust(pos_width) + "".join("  " + label.ljust(w) for label, w in zip(labels, widths)).rstrip() + "\n")
+    out.write(_pad_left("pos", pos_width) + "".join("  " + _pad_right(label, w) for label, w in zip(labels, widths)).rstrip() + "\n")
     for pos, row in enumerate(request.rows()):
-        cells = "".join("  " + cell(x).ljust(w) for x, w in zip(row, widths))
-        out.write(str(pos).rjust(pos_width) + cells.rstrip() + "\n")
+        cells = "".join("  " + _pad_right(cell(x), w) for x, w in zip(row, widths))
+        out.write(_pad_left(str(pos), pos_width) + cells.rstrip() + "\n")
+
+
+def _pad_right(text: str, width: int) -> str:
+    # Not str.ljust, which MicroPython lacks.
+    return text + " " * (width - len(text))
+
+
+def _pad_left(text: str, width: int) -> str:
+    return " " * (width - len(text)) + text
 
 
 def _write_explained(out: "IO[str]", seq_len: int, d_model: int, base: float) -> None:

@@ -1,0 +1,163 @@
+"""Conformance: exact mode gives the same bits on every runtime.
+
+    python tests/conformance.py [EXPECTED_DIGEST_FILE]
+
+Runs unchanged on CPython, PyPy, Pyodide and MicroPython (which is why it
+uses no typing, hashlib or time.perf_counter).  It computes a fixed set of
+exact tables and values and prints a digest of their bit patterns (FNV-1a,
+64 bits, over each value's float64 bytes); with a file, it compares the
+digest with the one stored there and exits 1 on a difference.  It also
+checks that the fast path stays within its documented bound of the exact
+values, and prints rough speeds.
+"""
+
+import struct
+import sys
+import time
+
+import pe_reference as pe
+
+DTYPES = ("float64", "float32", "bfloat16", "float16")
+# The fast path's documented bound (docs/accuracy.md): |fast - exact| <= 2**-48 (1 + angle) + 2**-50.
+BOUND_SLOPE = 2.0**-48
+BOUND_FLOOR = 2.0**-50
+
+
+def clock() -> float:
+    counter = getattr(time, "perf_counter", None)
+    if counter is not None:
+        return float(counter())
+    return float(time.time())
+
+
+class Digest:
+    def __init__(self) -> None:
+        self.value = 0xCBF29CE484222325
+        self.count = 0
+
+    def add(self, x: float) -> None:
+        for byte in struct.pack("<d", x):
+            self.value = ((self.value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+        self.count += 1
+
+    def hex(self) -> str:
+        return "%016x" % self.value
+
+
+def exact_cases(digest: Digest) -> None:
+    for dtype in DTYPES:
+        for row in pe.encoding(24, 48, exact=True, dtype=dtype):
+            for x in row:
+                digest.add(x)
+    # Across the recurrence's anchor at row 1024.
+    for row in pe.encoding(1030, 3, exact=True):
+        for x in row:
+            digest.add(x)
+    for row in pe.encoding(9, 7, base=500000.0, exact=True, preset="tensor2tensor"):
+        for x in row:
+            digest.add(x)
+    for row in pe.encoding(9, 9, base=12345.678, exact=True, dtype="float16", preset="guided-diffusion"):
+        for x in row:
+            digest.add(x)
+    for row in pe.encoding(6, 10, base=2, exact=True, dtype="bfloat16", preset="fairseq"):
+        for x in row:
+            digest.add(x)
+    for pos in (999999937, 10**9, 2**40 + 1):
+        for dim in (0, 1, 255, 510, 511):
+            for dtype in DTYPES:
+                digest.add(pe.value(pos, dim, 512, exact=True, dtype=dtype))
+
+
+def fast_path_check() -> float:
+    """The worst |fast - exact| as a share of the bound; at most 1 passes."""
+    seq_len, d_model = 300, 64
+    fast = pe.encoding(seq_len, d_model)
+    exact = pe.encoding(seq_len, d_model, exact=True)
+    worst = 0.0
+    for pos in range(seq_len):
+        for dim in range(d_model):
+            angle = pos / 10000.0 ** ((2 * (dim // 2)) / d_model)
+            share = abs(fast[pos][dim] - exact[pos][dim]) / (BOUND_SLOPE * (1.0 + angle) + BOUND_FLOOR)
+            worst = share if share > worst else worst
+    for pos in (10**6, 10**9):
+        for dim in (0, 1, 100, 511):
+            angle = pos / 10000.0 ** ((2 * (dim // 2)) / 512)
+            error = abs(pe.value(pos, dim, 512) - pe.value(pos, dim, 512, exact=True))
+            share = error / (BOUND_SLOPE * (1.0 + angle) + BOUND_FLOOR)
+            worst = share if share > worst else worst
+    return worst
+
+
+def library_checks() -> "list[str]":
+    """The library's behaviour on this runtime: structural facts, not stored answers."""
+    failures = []
+
+    def expect(condition: bool, what: str) -> None:
+        if not condition:
+            failures.append(what)
+
+    table = pe.encoding(6, 7)
+    expect(list(pe.rows(6, 7)) == table, "rows equals encoding")
+    expect(pe.value(5, 6, 7) == table[5][6], "value equals encoding")
+    expect(table[0] == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0], "position 0 is exact")
+    expect(pe.value(1, 0, 4, exact=True) == pe.value(1, 0, 4, exact=True, dtype="float64"), "float64 is the default dtype")
+    expect("sin(1 / 100) = sin(0.01)" in pe.derivation(1, 2, 4), "the derivation's denominator is 100")
+    expect(pe.encoding(2, 4, preset="fairseq") == pe.encoding(4, 4, preset="tensor2tensor")[2:], "fairseq starts at 2")
+    expect(pe.encoding(3, 5, preset="tensor2tensor", exact=True)[2][4] == 0.0, "a zero column")
+    expect(pe.compare(pe.encoding(8, 8, exact=True)).ok, "compare accepts the exact table")
+    expect(not pe.compare(pe.encoding(8, 8, preset="guided-diffusion")).ok, "compare refuses another convention")
+    for dtype in DTYPES:
+        row = pe.encoding(2, 6, exact=True, dtype=dtype)[1]
+        expect(all(-1.0 <= x <= 1.0 for x in row), "values in [-1, 1] in " + dtype)
+    try:
+        pe.encoding(2, 0)
+        failures.append("d_model 0 is refused")
+    except ValueError as error:
+        expect(str(error) == "d_model must be at least 1, got 0", "the ValueError message")
+    try:
+        pe.value(1.0, 0, 4)  # type: ignore[arg-type]
+        failures.append("a float position is refused")
+    except TypeError as error:
+        expect(str(error) == "pos must be an integer, got float 1.0", "the TypeError message")
+    return failures
+
+
+def speed(exact: bool) -> float:
+    seq_len, d_model = (200, 128) if exact else (400, 128)
+    start = clock()
+    pe.encoding(seq_len, d_model, exact=exact)
+    elapsed = clock() - start
+    return seq_len * d_model / elapsed if elapsed > 0 else 0.0
+
+
+def runtime() -> str:
+    implementation = sys.implementation
+    version = ".".join(str(part) for part in tuple(implementation.version)[:3])
+    platform = getattr(sys, "platform", "?")
+    return "%s %s (Python %s, %s)" % (implementation.name, version, sys.version.split()[0].rstrip(";"), platform)
+
+
+def main() -> int:
+    digest = Digest()
+    exact_cases(digest)
+    worst = fast_path_check()
+    failures = library_checks()
+    print("runtime: " + runtime())
+    print("library: " + ("ok" if not failures else "FAILED: " + "; ".join(failures)))
+    print("exact: %d values, digest %s" % (digest.count, digest.hex()))
+    print("fast path: worst error %.3f of the documented bound: %s" % (worst, "ok" if worst <= 1.0 else "OUTSIDE"))
+    print("speed: fast %.0f values/s, exact %.0f values/s" % (speed(False), speed(True)))
+    status = 0 if worst <= 1.0 and not failures else 1
+    # MicroPython in WebAssembly has no sys.argv: its runner passes ARGUMENTS.
+    arguments = getattr(sys, "argv", None) or globals().get("ARGUMENTS", [])
+    if len(arguments) > 1:
+        with open(arguments[1]) as handle:
+            expected = handle.read().split()[0]
+        same = expected == digest.hex()
+        print("digest %s the stored one" % ("matches" if same else "DIFFERS FROM"))
+        status = status if same else 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
