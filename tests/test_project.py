@@ -67,3 +67,28 @@ def test_tutorial_is_a_path_of_runnable_pages() -> None:
     # Each page links to the next.
     for page, following in zip(pages, pages[1:]):
         assert f"({following.name})" in page.read_text(encoding="utf-8")
+
+
+def test_conformance_digest_on_this_interpreter() -> None:
+    import subprocess
+    import sys
+
+    digest = ROOT / "tests" / "data" / "conformance.digest"
+    process = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "conformance.py"), str(digest)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+    )
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert "digest matches the stored one" in process.stdout
+    assert "library: ok" in process.stdout
+
+
+def test_the_stubs_name_the_public_api() -> None:
+    import pe_reference
+
+    stub = (ROOT / "stubs" / "pe_reference-stubs" / "__init__.pyi").read_text(encoding="utf-8")
+    for name in pe_reference.__all__:
+        assert f"def {name}(" in stub or f"class {name}" in stub, name

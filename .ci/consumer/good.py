@@ -1,0 +1,14 @@
+"""A consumer of the installed pe_reference: mypy --strict must pass with its stubs."""
+
+from typing import Iterator, List, Optional, Tuple
+
+from pe_reference import Report, assert_close, compare, derivation, encoding, rows, value
+
+table: List[List[float]] = encoding(4, 4, exact=True, dtype="float32", preset="tensor2tensor")
+stream: Iterator[List[float]] = rows(1000, 16, layout="cos-sin", start=2, odd="zero")
+element: float = value(10**9, 511, 512, exact=True, spacing="tensor2tensor")
+text: str = derivation(1, 2, 4, base=500000.0)
+report: Report = compare(table, dtype="float32", atol=1e-6, ulps=2)
+passed: bool = report.ok
+worst: Optional[Tuple[int, int, float, float]] = report.worst
+assert_close(encoding(8, 8), preset="paper")
