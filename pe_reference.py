@@ -69,6 +69,10 @@ if TYPE_CHECKING:
 # The base of the paper: wavelengths run from 2*pi to 10000*2*pi.
 DEFAULT_BASE = 10000.0
 
+# encoding() holds at most this many values (Python floats in lists take
+# about 32 bytes each: 2 GiB); rows() and the command line stream any size.
+_MAX_TABLE = 1 << 26
+
 
 class _NeverRaised(Exception):
     """Stands in for an exception class a runtime lacks (MicroPython has no BrokenPipeError)."""
@@ -146,6 +150,14 @@ def encoding(
     >>> encoding(0, 4)
     []
 
+    A table is built in memory, so its size is limited; ``rows()`` streams
+    a table of any size one row at a time:
+
+    >>> encoding(10**7, 10**5)
+    Traceback (most recent call last):
+      ...
+    ValueError: seq_len * d_model must be at most 67108864 for encoding(), which holds the whole table in memory, got 10000000 * 100000 = 1000000000000; stream it with rows() or the command line
+
     Frameworks lay the table out in other ways.  ``preset`` names one:
     ``paper`` (the default), ``tensor2tensor``, ``fairseq``, ``tf-tutorial``
     or ``guided-diffusion``.  tensor2tensor puts all sines before all
@@ -171,6 +183,13 @@ def encoding(
     Each value equals ``value(pos, dim, d_model, ...)`` with the same
     keywords, bit for bit.
     """
+    seq_len = _check_integer("seq_len", seq_len, 0)
+    d_model = _check_integer("d_model", d_model, 1)
+    if seq_len * d_model > _MAX_TABLE:
+        raise ValueError(
+            f"seq_len * d_model must be at most {_MAX_TABLE} for encoding(), which holds the whole table in memory,"
+            f" got {seq_len} * {d_model} = {seq_len * d_model}; stream it with rows() or the command line"
+        )
     return list(
         rows(
             seq_len,
@@ -415,10 +434,13 @@ def _angle(pos: int, denominator: float) -> float:
     try:
         angle = float(pos) / denominator
     except OverflowError:
-        raise ValueError(f"pos must be less than 2**1024 to be held in float64, got {_short(pos)}") from None
+        raise ValueError(
+            f"pos must be less than 2**1024 to be held in float64, got {_short(pos)}; exact=True has no such limit"
+        ) from None
     if angle - angle != 0.0:
         raise ValueError(
-            f"angle pos / base**(2i/d_model) must be finite in float64, got {pos} / {denominator!r}"
+            f"angle pos / base**(2i/d_model) must be finite in float64, got {pos} / {denominator!r};"
+            " exact=True has no such limit"
         )
     return angle
 
@@ -1686,6 +1708,11 @@ def _read_table(source: str) -> "List[List[float]]":
         raise _Unreadable(f"cannot read {name}: {error.strerror or error}") from None
     if len(data) > _MAX_BYTES:
         raise _Unreadable(f"{name} is larger than {_MAX_BYTES} bytes")
+    return _parse_table(data, name, source)
+
+
+def _parse_table(data: bytes, name: str, source: str = "") -> "List[List[float]]":
+    """The table in data: .npy by name or magic, JSON by name or a leading [, else CSV."""
     lower = source.lower()
     if lower.endswith(".npy") or data.startswith(b"\x93NUMPY"):
         return _parse_npy(data, name)
@@ -2164,12 +2191,26 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     """Run the command line; return the exit status.
 
     ``python -m pe_reference SEQ_LEN D_MODEL`` prints the table.  Usage
-    errors print one line on standard error and return 2.
+    errors print one line on standard error and return 2; Ctrl-C, at any
+    stage, one line and 130.
     """
     import sys
 
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    prog = _program_name(sys.argv[0] if sys.argv else "")
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _silence_stdout()
+        if sys.stderr is not None:
+            sys.stderr.write(f"{_program_name(sys.argv[0] if getattr(sys, 'argv', None) else '')}: interrupted\n")
+        return 130
+
+
+def _main(argv: "Optional[Sequence[str]]") -> int:
+    import sys
+
+    system_arguments = getattr(sys, "argv", None) or [""]
+    arguments = list(system_arguments[1:] if argv is None else argv)
+    prog = _program_name(system_arguments[0])
     # The front door, two plain integers, skips importing argparse, which
     # would double the start-up time; anything else, errors included, goes
     # through argparse below.
@@ -2319,9 +2360,6 @@ def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", re
     except OSError as error:
         sys.stderr.write(f"{prog}: error: cannot write {path}: {error.strerror or error}\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{prog}: interrupted\n")
-        return 130
     return 0
 
 
@@ -2358,11 +2396,18 @@ def _check(prog: str, args: "Namespace") -> int:
     except ValueError as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
+    if sys.stdout is None:
+        sys.stderr.write(f"{prog}: error: cannot write the report: standard output is closed\n")
+        return 2
     try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
     except _BROKEN_PIPE:
         _silence_stdout()
+    except OSError as error:
+        _silence_stdout()
+        sys.stderr.write(f"{prog}: error: cannot write the report: {error.strerror or error}\n")
+        return 2
     return status
 
 
@@ -2474,6 +2519,9 @@ def _write(prog: str, request: _Request) -> int:
     import sys
 
     out = sys.stdout
+    if out is None:
+        sys.stderr.write(f"{prog}: error: cannot write the output: standard output is closed\n")
+        return 1
     try:
         if request.explain:
             _write_explained(out, request.seq_len, request.d_model, request.base)
@@ -2486,10 +2534,6 @@ def _write(prog: str, request: _Request) -> int:
         else:
             _write_csv(out, request)
         out.flush()
-    except KeyboardInterrupt:
-        _silence_stdout()
-        sys.stderr.write(f"{prog}: interrupted\n")
-        return 130
     except _BROKEN_PIPE:
         # The reader went away (| head): stop quietly, as the Python docs advise.
         _silence_stdout()
@@ -2516,7 +2560,7 @@ def _silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (AttributeError, OSError, ValueError):
-        pass
+        pass  # no stdout, or no file descriptors (MicroPython): nothing to silence
 
 
 def _cli_integer(name: str, minimum: int) -> "Callable[[str], int]":

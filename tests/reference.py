@@ -86,3 +86,29 @@ def bits(x: float, dtype: str) -> int:
 
 def expected(pos: int, dim: int, d_model: int, base: Union[int, float], dtype: str) -> float:
     return round_to(element(pos, dim, d_model, base), dtype)
+
+
+def from_bits(pattern: int, dtype: str) -> float:
+    if dtype == "float64":
+        return float(struct.unpack("<d", struct.pack("<Q", pattern))[0])
+    if dtype == "float32":
+        return float(struct.unpack("<f", struct.pack("<I", pattern))[0])
+    if dtype == "float16":
+        return float(struct.unpack("<e", struct.pack("<H", pattern))[0])
+    return float(struct.unpack("<f", struct.pack("<I", pattern << 16))[0])
+
+
+def neighbours(x: float, dtype: str) -> Tuple[float, float]:
+    """The numbers of dtype just below and just above x (x representable and finite)."""
+    width = {"float64": 64, "float32": 32, "bfloat16": 16, "float16": 16}[dtype]
+    sign = 1 << (width - 1)
+    pattern = bits(x, dtype)
+    # Order the patterns along the number line: negative ones count down from zero.
+    ordinal = -(pattern - sign) if pattern & sign else pattern
+    if x == 0.0:
+        ordinal = 0
+
+    def back(o: int) -> float:
+        return from_bits(o if o >= 0 else sign | -o, dtype)
+
+    return back(ordinal - 1), back(ordinal + 1)
