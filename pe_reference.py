@@ -1162,6 +1162,29 @@ def _convention(
     return convention
 
 
+def _convention_rows(
+    convention: _Convention,
+    seq_len: int,
+    d_model: int,
+    base: "int | float",
+    exact: bool = False,
+    dtype: str = "float64",
+    first: int = 0,
+) -> "Iterator[List[float]]":
+    """rows() in a convention, from its row ``first`` on."""
+    return rows(
+        seq_len,
+        d_model,
+        base=base,
+        exact=exact,
+        dtype=dtype,
+        layout=convention.layout,
+        spacing=convention.spacing,
+        start=convention.start + first,
+        odd=convention.odd,
+    )
+
+
 # ---------------------------------------------------------------------------
 # Oracle: compare a table with the exact one, and say what it follows
 # ---------------------------------------------------------------------------
@@ -1420,17 +1443,7 @@ def _diagnose(table: "List[List[float]]", asked: _Convention, base: float, dtype
 
     def add_convention(description: str, convention: _Convention, candidate_base: float) -> None:
         def row(r: int) -> "List[float]":
-            return next(
-                rows(
-                    1,
-                    d_model,
-                    base=candidate_base,
-                    layout=convention.layout,
-                    spacing=convention.spacing,
-                    start=convention.start + r,
-                    odd=convention.odd,
-                )
-            )
+            return next(_convention_rows(convention, 1, d_model, candidate_base, first=r))
 
         candidates.append((description, row))
 
@@ -1466,7 +1479,7 @@ def _diagnose(table: "List[List[float]]", asked: _Convention, base: float, dtype
             )
         )
     if seq_len * d_model <= 1 << 20 and seq_len != d_model:
-        transposed = list(rows(d_model, seq_len, base=base, layout=asked.layout, spacing=asked.spacing, start=asked.start, odd=asked.odd))
+        transposed = list(_convention_rows(asked, d_model, seq_len, base))
         candidates.append(("the transposed table: rows are dimensions, columns positions", lambda r: [row[r] for row in transposed]))
 
     scored = []
@@ -1919,17 +1932,7 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
         precision, _, exponent_bits = _DTYPES[dtype]
         digits = (exponent_bits + precision) // 4
         out.write(("," if index else "") + f'\n"{dtype}": [')
-        table = rows(
-            request.seq_len,
-            d_model,
-            base=base,
-            exact=True,
-            dtype=dtype,
-            layout=convention.layout,
-            spacing=convention.spacing,
-            start=convention.start,
-            odd=convention.odd,
-        )
+        table = _convention_rows(convention, request.seq_len, d_model, base, exact=True, dtype=dtype)
         for r, row in enumerate(table):
             cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
             out.write(("," if r else "") + f"\n[{cells}]")
@@ -2476,19 +2479,7 @@ class _Request:
             return
         convention = self.convention()
         for index in indices:
-            yield next(
-                rows(
-                    1,
-                    self.d_model,
-                    base=self.base,
-                    exact=self.exact,
-                    dtype=self.dtype,
-                    layout=convention.layout,
-                    spacing=convention.spacing,
-                    start=convention.start + index,
-                    odd=convention.odd,
-                )
-            )
+            yield next(_convention_rows(convention, 1, self.d_model, self.base, self.exact, self.dtype, index))
 
     def text(self) -> "Callable[[float], str]":
         """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""
