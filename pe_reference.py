@@ -18,8 +18,15 @@ encoding            The whole table: seq_len rows of d_model floats.
 rows                The same rows one at a time, for streaming.
 value               One element, without building the table.
 derivation          The worked derivation of one element, step by step.
+compare             Check another implementation's table; a Report.
+assert_close        compare() for a test suite: AssertionError on mismatch.
 main                The command line, ``python -m pe_reference``.
 ==================  ===================================================
+
+``encoding``, ``rows`` and ``value`` take ``exact=True`` for correctly
+rounded values (the same bits on every platform), ``dtype`` for float32,
+bfloat16 or float16, and ``preset`` (or ``layout``, ``spacing``, ``start``,
+``odd``) for the conventions frameworks use.
 
 Worked example, the table for four positions and ``d_model = 4``:
 
@@ -46,6 +53,8 @@ message names the parameter, the rule and the value:
 Traceback (most recent call last):
   ...
 ValueError: d_model must be at least 1, got 0
+
+``assert_close`` raises ``AssertionError`` carrying ``compare``'s report.
 
 The module is one self-contained file with no dependencies outside the
 standard library: copy it anywhere Python runs.
