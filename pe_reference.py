@@ -1857,9 +1857,11 @@ def _parse_csv(text: str, name: str) -> "List[List[float]]":
             continue  # a header such as sin_0,cos_0,...
         values = []
         for c, field in enumerate(fields, start=1):
-            if not _is_number_text(field):
-                raise _Unreadable(f"{name}: line {line_number}, field {c} is not a number: {_short(field.strip())}")
-            values.append(float(field))
+            # Convert the text that is checked: float() would take other spaces than the check.
+            text = field.strip(" \t")
+            if not _is_number_text(text):
+                raise _Unreadable(f"{name}: line {line_number}, field {c} is not a number: {_short(text)}")
+            values.append(float(text))
         _check_row(table, values, line_number, name, "line")
         table.append(values)
         if len(table) * len(values) > _MAX_VALUES:
@@ -1871,8 +1873,12 @@ def _parse_csv(text: str, name: str) -> "List[List[float]]":
 
 
 def _is_number_text(field: str) -> bool:
-    """A decimal number as CSV writers print it: no nan, inf, underscores or hex."""
-    text = field.strip().lower()
+    """A decimal number as CSV writers print it: no nan, inf, underscores or hex.
+
+    Only spaces and tabs may surround it (str.strip() would also take control
+    characters such as \x1f, which float() does not).
+    """
+    text = field.strip(" \t").lower()
     if text[:1] in ("+", "-"):
         text = text[1:]
     mantissa, marker, exponent = text.partition("e")

@@ -121,6 +121,7 @@ HOSTILE: List[Tuple[str, bytes, str]] = [
     ("inf.csv", b"0.0,inf\n", "line 1, field 2 is not a number: 'inf'"),
     ("huge.csv", b"0.0,1e999\n", "is inf, not a finite number"),
     ("underscore.csv", b"1_0,1\n", "line 1, field 1 is not a number: '1_0'"),
+    ("control.csv", b"\x1f0,1\n", "line 1, field 1 is not a number: '\\x1f0'"),
     ("words.csv", b"0.0,1.0\nzero,one\n", "line 2, field 1 is not a number: 'zero'"),
     ("ragged.csv", b"0.0,1.0\n0.5\n", "ragged table: line 2 has 1 values, the first has 2"),
     ("latin1.csv", b"0.0,\xe91.0\n", "is neither a .npy file nor UTF-8 text"),
