@@ -2564,9 +2564,14 @@ def _silence_stdout() -> None:
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
+    except (AttributeError, OSError):
+        return  # no file descriptors (MicroPython): nothing to silence
+    try:
         os.dup2(devnull, sys.stdout.fileno())
     except (AttributeError, OSError, ValueError):
-        pass  # no stdout, or no file descriptors (MicroPython): nothing to silence
+        pass  # no stdout, or one without a descriptor
+    finally:
+        os.close(devnull)
 
 
 def _cli_integer(name: str, minimum: int) -> "Callable[[str], int]":
