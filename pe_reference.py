@@ -953,7 +953,7 @@ def _exact_rows(
     to_table = fine - P
     anchors = [_anchor(start, exponent, base, fine) for exponent in exponents]
     float64 = dtype == "float64"
-    high, low = _HIGH_SCALE, _LOW_SCALE
+    high, low, smallest = _finish_constants()
     for block, first in enumerate(range(0, seq_len, _ANCHOR_INTERVAL)):
         if block and block % _ANCHOR_JUMPS == 0:
             anchors = [_anchor(start + first, exponent, base, fine) for exponent in exponents]
@@ -980,7 +980,7 @@ def _exact_rows(
                     (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
                     for v in values
                 ]
-                if min(map(abs, row)) <= _SMALLEST_FAST:  # type: ignore[arg-type]
+                if min(map(abs, row)) <= smallest:  # type: ignore[arg-type]
                     _complete_row(row, values, position, plan, exponents, base, dtype, error)
             else:
                 row = [_round_fixed(v, P, error, dtype) for v in values]
@@ -1014,9 +1014,10 @@ def _complete_row(
     error: int,
 ) -> None:
     """Decide the elements the fast finish left open: by _round_fixed, else by the Ziv loop."""
+    smallest = _finish_constants()[2]
     for dim, (kind, pair) in enumerate(plan):
         element = row[dim]
-        if element is None or dtype == "float64" and -_SMALLEST_FAST <= element <= _SMALLEST_FAST:
+        if element is None or dtype == "float64" and -smallest <= element <= smallest:
             if kind == _ZERO:
                 row[dim] = 0.0
                 continue
@@ -1034,9 +1035,15 @@ def _complete_row(
 # Smaller values, or a failed test, take the general path.
 _HALF_WINDOW = 1 << 21
 _WINDOW_BITS = (1 << 40) - (1 << 22)
-_SMALLEST_FAST = _power_of_two(-11)
-_HIGH_SCALE = _power_of_two(-52)
-_LOW_SCALE = _power_of_two(-105)
+
+
+def _finish_constants() -> "Tuple[float, float, float]":
+    """2**-52 and 2**-105, the scales of the two halves, and 2**-11, the smallest value decided.
+
+    Made on first use, from bits: importing the module needs no struct.
+    """
+    return _power_of_two(-52), _power_of_two(-105), _power_of_two(-11)
+
 _LOW_MASK = (1 << 53) - 1
 
 
@@ -1049,7 +1056,8 @@ def _finish_float64(v: int) -> float:
     2**53 exactly); the scalings by powers of two are exact, and the one
     addition is correctly rounded by IEEE 754.
     """
-    return (v >> 53) * _HIGH_SCALE + (v & _LOW_MASK) * _LOW_SCALE
+    high, low, _ = _finish_constants()
+    return (v >> 53) * high + (v & _LOW_MASK) * low
 
 
 # ---------------------------------------------------------------------------
