@@ -73,7 +73,7 @@ __all__ = ["Report", "assert_close", "compare", "derivation", "encoding", "main"
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import Namespace
-    from typing import IO, Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
+    from typing import IO, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple, Type, Union
 
 # The base of the paper: wavelengths run from 2*pi to 10000*2*pi.
 DEFAULT_BASE = 10000.0
@@ -88,7 +88,7 @@ class _NeverRaised(Exception):
 
 
 try:
-    _BROKEN_PIPE: "type[BaseException]" = BrokenPipeError
+    _BROKEN_PIPE: "Type[BaseException]" = BrokenPipeError
 except NameError:
     _BROKEN_PIPE = _NeverRaised
 
@@ -581,8 +581,8 @@ def _atanh_raw(numerator: int, denominator: int, F: int) -> "Tuple[int, int]":
     return total, 3 * k + 2
 
 
-_CONSTANTS: "dict[Tuple[str, int], int]" = {}
-_LOGARITHMS: "dict[Tuple[int, int, int], int]" = {}
+_CONSTANTS: "Dict[Tuple[str, int], int]" = {}
+_LOGARITHMS: "Dict[Tuple[int, int, int], int]" = {}
 
 
 def _pi(F: int) -> int:
@@ -659,7 +659,7 @@ def _exp(y: int, F: int) -> "Tuple[int, int]":
 class _Base:
     """A base as an exact binary number, mantissa * 2**exponent, with its caches."""
 
-    def __init__(self, base: "int | float") -> None:
+    def __init__(self, base: "Union[int, float]") -> None:
         if isinstance(base, int):
             mantissa, exponent = base, 0
         else:
@@ -671,7 +671,7 @@ class _Base:
         self.exponent = exponent
         # floor(log2(base)), to size the working precision.
         self.log2 = _bit_length(mantissa) - 1 + exponent
-        self.frequencies: "dict[Tuple[int, int, int], Tuple[int, int]]" = {}
+        self.frequencies: "Dict[Tuple[int, int, int], Tuple[int, int]]" = {}
 
     def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
         """Return (W, k): w = base**(-a/b) = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for exponent (a, b).
@@ -718,7 +718,7 @@ def _float_from_bits(bits: int) -> float:
     return value
 
 
-_POWERS_OF_TWO: "dict[int, float]" = {}
+_POWERS_OF_TWO: "Dict[int, float]" = {}
 
 
 def _power_of_two(e: int) -> float:
@@ -1183,7 +1183,7 @@ def _convention_rows(
     convention: _Convention,
     seq_len: int,
     d_model: int,
-    base: "int | float",
+    base: "Union[int, float]",
     exact: bool = False,
     dtype: str = "float64",
     first: int = 0,
@@ -1403,7 +1403,14 @@ def _as_table(actual: object) -> "List[List[float]]":
                 not isinstance(x, (int, float)) and getattr(type(x), "__float__", None) is None
             ):
                 raise TypeError(f"actual[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}")
-            values.append(float(x))  # type: ignore[arg-type]
+            try:
+                values.append(float(x))  # type: ignore[arg-type]
+            except OverflowError:
+                # An integer beyond float64 is as far off as infinity: a failing element.
+                values.append(math.inf if x > 0 else -math.inf)  # type: ignore[operator]
+            except (TypeError, ValueError):
+                # complex has a __float__ that refuses, before Python 3.10.
+                raise TypeError(f"actual[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}") from None
         if table and len(values) != len(table[0]):
             raise ValueError(f"actual must be rectangular: row {r} has {len(values)} values, row 0 has {len(table[0])}")
         table.append(values)
@@ -1582,7 +1589,7 @@ def _check_integer(name: str, value: object, minimum: int) -> int:
     return value
 
 
-def _check_base(base: object) -> "int | float":
+def _check_base(base: object) -> "Union[int, float]":
     """Return ``base`` as an int or a float, or raise TypeError or ValueError.
 
     An int stays an int, so that exact mode takes its exact value; any other
@@ -1598,6 +1605,9 @@ def _check_base(base: object) -> "int | float":
         number = float(base)  # type: ignore[arg-type]
     except OverflowError:
         raise ValueError(f"base must be finite and greater than 0, got {_short(base)}") from None
+    except (TypeError, ValueError):
+        # complex has a __float__ that refuses, before Python 3.10.
+        raise TypeError(f"base must be a real number, got {type(base).__name__} {_short(base)}") from None
     # NaN fails every comparison, so this also refuses it.
     if not 0.0 < number < math.inf:
         raise ValueError(f"base must be finite and greater than 0, got {number!r}")
@@ -1628,10 +1638,10 @@ def _check_dtype(dtype: object) -> str:
     return dtype
 
 
-_EXACT_BASES: "dict[int | float, _Base]" = {}
+_EXACT_BASES: "Dict[Union[int, float], _Base]" = {}
 
 
-def _exact_base(base: "int | float") -> "_Base":
+def _exact_base(base: "Union[int, float]") -> "_Base":
     """The exact form of a base, kept with its caches for the next call."""
     found = _EXACT_BASES.get(base)
     if found is None:

@@ -15,6 +15,10 @@ import struct
 import sys
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no typing at run time: MicroPython has none
+    from typing import List
+
 import pe_reference as pe
 
 DTYPES = ("float64", "float32", "bfloat16", "float16")
@@ -88,7 +92,7 @@ def fast_path_check() -> float:
     return worst
 
 
-def library_checks() -> "list[str]":
+def library_checks() -> "List[str]":
     """The library's behaviour on this runtime: structural facts, not stored answers."""
     failures = []
 

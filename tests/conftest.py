@@ -1,5 +1,7 @@
 """Shared helpers: an independent high-precision reference built on mpmath."""
 
+from typing import List
+
 import mpmath
 import pytest
 
@@ -22,7 +24,7 @@ def pytest_configure(config: "pytest.Config") -> None:
     config.addinivalue_line("markers", "long: the long runs, selected with --long")
 
 
-def pytest_collection_modifyitems(config: "pytest.Config", items: "list[pytest.Item]") -> None:
+def pytest_collection_modifyitems(config: "pytest.Config", items: "List[pytest.Item]") -> None:
     if config.getoption("--long"):
         return
     # Deselected, not skipped: a default run reports what it ran.

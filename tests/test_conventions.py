@@ -3,7 +3,7 @@
 import random
 import re
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple, Type
 
 import mpmath
 import pytest
@@ -109,7 +109,7 @@ def test_exact_conventions_across_anchors() -> None:
             assert table[pos][dim] == value(pos, dim, 5, preset="fairseq", exact=True)
 
 
-BAD: List[Tuple[Dict[str, object], type, str]] = [
+BAD: List[Tuple[Dict[str, object], Type[Exception], str]] = [
     ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, got 'bert'"),
     ({"preset": 3}, TypeError, "preset must be a str, got int 3"),
     ({"layout": "sin_cos"}, ValueError, "layout must be one of interleaved, sin-cos, cos-sin, got 'sin_cos'"),
@@ -121,7 +121,7 @@ BAD: List[Tuple[Dict[str, object], type, str]] = [
 
 
 @pytest.mark.parametrize("keywords, error, message", BAD)
-def test_bad_convention_keywords(keywords: Dict[str, object], error: type, message: str) -> None:
+def test_bad_convention_keywords(keywords: Dict[str, object], error: Type[Exception], message: str) -> None:
     calls: List[Callable[[], object]] = [
         lambda: encoding(2, 4, **keywords),  # type: ignore[arg-type]
         lambda: rows(2, 4, **keywords),  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 import math
 import re
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Type
 
 import pytest
 
@@ -120,7 +120,7 @@ def test_exact_must_be_a_bool(function: str) -> None:
         (None, TypeError, "a str, got NoneType None"),
     ],
 )
-def test_dtype_must_be_a_known_name(bad: object, error: type, shown: str) -> None:
+def test_dtype_must_be_a_known_name(bad: object, error: Type[Exception], shown: str) -> None:
     for call in (lambda: encoding(2, 4, dtype=bad), lambda: rows(2, 4, dtype=bad), lambda: value(1, 1, 4, exact=True, dtype=bad)):  # type: ignore[arg-type]
         with pytest.raises(error) as caught:
             call()

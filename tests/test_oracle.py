@@ -2,11 +2,12 @@
 
 import math
 import random
-from typing import List
+from typing import Any, Dict, List, Type
 
 import pytest
 
 from pe_reference import Report, assert_close, compare, encoding
+from tests import reference
 
 
 def test_exact_table_matches_exactly() -> None:
@@ -35,7 +36,7 @@ def test_strict_tolerance_counts_every_difference() -> None:
 
 def test_ulps_tolerance() -> None:
     table = encoding(100, 8, exact=True)
-    table[5][3] = math.nextafter(table[5][3], 2.0) if hasattr(math, "nextafter") else table[5][3] * (1 + 2**-52)
+    table[5][3] = reference.neighbours(table[5][3], "float64")[1]  # one ulp up
     assert compare(table, atol=0.0).failures == 1
     assert compare(table, atol=0.0, ulps=1).ok
 
@@ -86,11 +87,12 @@ def test_tables_of_any_sequence_type() -> None:
 
 
 def test_non_finite_elements_fail() -> None:
-    table = encoding(5, 4)
+    table: List[List[Any]] = encoding(5, 4)
     table[1][1] = math.nan
     table[2][2] = math.inf
+    table[3][3] = 10**400  # beyond float64: as far off as infinity
     report = compare(table)
-    assert report.failures == 2 and report.max_abs_error == math.inf
+    assert report.failures == 3 and report.max_abs_error == math.inf
 
 
 @pytest.mark.parametrize(
@@ -102,11 +104,12 @@ def test_non_finite_elements_fail() -> None:
         ([[]], ValueError, "actual must have at least one row and one column, got an empty table"),
         ([["0.5"]], TypeError, "actual[0][0] must be a number, got str '0.5'"),
         ([[True]], TypeError, "actual[0][0] must be a number, got bool True"),
+        ([[1j]], TypeError, "actual[0][0] must be a number, got complex 1j"),
         (3.0, TypeError, "actual must be a 2-D table of numbers, got float"),
         ("table", TypeError, "actual must be a 2-D table of numbers, got str"),
     ],
 )
-def test_bad_tables(bad: object, error: type, message: str) -> None:
+def test_bad_tables(bad: object, error: Type[Exception], message: str) -> None:
     with pytest.raises(error) as caught:
         compare(bad)
     assert str(caught.value) == message
@@ -122,7 +125,7 @@ def test_bad_tables(bad: object, error: type, message: str) -> None:
         ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, got 'bert'"),
     ],
 )
-def test_bad_keywords(keywords: dict, error: type, message: str) -> None:  # type: ignore[type-arg]
+def test_bad_keywords(keywords: Dict[str, Any], error: Type[Exception], message: str) -> None:
     with pytest.raises(error) as caught:
         compare(encoding(2, 4), **keywords)
     assert str(caught.value) == message

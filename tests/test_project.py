@@ -2,7 +2,7 @@
 
 import re
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
@@ -17,7 +17,7 @@ def test_mypy_strict() -> None:
 
 def fenced_blocks(text: str) -> List[List[str]]:
     blocks: List[List[str]] = []
-    current: "List[str] | None" = None
+    current: "Optional[List[str]]" = None
     for line in text.splitlines():
         if line.startswith("```"):
             if current is None:

@@ -13,7 +13,7 @@ from pe_reference.
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -32,7 +32,7 @@ def undecided_cases() -> List[Case]:
     round_fixed = pe_reference._round_fixed
     state: Dict[str, Any] = {}
 
-    def recording_round(v: int, F: int, error: int, dtype: str) -> "float | None":
+    def recording_round(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
         result = round_fixed(v, F, error, dtype)
         if result is None and "key" in state:
             state["retried"] = True
@@ -73,7 +73,7 @@ def closest_to_a_tie(per_dtype: int = 20) -> List[Case]:
     round_fixed = pe_reference._round_fixed
     state: Dict[str, Any] = {"best": []}
 
-    def measuring_round(v: int, F: int, error: int, dtype: str) -> "float | None":
+    def measuring_round(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
         precision, emin, _ = reference.FORMATS[dtype]
         a = abs(v)
         if a:
