@@ -929,7 +929,8 @@ def _exact_rows(
     a time; after 2**16 such jumps the anchor is computed directly again.  So
     the anchor and its successor, rounded to P bits, are within 1 unit.
 
-    The float64 rows are finished by _finish_float64's arithmetic; a value
+    The float64 rows are finished by the arithmetic stated beside
+    _HALF_WINDOW; a value
     whose rounding that cannot decide goes to _round_fixed, and if that
     cannot either, to the Ziv loop of _exact_value.  A padding column is 0
     throughout (its multiplier is 0).
@@ -971,11 +972,11 @@ def _exact_rows(
             error = step * step + (step * step >> 7) + step + 1
             position = start + first + step
             if float64:
-                # _finish_float64 and the window test, written out: a call per
-                # value would cost a third more.  Undecided values become
-                # 0.0, which the check below catches with the small ones.
-                # The literals are _LOW_MASK, _HALF_WINDOW and _WINDOW_BITS
-                # (a constant loads faster).
+                # The finish and the window test stated beside _HALF_WINDOW,
+                # written out: a call per value would cost a third more.
+                # Undecided values become 0.0, which the check below catches
+                # with the small ones.  The literals are _LOW_MASK,
+                # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
                 row: "List[Optional[float]]" = [
                     (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
                     for v in values
@@ -1027,14 +1028,24 @@ def _complete_row(
             row[dim] = element
 
 
-# The float64 finish of a table row, P = 105 fraction bits.  The error is
-# below 2**21 units.  If (v + 2**21) mod 2**40 >= 2**22, that is if bits 22
-# to 39 of v + 2**21 are not all zero, no multiple of 2**40 lies within 2**21
-# of v; the rounding boundaries of a value of magnitude above 2**-11 (at
-# least 94 bits) are such multiples, so v rounds as the true value does.
-# Smaller values, or a failed test, take the general path.
+# The float64 finish of a table row, P = 105 fraction bits, written out in
+# _exact_rows: (v >> 53) * 2**-52 + (v & _LOW_MASK) * 2**-105.
+#
+# Rounding: v = high * 2**53 + low with |high| <= 2**52 + 1 and
+# 0 <= low < 2**53.  Multiplying an int by a float converts the int first,
+# exactly for these (CPython rounds correctly, and MicroPython too accumulates
+# integers below 2**53 exactly); the scalings by powers of two are exact, and
+# the one addition is correctly rounded by IEEE 754: the result is v rounded
+# to nearest, ties to even.
+#
+# Deciding: the error is below 2**21 units.  If (v + 2**21) mod 2**40 >= 2**22,
+# that is if bits 22 to 39 of v + 2**21 are not all zero, no multiple of 2**40
+# lies within 2**21 of v; the rounding boundaries of a value of magnitude
+# above 2**-11 (at least 94 bits) are such multiples, so v rounds as the true
+# value does.  Smaller values, or a failed test, take the general path.
 _HALF_WINDOW = 1 << 21
 _WINDOW_BITS = (1 << 40) - (1 << 22)
+_LOW_MASK = (1 << 53) - 1
 
 
 def _finish_constants() -> "Tuple[float, float, float]":
@@ -1043,21 +1054,6 @@ def _finish_constants() -> "Tuple[float, float, float]":
     Made on first use, from bits: importing the module needs no struct.
     """
     return _power_of_two(-52), _power_of_two(-105), _power_of_two(-11)
-
-_LOW_MASK = (1 << 53) - 1
-
-
-def _finish_float64(v: int) -> float:
-    """Round v / 2**105 (|v| <= 2**105 + 2**21) to float64, nearest, ties to even.
-
-    v = high * 2**53 + low with |high| <= 2**52 + 1 and 0 <= low < 2**53.
-    Multiplying an int by a float converts the int first, exactly for these
-    (CPython rounds correctly, and MicroPython too accumulates integers below
-    2**53 exactly); the scalings by powers of two are exact, and the one
-    addition is correctly rounded by IEEE 754.
-    """
-    high, low, _ = _finish_constants()
-    return (v >> 53) * high + (v & _LOW_MASK) * low
 
 
 # ---------------------------------------------------------------------------
