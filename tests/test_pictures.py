@@ -118,10 +118,12 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pyte
     assert os.listdir(tmp_path) == []
 
 
-def test_picture_usage_errors() -> None:
-    for args in (["0", "4", "--plot", "x.png"], ["4", "4", "--explain", "--waves", "x.png"]):
+def test_picture_usage_errors(tmp_path: Path) -> None:
+    picture = str(tmp_path / "x.png")
+    for args in (["0", "4", "--plot", picture], ["4", "4", "--explain", "--waves", picture]):
         status, out, err = run(*args)
         assert status == 2 and "need a table of at least one position, and no --explain" in err
+    assert os.listdir(tmp_path) == []
 
 
 def test_committed_pictures_are_what_the_readme_command_makes(tmp_path: Path) -> None:

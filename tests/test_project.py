@@ -1,8 +1,11 @@
 """The project's promises about itself: typing, docs, README and CI agree."""
 
+import fnmatch
+import os
 import re
+import subprocess
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Set
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
@@ -92,3 +95,60 @@ def test_the_stubs_name_the_public_api() -> None:
     stub = (ROOT / "stubs" / "pe_reference-stubs" / "__init__.pyi").read_text(encoding="utf-8")
     for name in pe_reference.__all__:
         assert f"def {name}(" in stub or f"class {name}" in stub, name
+
+
+# The top level of the repository when git cannot say what is tracked (no git, or not a checkout).
+LAYOUT = {".ci", ".gitignore", "README.md", "benchmarks", "docs", "pe_reference.py", "pyproject.toml", "stubs", "tests"}
+
+
+def git(*args: str, stdin: str = "") -> "Optional[subprocess.CompletedProcess[str]]":
+    """Run git in the repository root; None when git is missing or ROOT is not the top of a checkout."""
+    command = ["git", "-c", f"safe.directory={ROOT}", "-C", str(ROOT), *args]
+    try:
+        top = subprocess.run([*command[:5], "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != ROOT:
+            return None
+        process = subprocess.run(command, input=stdin, capture_output=True, text=True)
+    except OSError:
+        return None
+    return process if process.returncode in (0, 1) else None
+
+
+def ignored_by_gitignore(name: str) -> bool:
+    """Whether a top-level name matches a pattern of .gitignore (the patterns it uses: names and globs)."""
+    for line in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines():
+        pattern = line.strip()
+        if not pattern or pattern.startswith(("#", "!")):
+            continue
+        if pattern.endswith("/") and not (ROOT / name).is_dir():
+            continue
+        if fnmatch.fnmatchcase(name, pattern.strip("/")):
+            return True
+    return False
+
+
+def stray_root_entries() -> Set[str]:
+    """The root's entries that are neither tracked (top-level names of git ls-files) nor ignored."""
+    entries = set(os.listdir(ROOT)) - {".git"}
+    tracked = git("ls-files", "-z")
+    if tracked is None:
+        return {name for name in entries - LAYOUT if not ignored_by_gitignore(name)}
+    candidates = sorted(entries - {path.split("/")[0] for path in tracked.stdout.split("\0") if path})
+    # A trailing slash for folders: git matches a pattern such as dist/ only against a folder.
+    queries = [name + "/" if (ROOT / name).is_dir() else name for name in candidates]
+    ignored = git("check-ignore", "--stdin", "-z", stdin="\0".join(queries) + "\0") if queries else None
+    assert ignored is not None or not queries, "git check-ignore failed"
+    ignored_names = {path.rstrip("/") for path in ignored.stdout.split("\0") if path} if ignored else set()
+    return set(candidates) - ignored_names
+
+
+def test_the_root_holds_only_the_tracked_layout() -> None:
+    # Files a run leaves behind (the argument fuzzer once wrote --plot's PNGs named 1, 4,
+    # 18 and bert here) are neither tracked nor ignored.
+    stray = stray_root_entries()
+    assert not stray, f"the repository root holds files that are neither tracked nor ignored: {sorted(stray)}"
+    # Nor is any picture at the root, tracked or not: the pictures live in docs/.
+    pictures = sorted(
+        entry.name for entry in ROOT.iterdir() if entry.is_file() and entry.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    )
+    assert not pictures, f"the repository root holds PNG images (pictures belong in docs/): {pictures}"

@@ -15,6 +15,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import tracemalloc
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -275,16 +276,21 @@ def test_fuzz_arguments(tokens: List[str]) -> None:
     ]
     # Every number among the tokens is small (64 at most), and the output stops at 1 MiB.
     out, err = LimitedOutput(), io.StringIO()
-    stdin = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(b"[[0.0, 1.0]]"))  # for --check -
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                status = pe_reference.main(arguments)
-            except SystemExit as exit:
-                status = exit.code if isinstance(exit.code, int) else 0
-    finally:
-        sys.stdin = stdin
+    stdin, here = sys.stdin, os.getcwd()
+    # --plot and --waves take any token as a file name ("--plot 4" writes ./4): run in a
+    # folder of its own, so nothing lands in the directory pytest was started from.
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(b"[[0.0, 1.0]]"))  # for --check -
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    status = pe_reference.main(arguments)
+                except SystemExit as exit:
+                    status = exit.code if isinstance(exit.code, int) else 0
+        finally:
+            sys.stdin = stdin
+            os.chdir(here)
     assert status in (0, 1, 2), (arguments, status)
     if status == 2:
         assert err.getvalue().count("\n") == 1 and "Traceback" not in err.getvalue(), (arguments, err.getvalue())
