@@ -2,8 +2,10 @@
 
 import math
 import random
-from typing import Any, Dict, List, Type
+import struct
+from typing import Any, Dict, List, Tuple, Type
 
+import mpmath
 import pytest
 
 from pe_reference import Report, assert_close, compare, encoding
@@ -21,10 +23,91 @@ def test_exact_table_matches_exactly() -> None:
 
 def test_fast_table_is_within_the_default_tolerance() -> None:
     report = compare(encoding(2000, 64))
-    assert report.ok
-    assert 0 < report.max_abs_error <= report.atol
-    # The default is the angle's rounding: 2**-52 * (1 + largest angle).
-    assert report.atol == 2.0**-52 * (1 + 1999)
+    assert report.ok and report.atol is None and report.ulps is None
+    assert 0 < report.max_abs_error <= 2.0**-48 * (1 + 1999)
+
+
+def allowance(position: int, dim: int, d_model: int, precision: int) -> float:
+    """The documented default tolerance, computed here from its definition."""
+    angle = position / 10000.0 ** (2 * (dim // 2) / d_model)
+    return min(2.0**-10, 2.0 ** (5 - precision) * (1 + abs(angle)))
+
+
+@pytest.mark.parametrize("dtype, precision", [("float64", 53), ("float32", 24)])
+def test_the_default_tolerance_is_the_documented_rule(dtype: str, precision: int) -> None:
+    # Just inside passes, just outside fails, at a small and a large angle.
+    for position, dim in ((3, 5), (900, 0), (900, 2)):
+        tolerance = allowance(position, dim, 8, precision)
+        for factor, passes in ((0.75, True), (1.25, False)):
+            table = encoding(position + 1, 8, exact=True, dtype=dtype)
+            exact = table[position][dim]
+            table[position][dim] = exact + factor * tolerance
+            assert compare(table, dtype=dtype).ok is passes, (position, dim, factor)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(1, 2), (200, 64), (3000, 8)])
+def test_a_table_of_zeros_never_passes(dtype: str, shape: Tuple[int, int]) -> None:
+    zeros = [[0.0] * shape[1] for _ in range(shape[0])]
+    report = compare(zeros, dtype=dtype)
+    assert not report.ok
+    assert report.diagnosis == "Diagnosis: every element of the table is 0."
+    assert not compare(zeros, dtype=dtype, ulps=0).ok
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+def test_an_error_of_1e_3_never_passes_by_default(dtype: str) -> None:
+    generator = random.Random(10)
+    for _ in range(40):
+        seq_len = generator.choice([2, 50, 300, 3000])
+        r, c = generator.randrange(seq_len), generator.randrange(8)
+        table = encoding(seq_len, 8, exact=True, dtype=dtype)
+        exact = table[r][c]
+        # A number of the format at least 1e-3 away (towards 0, so it stays in range).
+        changed = reference.round_to(mpmath.mpf(exact) - mpmath.mpf(1.001e-3) * (1 if exact > 0 else -1), dtype)
+        while abs(changed - exact) < 1e-3:
+            changed = reference.neighbours(changed, dtype)[0 if exact > 0 else 1]
+        table[r][c] = changed
+        assert not compare(table, dtype=dtype).ok, (seq_len, r, c)
+
+
+def test_a_wrong_convention_in_bfloat16_does_not_pass() -> None:
+    # It passed before: the tolerance grew with the largest angle beyond 1.
+    paper = encoding(512, 64, exact=True, dtype="bfloat16")
+    assert not compare(paper, preset="tensor2tensor", dtype="bfloat16").ok
+    assert not compare(paper[:200], preset="tensor2tensor", dtype="bfloat16").ok
+
+
+def test_huge_positions_and_tiny_bases_get_no_free_pass() -> None:
+    assert not compare([[0.0] * 4], start=2**53).ok
+    table = encoding(5, 4, base=1e-300)
+    table[2][1] += 0.5
+    assert not compare(table, base=1e-300).ok
+
+
+def test_positions_a_format_cannot_hold_do_not_pass_by_default() -> None:
+    table = encoding(512, 8, exact=True, dtype="bfloat16")
+    report = compare(table, dtype="bfloat16")
+    assert report.failures == 0 and not report.ok
+    assert report.unrepresentable is not None
+    assert "bfloat16 holds whole numbers exactly only up to 256, and this table's positions reach 511" in str(report)
+    assert str(report).splitlines()[-1] == "0 of 4096 elements outside the tolerance: NOT PASSED"
+    # An explicit tolerance compares it all the same: here, bit for bit.
+    assert compare(table, dtype="bfloat16", atol=0).ok
+    assert compare(encoding(256, 8, exact=True, dtype="bfloat16"), dtype="bfloat16").ok
+    assert compare(encoding(2049, 8, exact=True, dtype="float16"), dtype="float16").ok  # position 2048 is held
+    assert not compare(encoding(2050, 8, exact=True, dtype="float16"), dtype="float16").ok
+    assert compare(encoding(2050, 8, exact=True, dtype="float16"), dtype="float16", ulps=0).ok
+    # Angles too: a base below 1 multiplies the positions.
+    assert "holds this table's angles" in str(compare(encoding(4, 4, base=1e-300), base=1e-300))
+
+
+def test_values_are_rounded_to_dtype_before_the_comparison() -> None:
+    # Read from short decimal text, the exact bfloat16 values are not yet bfloat16.
+    exact = encoding(50, 8, exact=True, dtype="bfloat16")
+    as_text = [[float(f"{x:.4g}") for x in row] for row in exact]
+    assert as_text != exact
+    assert compare(as_text, dtype="bfloat16", atol=0).ok
 
 
 def test_strict_tolerance_counts_every_difference() -> None:
@@ -32,13 +115,29 @@ def test_strict_tolerance_counts_every_difference() -> None:
     differing = sum(a != b for fast_row, exact_row in zip(fast, exact) for a, b in zip(fast_row, exact_row))
     report = compare(fast, atol=0.0)
     assert report.failures == differing > 0
+    assert report.diagnosis is not None and "every element is within the default tolerance" in report.diagnosis
 
 
 def test_ulps_tolerance() -> None:
     table = encoding(100, 8, exact=True)
     table[5][3] = reference.neighbours(table[5][3], "float64")[1]  # one ulp up
     assert compare(table, atol=0.0).failures == 1
+    assert compare(table, ulps=0).failures == 1
     assert compare(table, atol=0.0, ulps=1).ok
+    assert compare(table, ulps=1).ok
+    assert compare(table, ulps=1).max_ulp_error == 1
+
+
+def test_ulps_count_the_numbers_of_the_format_between() -> None:
+    table = encoding(3, 4, exact=True, dtype="float16")
+    table[0][0] = 2.0**-24  # the exact value is 0: one float16 number away
+    table[1][1] = -table[1][1]
+    report = compare(table, dtype="float16", atol=0)
+    places = compare([[-2.0**-24, 1.0]], dtype="float16", atol=0).max_ulp_error
+    assert places == 1
+    assert report.max_ulp_error < math.inf
+    # From x to -x: both halves of the number line up to x, in float16's 2**15 places per sign.
+    assert report.max_ulp_error == 2 * struct.unpack("<H", struct.pack("<e", abs(table[1][1])))[0]
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
@@ -47,11 +146,12 @@ def test_a_perturbed_element_is_found(dtype: str) -> None:
     for _ in range(5):
         table = encoding(40, 12, exact=True, dtype=dtype)
         r, c = generator.randrange(40), generator.randrange(12)
-        table[r][c] += 0.01
+        table[r][c] += 0.01 if table[r][c] < 0.5 else -0.01
         report = compare(table, dtype=dtype, atol=0.0)
         assert report.failures == 1
         assert report.worst is not None and report.worst[:2] == (r, c)
-        assert abs(report.max_abs_error - 0.01) < 1e-3
+        assert abs(report.max_abs_error - 0.01) < 0.005
+        assert report.diagnosis is not None and f"1 element: [{r}][{c}] is " in report.diagnosis
 
 
 def test_report_text() -> None:
@@ -59,11 +159,11 @@ def test_report_text() -> None:
     table[2][1] = 0.5
     text = str(compare(table, atol=0.0))
     lines = text.splitlines()
-    assert lines[0] == "6 x 4 table against the exact float64 values of the paper convention (atol=0)"
+    assert lines[0] == "6 x 4 table against the exact float64 values of the paper convention (atol=0, exact)"
     assert lines[2] == f"worst element [2][1]: 0.5, exact {encoding(3, 4, exact=True)[2][1]!r}"
     assert lines[3] == "1 of 24 elements outside the tolerance: MISMATCH"
-    assert lines[4].startswith("Diagnosis: ")
-    assert "MISMATCH" in repr(compare(table, atol=0.0)) or "mismatch" in repr(compare(table, atol=0.0))
+    assert lines[4] == "Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147."
+    assert repr(compare(table, atol=0.0)) == "<Report mismatch: 1 of 24 outside tolerance>"
 
 
 def test_assert_close() -> None:
@@ -86,13 +186,37 @@ def test_tables_of_any_sequence_type() -> None:
     assert compare(TensorLike()).ok
 
 
-def test_non_finite_elements_fail() -> None:
+def test_non_finite_elements_fail_and_are_named() -> None:
     table: List[List[Any]] = encoding(5, 4)
     table[1][1] = math.nan
     table[2][2] = math.inf
     table[3][3] = 10**400  # beyond float64: as far off as infinity
     report = compare(table)
-    assert report.failures == 3 and report.max_abs_error == math.inf
+    assert report.failures == 3 and not report.ok
+    assert report.not_finite_count == 3
+    assert [cell[:2] for cell in report.not_finite] == [(1, 1), (2, 2), (3, 3)]
+    # The largest errors are those of the finite elements: here none.
+    assert report.max_abs_error < 1e-15
+    text = str(report)
+    assert "3 elements are not a finite number: [1][1] is nan, [2][2] is inf, [3][3] is inf" in text
+    assert report.diagnosis is not None
+    assert report.diagnosis.startswith("Diagnosis: 3 elements are not a finite number: [1][1] is nan")
+    assert "the other elements are within the default tolerance" in report.diagnosis
+    assert not compare(table, atol=1.0, ulps=10**30).ok
+
+
+def test_number_like_scalars_are_accepted_as_tolerances() -> None:
+    class Scalar:
+        def __init__(self, value: float) -> None:
+            self.value = value
+
+        def __float__(self) -> float:
+            return self.value
+
+    assert compare(encoding(3, 4), atol=Scalar(1e-12), ulps=Scalar(2.0)).ok  # type: ignore[arg-type]
+    numpy = pytest.importorskip("numpy")
+    report = compare(encoding(3, 4), atol=numpy.float32(1e-6), base=numpy.float64(10000.0), start=numpy.int64(0))
+    assert report.ok and report.atol == float(numpy.float32(1e-6))
 
 
 @pytest.mark.parametrize(
@@ -121,6 +245,7 @@ def test_bad_tables(bad: object, error: Type[Exception], message: str) -> None:
         ({"atol": -1.0}, ValueError, "atol must be finite and at least 0, got -1.0"),
         ({"atol": math.nan}, ValueError, "atol must be finite and at least 0, got nan"),
         ({"ulps": "1"}, TypeError, "ulps must be a number, got str '1'"),
+        ({"ulps": math.inf}, ValueError, "ulps must be finite and at least 0, got inf"),
         ({"dtype": "int8"}, ValueError, "dtype must be one of float64, float32, bfloat16, float16, got 'int8'"),
         ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, got 'bert'"),
     ],
@@ -140,11 +265,13 @@ def diagnosis(table: object, **keywords: object) -> str:
 @pytest.mark.parametrize("preset", ["tensor2tensor", "fairseq", "tf-tutorial", "guided-diffusion"])
 def test_diagnosis_names_the_preset(preset: str) -> None:
     text = diagnosis(encoding(30, 16, preset=preset))
-    assert f"(preset {preset}):" in text and "max abs error 0 " in text
+    assert f"(preset {preset}):" in text and "it reproduces 480 of the 480 elements compared" in text
 
 
 def test_diagnosis_of_shifted_positions() -> None:
-    assert "(preset paper), but with positions from 1 instead of 0" in diagnosis(encoding(30, 16, start=1))
+    text = diagnosis(encoding(30, 16, start=1))
+    assert "the paper preset's layout and spacing (sin and cos interleaved per pair) with positions from 1 instead of 0" in text
+    assert "positions from 3 instead of 0" in diagnosis(encoding(30, 16, start=3))
 
 
 def test_diagnosis_of_another_base() -> None:
@@ -164,8 +291,6 @@ def test_diagnosis_of_the_odd_exponent_cosine() -> None:
 
 def test_diagnosis_of_float32_positions() -> None:
     def f32(x: float) -> float:
-        import struct
-
         return float(struct.unpack("<f", struct.pack("<f", x))[0])
 
     # A float32 pipeline rounds the position, the frequency and their product.
@@ -178,9 +303,68 @@ def test_diagnosis_of_float32_positions() -> None:
 
 
 def test_diagnosis_when_only_the_precision_is_off() -> None:
-    table = encoding(30, 16)
-    table = [[x + 1e-9 for x in row] for row in table]
-    assert "no other convention or known mistake fits better; the table follows the paper convention" in diagnosis(table)
+    table = [[x + 1e-9 for x in row] for row in encoding(30, 16)]
+    text = diagnosis(table)
+    assert text.startswith("Diagnosis: nothing known explains the table. The closest candidate, the paper's convention")
+
+
+def test_diagnosis_of_marians_odd_rule_names_its_difference() -> None:
+    # [sin | cos] with an odd width and one more sine: not guided-diffusion (a reused loop variable named it).
+    text = diagnosis(encoding(20, 9, layout="sin-cos", odd="sine"), layout="sin-cos", odd="zero")
+    assert "the tf-tutorial preset's layout and spacing (all sines then all cosines) with an odd d_model's rule 'sine' instead of 'error'" in text
+    assert "guided-diffusion" not in text
+
+
+def test_diagnosis_of_local_damage() -> None:
+    table = encoding(20, 8)
+    table[5], table[6] = table[6], table[5]
+    assert diagnosis(table) == "Diagnosis: the table follows the paper convention except for rows 5 and 6, swapped."
+    table = encoding(21, 8)
+    del table[7]
+    assert diagnosis(table).endswith("except for rows 7 to 19, each one position later (as if a row were missing before them).")
+    table = encoding(20, 8)
+    table.insert(7, list(table[6]))
+    assert diagnosis(table[:20]).endswith("except for rows 7 to 19, each one position earlier (as if a row were repeated before them).")
+    table = encoding(20, 8, preset="tensor2tensor")
+    table[1] = [0.0] * 8
+    text = diagnosis(table, preset="fairseq")
+    assert "follows tensor2tensor's convention (preset tensor2tensor)" in text
+    assert text.endswith("except for row 1, all zeros (as the row of a padding index is).")
+    table = encoding(20, 8)
+    for row in table:
+        row[3] = 0.0
+    assert diagnosis(table).endswith("except for column 3, all zeros.")
+
+
+@pytest.mark.parametrize("preset", ["tf-tutorial", "paper"])
+@pytest.mark.parametrize("shape", [(5, 4), (1, 2), (3, 4), (4, 3), (2, 5)])
+def test_no_crash_on_any_readable_table(preset: str, shape: Tuple[int, int]) -> None:
+    # The transposed candidate used to build a table of odd width in a convention without an odd rule.
+    table = [[0.25 * ((r + c) % 3) for c in range(shape[1])] for r in range(shape[0])]
+    for keywords in ({}, {"odd": "error"}, {"atol": 0.0}):
+        report = compare(table, preset=preset, **keywords)  # type: ignore[arg-type]
+        assert not report.ok and report.diagnosis is not None
+
+
+def test_an_odd_width_in_a_convention_without_an_odd_rule_is_a_mismatch() -> None:
+    report = compare(encoding(5, 5), preset="tf-tutorial")
+    assert not report.ok and report.failures == 25
+    assert "the tf-tutorial convention has no table of odd width, and this one has 5 columns" in str(report)
+    assert report.diagnosis is not None and "(preset paper)" in report.diagnosis
+
+
+def test_no_crash_at_positions_beyond_float64() -> None:
+    table = encoding(3, 4)
+    for atol in (None, 0.0):
+        report = compare(table, start=2**1100, atol=atol)
+        assert not report.ok
+        assert report.diagnosis is not None and "(preset paper)" in report.diagnosis
+
+
+def test_no_crash_at_the_smallest_base() -> None:
+    for atol in (None, 0.0):
+        report = compare(encoding(5, 4), base=5e-324, preset="tensor2tensor", atol=atol)
+        assert not report.ok and report.diagnosis is not None
 
 
 def test_report_is_exported() -> None:

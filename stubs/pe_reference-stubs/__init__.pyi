@@ -20,30 +20,37 @@ class Report:
     shape: Tuple[int, int]
     convention: str
     dtype: str
-    atol: float
-    ulps: float
+    atol: Optional[float]
+    ulps: Optional[float]
     failures: int
     max_abs_error: float
     max_ulp_error: float
     worst: Optional[Tuple[int, int, float, float]]
     diagnosis: Optional[str]
+    not_finite: List[Tuple[int, int, float]]
+    not_finite_count: int
+    unrepresentable: Optional[str]
     def __init__(
         self,
         shape: Tuple[int, int],
         convention: str,
         dtype: str,
-        atol: float,
-        ulps: float,
+        atol: Optional[float],
+        ulps: Optional[float],
         failures: int,
         max_abs_error: float,
         max_ulp_error: float,
         worst: Optional[Tuple[int, int, float, float]],
         diagnosis: Optional[str],
+        not_finite: Sequence[Tuple[int, int, float]] = ...,
+        not_finite_count: int = ...,
+        unrepresentable: Optional[str] = ...,
     ) -> None: ...
     @property
     def ok(self) -> bool: ...
     @property
     def count(self) -> int: ...
+    def tolerance(self) -> str: ...
 
 def encoding(
     seq_len: int,

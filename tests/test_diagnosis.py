@@ -1,0 +1,436 @@
+"""The diagnosis of compare(), on damaged and mistaken tables built by numpy and torch.
+
+Each table is built from a framework's own formula (numpy or torch peer
+code, not pe_reference's encoding), except where a test says so: the
+isolated-element test and the 1e-3 test start from pe_reference's exact
+values, which are the reference by definition.  A test asserts that the
+report fails (or passes) and that the diagnosis names the explanation.
+"""
+
+import math
+import random
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+import pytest
+
+from pe_reference import compare, encoding
+
+numpy: Any = pytest.importorskip("numpy")
+torch: Any = pytest.importorskip("torch")
+
+DTYPES = ["float64", "float32", "float16", "bfloat16"]
+
+
+def diagnosis_of(table: object, **keywords: Any) -> str:
+    """The diagnosis of a table that must not pass."""
+    report = compare(table, **keywords)
+    assert not report.ok, str(report)
+    assert report.diagnosis is not None and report.diagnosis.startswith("Diagnosis: "), str(report)
+    return report.diagnosis
+
+
+def round_to(x: float, dtype: str) -> float:
+    """x stored in dtype (round to nearest even), as a Python float."""
+    return float(torch.tensor([x], dtype=getattr(torch, dtype)).item())
+
+
+def next_up(x: float, dtype: str) -> float:
+    """The next number of dtype above x (x held by dtype)."""
+    kind = getattr(torch, dtype)
+    here = torch.tensor([x], dtype=kind)
+    return float(torch.nextafter(here, torch.tensor([math.inf], dtype=kind)).item())
+
+
+# ---------------------------------------------------------------------------
+# Peers: tables as the frameworks build them
+# ---------------------------------------------------------------------------
+
+
+def paper_numpy(seq_len: int, d_model: int, start: int = 0, base: float = 10000.0) -> Any:
+    """The paper's interleaved table in numpy float64: pos * exp(2i * -(ln(base)/d))."""
+    position = numpy.arange(start, start + seq_len, dtype=numpy.float64)[:, None]
+    frequency = numpy.exp(numpy.arange(0, d_model, 2) * -(math.log(base) / d_model))
+    table = numpy.zeros((seq_len, d_model))
+    table[:, 0::2] = numpy.sin(position * frequency)
+    table[:, 1::2] = numpy.cos(position * frequency[: d_model // 2])
+    return table
+
+
+def paper_numpy_float32(seq_len: int, d_model: int) -> Any:
+    """The same formula with every step in float32."""
+    position = numpy.arange(seq_len, dtype=numpy.float32)[:, None]
+    frequency = numpy.exp(numpy.arange(0, d_model, 2, dtype=numpy.float32) * numpy.float32(-math.log(10000.0) / d_model))
+    table = numpy.zeros((seq_len, d_model), dtype=numpy.float32)
+    table[:, 0::2] = numpy.sin(position * frequency)
+    table[:, 1::2] = numpy.cos(position * frequency)
+    return table
+
+
+def paper_torch(seq_len: int, d_model: int) -> Any:
+    """The usual torch module in float32: exp-form frequencies, interleaved."""
+    position = torch.arange(seq_len, dtype=torch.float32)[:, None]
+    frequency = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    table = torch.zeros(seq_len, d_model)
+    table[:, 0::2] = torch.sin(position * frequency)
+    table[:, 1::2] = torch.cos(position * frequency)
+    return table
+
+
+def m2m100_torch(num_embeddings: int, d_model: int, padding_idx: int = 1) -> Any:
+    """fairseq's / HF M2M100's SinusoidalPositionalEmbedding.get_embedding, in torch float32."""
+    half_dim = d_model // 2
+    emb = math.log(10000) / (half_dim - 1)
+    emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -emb)
+    emb = torch.arange(num_embeddings, dtype=torch.int64).float().unsqueeze(1) * emb.unsqueeze(0)
+    emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).view(num_embeddings, -1)
+    if d_model % 2 == 1:
+        emb = torch.cat([emb, torch.zeros(num_embeddings, 1)], dim=1)
+    emb[padding_idx, :] = 0
+    return emb
+
+
+def tensor2tensor_numpy(seq_len: int, d_model: int) -> Any:
+    """tensor2tensor's get_timing_signal_1d in numpy float64: [sin | cos], increment ln(base)/(h-1)."""
+    half = d_model // 2
+    increment = math.log(10000.0) / max(half - 1, 1)
+    inverse = numpy.exp(numpy.arange(half) * -increment)
+    scaled = numpy.arange(seq_len)[:, None] * inverse[None, :]
+    table = numpy.concatenate([numpy.sin(scaled), numpy.cos(scaled)], axis=1)
+    return numpy.pad(table, [[0, 0], [0, d_model % 2]])
+
+
+def tensor2tensor_torch(seq_len: int, d_model: int) -> Any:
+    half = d_model // 2
+    increment = math.log(10000.0) / max(half - 1, 1)
+    inverse = torch.exp(torch.arange(half, dtype=torch.float32) * -increment)
+    scaled = torch.arange(seq_len, dtype=torch.float32)[:, None] * inverse[None, :]
+    return torch.cat([torch.sin(scaled), torch.cos(scaled)], dim=1)
+
+
+def guided_diffusion_torch(seq_len: int, d_model: int) -> Any:
+    """guided-diffusion's timestep_embedding: [cos | sin], exp(-ln(10000) * arange(half) / half)."""
+    half = d_model // 2
+    frequencies = torch.exp(-math.log(10000.0) * torch.arange(start=0, end=half, dtype=torch.float32) / half)
+    arguments = torch.arange(seq_len, dtype=torch.float32)[:, None] * frequencies[None]
+    table = torch.cat([torch.cos(arguments), torch.sin(arguments)], dim=-1)
+    if d_model % 2:
+        table = torch.cat([table, torch.zeros_like(table[:, :1])], dim=-1)
+    return table
+
+
+def tf_tutorial_numpy(seq_len: int, d_model: int) -> Any:
+    """The TensorFlow tutorial's positional_encoding: [sin | cos], paper spacing."""
+    depth = d_model / 2
+    depths = numpy.arange(depth)[None, :] / depth
+    angle_rates = 1 / (10000**depths)
+    angle_rads = numpy.arange(seq_len)[:, None] * angle_rates
+    return numpy.concatenate([numpy.sin(angle_rads), numpy.cos(angle_rads)], axis=-1).astype(numpy.float32)
+
+
+def marian_numpy(n_pos: int, dim: int) -> Any:
+    """HF Marian's _init_weight: sines of even j then cosines of odd j, width dim (odd or even)."""
+    position_enc = numpy.array([[pos / numpy.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(n_pos)])
+    out = numpy.zeros((n_pos, dim), dtype=numpy.float32)
+    sentinel = dim // 2 if dim % 2 == 0 else (dim // 2) + 1
+    out[:, 0:sentinel] = numpy.sin(position_enc[:, 0::2])
+    out[:, sentinel:] = numpy.cos(position_enc[:, 1::2])
+    return out
+
+
+def rounded_step_torch(seq_len: int, d_model: int, step: str) -> Any:
+    """A rotary-style float32 pipeline for the paper's interleaved table, with one step rounded.
+
+    angles: the angle table cast to float16 before sin/cos (EleutherAI/gpt-neox #1003);
+    frequencies: inv_freq cast to bfloat16 (tenstorrent/tt-metal #54516);
+    positions: arange made in bfloat16 (HF transformers #28685, DeepSpeed zero.Init);
+    output: the table cast to bfloat16 and back.
+    """
+    position = torch.arange(seq_len, dtype=torch.bfloat16 if step == "positions" else torch.float32).float()
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, d_model, 2, dtype=torch.int64).float() / d_model))
+    if step == "frequencies":
+        inv_freq = inv_freq.to(torch.bfloat16).float()
+    angles = torch.outer(position, inv_freq)
+    if step == "angles":
+        angles = angles.to(torch.float16).float()
+    table = torch.zeros(seq_len, d_model)
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles)
+    if step == "output":
+        table = table.to(torch.bfloat16).float()
+    return table
+
+
+# ---------------------------------------------------------------------------
+# 1. Isolated element changes
+# ---------------------------------------------------------------------------
+
+
+def test_isolated_element_changes_are_found_at_their_place() -> None:
+    rng = random.Random(2026)
+    trials, found = 1200, 0
+    missed: List[Tuple[int, int, str, int, int, float, float, str]] = []
+    began = time.perf_counter()
+    for _ in range(trials):
+        seq_len, d_model = rng.randint(2, 40), rng.randint(2, 32)
+        dtype = rng.choice(["float64", "float32"])
+        table = encoding(seq_len, d_model, exact=True, dtype=dtype)
+        r, c = rng.randrange(seq_len), rng.randrange(d_model)
+        old = table[r][c]
+        while True:
+            if rng.random() < 0.5:
+                amount = rng.uniform(0.01, 0.1) * rng.choice([-1, 1])
+                new = round_to(old + amount, dtype)
+            else:
+                new = round_to(rng.uniform(-1.5, 1.5), dtype)
+            if abs(new - old) >= 0.01 and -1.5 <= new <= 1.5:
+                break
+        table[r][c] = new
+        report = compare(table, dtype=dtype)
+        assert not report.ok
+        if report.diagnosis is not None and f"except for 1 element: [{r}][{c}] is {new!r}" in report.diagnosis:
+            found += 1
+        else:
+            missed.append((seq_len, d_model, dtype, r, c, old, new, str(report.diagnosis)))
+    elapsed = time.perf_counter() - began
+    print(f"\n{found} of {trials} isolated changes found ({100 * found / trials:.2f}%) in {elapsed:.1f} s")
+    for case in missed[:10]:
+        print("missed:", case)
+    assert found >= 0.99 * trials, missed[:10]
+    assert elapsed < 20.0
+
+
+# ---------------------------------------------------------------------------
+# 2. Moved and zeroed rows
+# ---------------------------------------------------------------------------
+
+# (make a table of n rows of the convention, the keywords compare() checks it with)
+ROW_TABLES: Dict[str, Tuple[Callable[[int], Any], Dict[str, Any]]] = {
+    "paper-torch": (lambda n: paper_torch(n, 16), {"dtype": "float32"}),
+    # Rows 2.. of M2M100's table: positions 2.., fairseq's convention.
+    "m2m100-torch": (lambda n: m2m100_torch(n + 2, 16)[2:], {"preset": "fairseq", "dtype": "float32"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROW_TABLES))
+def test_undamaged_row_tables_pass(name: str) -> None:
+    make, keywords = ROW_TABLES[name]
+    report = compare(make(30), **keywords)
+    assert report.ok, str(report)
+
+
+@pytest.mark.parametrize("name", sorted(ROW_TABLES))
+@pytest.mark.parametrize("seq_len, row", [(30, 5), (30, 0), (30, 28), (300, 150)])
+def test_swapped_rows(name: str, seq_len: int, row: int) -> None:
+    make, keywords = ROW_TABLES[name]
+    table = make(seq_len).clone()
+    table[[row, row + 1]] = table[[row + 1, row]]
+    text = diagnosis_of(table, **keywords)
+    assert text.endswith(f"convention except for rows {row} and {row + 1}, swapped."), text
+
+
+@pytest.mark.parametrize("name", sorted(ROW_TABLES))
+@pytest.mark.parametrize("seq_len, row", [(20, 7), (30, 1), (300, 150)])
+def test_a_deleted_row(name: str, seq_len: int, row: int) -> None:
+    make, keywords = ROW_TABLES[name]
+    full = make(seq_len + 1)
+    table = torch.cat([full[:row], full[row + 1 :]])
+    assert table.shape[0] == seq_len
+    text = diagnosis_of(table, **keywords)
+    expected = f"convention except for rows {row} to {seq_len - 1}, each one position later (as if a row were missing before them)."
+    assert text.endswith(expected), text
+
+
+@pytest.mark.parametrize("name", sorted(ROW_TABLES))
+@pytest.mark.parametrize("seq_len, row", [(20, 6), (30, 0), (300, 150)])
+def test_a_duplicated_row(name: str, seq_len: int, row: int) -> None:
+    make, keywords = ROW_TABLES[name]
+    full = make(seq_len)
+    table = torch.cat([full[: row + 1], full[row : row + 1], full[row + 1 : seq_len - 1]])
+    assert table.shape[0] == seq_len
+    text = diagnosis_of(table, **keywords)
+    expected = (
+        f"convention except for rows {row + 1} to {seq_len - 1}, each one position earlier"
+        " (as if a row were repeated before them)."
+    )
+    assert text.endswith(expected), text
+
+
+@pytest.mark.parametrize("num_embeddings, d_model", [(40, 16), (128, 64), (30, 9)])
+def test_m2m100_table_with_its_padding_row(num_embeddings: int, d_model: int) -> None:
+    table = m2m100_torch(num_embeddings, d_model)
+    text = diagnosis_of(table, preset="fairseq", dtype="float32")
+    assert "the table follows tensor2tensor's convention (preset tensor2tensor)" in text, text
+    assert text.endswith("except for row 1, all zeros (as the row of a padding index is)."), text
+    # The rows of real positions, 2.., are fairseq's table.
+    report = compare(table[2:], preset="fairseq", dtype="float32")
+    assert report.ok, str(report)
+
+
+# ---------------------------------------------------------------------------
+# 3. Conventions named
+# ---------------------------------------------------------------------------
+
+CONVENTIONS = [
+    ("tensor2tensor-numpy", lambda: tensor2tensor_numpy(50, 16), "tensor2tensor", "float64"),
+    ("tensor2tensor-numpy-odd", lambda: tensor2tensor_numpy(50, 15), "tensor2tensor", "float64"),
+    ("tensor2tensor-torch", lambda: tensor2tensor_torch(64, 32), "tensor2tensor", "float32"),
+    ("guided-diffusion-torch", lambda: guided_diffusion_torch(64, 32), "guided-diffusion", "float32"),
+    ("guided-diffusion-torch-odd", lambda: guided_diffusion_torch(50, 17), "guided-diffusion", "float32"),
+    ("tf-tutorial-numpy", lambda: tf_tutorial_numpy(64, 32), "tf-tutorial", "float32"),
+    ("marian-numpy-even", lambda: marian_numpy(64, 32), "tf-tutorial", "float32"),
+]
+
+
+@pytest.mark.parametrize("name, make, preset, dtype", CONVENTIONS, ids=[case[0] for case in CONVENTIONS])
+def test_framework_convention_is_named(name: str, make: Callable[[], Any], preset: str, dtype: str) -> None:
+    table = make()
+    text = diagnosis_of(table, dtype=dtype)
+    assert text.startswith("Diagnosis: the table follows ") and f"'s convention (preset {preset}):" in text, text
+    assert "; it reproduces" in text, text
+    report = compare(table, dtype=dtype, preset=preset)
+    assert report.ok, str(report)
+
+
+@pytest.mark.parametrize("d_model", [9, 33])
+def test_marian_odd_width_is_named(d_model: int) -> None:
+    table = marian_numpy(40, d_model)
+    text = diagnosis_of(table, dtype="float32")
+    assert (
+        "the tf-tutorial preset's layout and spacing (all sines then all cosines)"
+        " with an odd d_model's rule 'sine' instead of 'error'"
+    ) in text, text
+    assert compare(table, dtype="float32", layout="sin-cos", odd="sine").ok
+    assert compare(table, dtype="float32", preset="tf-tutorial", odd="sine").ok
+
+
+def test_positions_from_3() -> None:
+    table = paper_numpy(40, 16, start=3)
+    text = diagnosis_of(table)
+    assert (
+        "the table follows the paper preset's layout and spacing (sin and cos interleaved per pair)"
+        " with positions from 3 instead of 0; it reproduces"
+    ) in text, text
+    assert compare(table, start=3).ok
+
+
+def test_base_1000() -> None:
+    table = paper_numpy(40, 16, base=1000.0)
+    text = diagnosis_of(table)
+    assert "the table follows the paper convention with base 1000 instead of 10000; it reproduces" in text, text
+    assert compare(table, base=1000.0).ok
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_zeros_are_named(dtype: str) -> None:
+    assert diagnosis_of(numpy.zeros((30, 16)), dtype=dtype) == "Diagnosis: every element of the table is 0."
+
+
+@pytest.mark.parametrize("shape", [(30, 16), (16, 30), (64, 8)])
+def test_a_transposed_table(shape: Tuple[int, int]) -> None:
+    seq_len, d_model = shape
+    table = paper_numpy(d_model, seq_len).T  # d_model positions of seq_len columns, transposed
+    assert table.shape == shape
+    text = diagnosis_of(table)
+    assert "the table follows the transposed table: rows are dimensions, columns positions" in text, text
+
+
+# ---------------------------------------------------------------------------
+# 4. Precision mistakes, one step rounded
+# ---------------------------------------------------------------------------
+
+STEPS = [
+    ("angles", 200, "the table follows the paper convention with its angles rounded to float16;"),
+    ("frequencies", 200, "the table follows the paper convention with its frequencies rounded to bfloat16;"),
+    (
+        "positions",
+        600,
+        "the table follows the paper convention with its positions rounded to bfloat16"
+        " (it holds whole numbers exactly only up to 256);",
+    ),
+    ("output", 200, "the table follows the paper convention with its output rounded to bfloat16;"),
+]
+
+
+@pytest.mark.parametrize("step, seq_len, expected", STEPS, ids=[case[0] for case in STEPS])
+@pytest.mark.parametrize("d_model", [64, 128])
+def test_a_rounded_step_is_named(step: str, seq_len: int, expected: str, d_model: int) -> None:
+    table = rounded_step_torch(seq_len, d_model, step)
+    assert compare(rounded_step_torch(seq_len, d_model, "none"), dtype="float32").ok
+    text = diagnosis_of(table, dtype="float32")
+    assert expected in text, text
+
+
+# ---------------------------------------------------------------------------
+# 5. Faithful tables pass
+# ---------------------------------------------------------------------------
+
+
+def test_numpy_float64_formula_passes() -> None:
+    report = compare(paper_numpy(2000, 128))
+    assert report.ok, str(report)
+    assert report.diagnosis is None
+
+
+@pytest.mark.parametrize("seq_len, d_model", [(2000, 64), (2048, 16)])
+def test_numpy_float32_pipeline_passes_as_float32(seq_len: int, d_model: int) -> None:
+    report = compare(paper_numpy_float32(seq_len, d_model), dtype="float32")
+    assert report.ok, str(report)
+
+
+def test_strict_tolerance_on_a_faithful_float32_table_says_so() -> None:
+    table = paper_numpy_float32(300, 32)
+    report = compare(table, dtype="float32", atol=0)
+    assert not report.ok
+    assert report.diagnosis is not None
+    assert report.diagnosis.startswith("Diagnosis: every element is within the default tolerance of the paper convention"), report.diagnosis
+
+
+# ---------------------------------------------------------------------------
+# 6. Never passes by default
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 2), (200, 64), (2000, 16)])
+def test_zeros_never_pass(dtype: str, shape: Tuple[int, int]) -> None:
+    report = compare(numpy.zeros(shape), dtype=dtype)
+    assert not report.ok
+    assert report.diagnosis == "Diagnosis: every element of the table is 0."
+
+
+def test_a_wrong_convention_in_bfloat16_does_not_pass() -> None:
+    table = tensor2tensor_torch(512, 64).to(torch.bfloat16)
+    report = compare(table.float(), dtype="bfloat16")
+    assert not report.ok
+    text = str(report.diagnosis)
+    assert "(preset tensor2tensor)" in text, text
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_missing_row_never_passes(dtype: str) -> None:
+    full = paper_numpy(65, 32)
+    table = numpy.delete(full, 40, axis=0)
+    text = diagnosis_of(table, dtype=dtype)
+    assert "rows 40 to 63, each one position later (as if a row were missing before them)" in text, text
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sign", [1, -1])
+def test_an_element_off_by_1e_3_never_passes(dtype: str, sign: int) -> None:
+    seq_len, d_model = 1000 if dtype != "bfloat16" else 256, 16
+    base = encoding(seq_len, d_model, exact=True, dtype=dtype)
+    rng = random.Random(1000 + DTYPES.index(dtype))
+    places = [(0, 0), (0, 1), (1, 0), (seq_len - 1, 0), (seq_len - 1, d_model - 1), (seq_len // 2, d_model // 2)]
+    places += [(rng.randrange(seq_len), rng.randrange(d_model)) for _ in range(10)]
+    for r, c in places:
+        old = base[r][c]
+        new = round_to(old + sign * 1e-3, dtype)
+        while abs(new - old) < 1e-3:
+            new = next_up(new, dtype) if sign > 0 else -next_up(-new, dtype)
+        assert abs(new - old) >= 1e-3
+        table = [list(row) for row in base]
+        table[r][c] = new
+        report = compare(table, dtype=dtype)
+        assert not report.ok, (r, c, str(report))
+        assert report.diagnosis is not None and f"1 element: [{r}][{c}] is {new!r}" in report.diagnosis, report.diagnosis
