@@ -1287,6 +1287,8 @@ class Report:
         """The rule an element must meet, in words."""
         if self.atol is None and self.ulps is None:
             precision = _DTYPES[self.dtype][0]
+            if 5 - precision >= -10:
+                return "default tolerance 2**-10"  # the cap is below even the allowance at angle 0
             return f"default tolerance min(2**-10, 2**{5 - precision} * (1 + |angle|))"
         parts = []
         if self.atol is not None:

@@ -29,8 +29,8 @@ def test_fast_table_is_within_the_default_tolerance() -> None:
 
 def allowance(position: int, dim: int, d_model: int, precision: int) -> float:
     """The documented default tolerance, computed here from its definition."""
-    angle = position / 10000.0 ** (2 * (dim // 2) / d_model)
-    return min(2.0**-10, 2.0 ** (5 - precision) * (1 + abs(angle)))
+    angle: float = position / 10000.0 ** (2 * (dim // 2) / d_model)
+    return min(2.0**-10, 2.0 ** (5 - precision) * (1.0 + abs(angle)))
 
 
 @pytest.mark.parametrize("dtype, precision", [("float64", 53), ("float32", 24)])
@@ -341,8 +341,9 @@ def test_diagnosis_of_local_damage() -> None:
 def test_no_crash_on_any_readable_table(preset: str, shape: Tuple[int, int]) -> None:
     # The transposed candidate used to build a table of odd width in a convention without an odd rule.
     table = [[0.25 * ((r + c) % 3) for c in range(shape[1])] for r in range(shape[0])]
+    keywords: Dict[str, Any]
     for keywords in ({}, {"odd": "error"}, {"atol": 0.0}):
-        report = compare(table, preset=preset, **keywords)  # type: ignore[arg-type]
+        report = compare(table, preset=preset, **keywords)
         assert not report.ok and report.diagnosis is not None
 
 
