@@ -1743,6 +1743,8 @@ class _Candidate:
         self.frequencies: "Optional[List[float]]" = None
         #: Whether it differs from the convention asked for by its allowance alone (kept, not pruned).
         self.distinct = False
+        #: What more to say when it explains the table.
+        self.note = ""
 
     def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
         """Each element's allowance in row r (see _row_allowance)."""
@@ -1844,9 +1846,10 @@ def _diagnose(
                 items = _candidate_damage(table, candidate, dtype)
             if items:
                 return prefix + f"the table follows {candidate.description}, except for {_join(items)}."
+            note = f"; {candidate.note}" if candidate.note else ""
             return prefix + (
                 f"the table follows {candidate.description}; it reproduces {reproduced} of the {compared}"
-                f" elements compared{rows_text}."
+                f" elements compared{rows_text}{note}."
             )
         if candidate.local and not (index == 0 and asked is not None):
             items = _candidate_damage(table, candidate, dtype)
@@ -2248,19 +2251,15 @@ def _float32_errors(
     if not large:
         return None
     stored = all(_round_row(table[r], "float32") == table[r] for r in sample)
-    name = convention.name(d_model)
-    if stored:
-        description = (
-            f"the {name} convention computed in float32: its values are float32 numbers, within float32's"
-            " allowance 2**-21 * (1 + |angle|) of the exact ones"
-        )
-    else:
-        description = (
-            f"the {name} convention with errors of float32 size: within float32's allowance"
-            " 2**-21 * (1 + |angle|) of the exact values, though the values are not float32 numbers"
-            " (frequencies or angles rounded to float32 leave this mark)"
-        )
-    candidate.description = description
+    candidate.description = (
+        f"the {convention.name(d_model)} convention with errors of float32 size, within float32's allowance"
+        " 2**-21 * (1 + |angle|)"
+    )
+    candidate.note = (
+        "its values are float32 numbers, as a float32 output's are"
+        if stored
+        else "its values are not float32 numbers: frequencies or angles rounded to float32 leave this mark"
+    )
     candidate.local = False
     # _row_allowance's 2**(6 - precision): 27 bits give 2**-21, eight roundings of float32.
     candidate.precision = 27

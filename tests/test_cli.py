@@ -262,3 +262,11 @@ def test_console_script() -> None:
     process = subprocess.run([script, "4", "0"], capture_output=True, text=True)
     assert process.returncode == 2
     assert process.stderr == "pe-reference: error: argument D_MODEL: d_model must be at least 1, got 0\n"
+
+
+def test_the_pos_column_shows_positions_not_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    for args, first in ((["3", "4", "--start", "5"], 5), (["3", "4", "--preset", "fairseq"], 2), (["3", "4"], 0)):
+        status, out, _ = run_main(capsys, *args)
+        lines = out.splitlines()
+        assert status == 0 and lines[0].split()[0] == "pos"
+        assert [int(line.split()[0]) for line in lines[1:]] == [first, first + 1, first + 2]

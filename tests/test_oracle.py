@@ -299,7 +299,7 @@ def test_diagnosis_of_float32_positions() -> None:
         return f32(math.sin(angle) if j % 2 == 0 else math.cos(angle))
 
     table = [[element(p, j) for j in range(8)] for p in range(4000)]
-    assert "computed in float32" in diagnosis(table)
+    assert "errors of float32 size" in diagnosis(table)
 
 
 def test_diagnosis_when_only_the_precision_is_off() -> None:
@@ -370,3 +370,35 @@ def test_no_crash_at_the_smallest_base() -> None:
 
 def test_report_is_exported() -> None:
     assert isinstance(compare(encoding(2, 2)), Report)
+
+
+def tensor2tensor_table(seq_len: int, d_model: int, min_timescale: float = 1.0) -> List[List[float]]:
+    """tensor2tensor's get_timing_signal_1d, retyped: inv_timescales = min * exp(-i ln(max/min) / (h - 1))."""
+    half = d_model // 2
+    increment = math.log(10000.0 / min_timescale) / (half - 1)
+    inverse = [min_timescale * math.exp(-i * increment) for i in range(half)]
+    return [[math.sin(p * w) for w in inverse] + [math.cos(p * w) for w in inverse] for p in range(seq_len)]
+
+
+def test_an_unknown_convention_is_not_given_a_name() -> None:
+    # tensor2tensor with min_timescale=2 was once called "fairseq's", with an error of 1.96.
+    assert "(preset tensor2tensor)" in diagnosis(tensor2tensor_table(50, 16))
+    for preset in ("paper", "tensor2tensor", "fairseq"):
+        text = diagnosis(tensor2tensor_table(50, 16, min_timescale=2.0), preset=preset)
+        assert text.startswith("Diagnosis: nothing known explains the table. The closest candidate, "), text
+        assert "reproduces" in text and "a candidate must reproduce 99%" in text
+
+
+def test_float32_errors_are_named_by_their_size_and_mark() -> None:
+    def f32(x: float) -> float:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+    stored = [[f32(math.sin(f32(p * f32(10000 ** -(2 * (j // 2) / 16))))) if j % 2 == 0 else f32(math.cos(f32(p * f32(10000 ** -(2 * (j // 2) / 16))))) for j in range(16)] for p in range(2000)]
+    text = diagnosis(stored)
+    assert "with errors of float32 size" in text and text.endswith("its values are float32 numbers, as a float32 output's are.")
+    # Frequencies in float32, the rest in float64 (facebookresearch/DiT#7).
+    frequencies_only = [[(math.sin if j % 2 == 0 else math.cos)(p * f32(10000 ** -(2 * (j // 2) / 16))) for j in range(16)] for p in range(2000)]
+    assert diagnosis(frequencies_only).endswith("its values are not float32 numbers: frequencies or angles rounded to float32 leave this mark.")
+    # Noise far below float32's roundings is not called float32.
+    noisy = [[x + 1e-9 for x in row] for row in encoding(30, 16)]
+    assert "float32" not in diagnosis(noisy)

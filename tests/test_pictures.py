@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Tuple
+from typing import Any, List, Tuple
 
 import pytest
 from PIL import Image
@@ -135,3 +135,18 @@ def test_committed_pictures_are_what_the_readme_command_makes(tmp_path: Path) ->
         made = tmp_path / name
         assert run(*args, str(made))[0] == 0
         assert decode(made).tobytes() == decode(ROOT / "docs" / name).tobytes()
+
+
+@pytest.mark.parametrize("draw", ["_heatmap", "_waves"])
+def test_picture_axes_show_positions_not_rows(monkeypatch: pytest.MonkeyPatch, draw: str) -> None:
+    texts: List[str] = []
+    original = pe_reference._Canvas.text
+
+    def record(self: Any, x: int, y: int, text: str, *rest: Any) -> int:
+        texts.append(text)
+        return original(self, x, y, text, *rest)
+
+    monkeypatch.setattr(pe_reference._Canvas, "text", record)
+    # Rows 0..99 of fairseq's table are positions 2..101: the ticks at rows 0, 20, 40 say 2, 22, 42.
+    getattr(pe_reference, draw)(pe_reference._Request(100, 8, convention=("fairseq", None, None, None, None)))
+    assert {"2", "22", "42"} <= set(texts) and not {"20", "40"} & set(texts), texts
