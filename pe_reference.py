@@ -1692,7 +1692,8 @@ class _Comparison:
             self.damaged[r] = damaged
         finite_row = [x if -math.inf < x < math.inf else 0.0 for x in row] if has_not_finite else row
         apart = [abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype), _ordered(expected, self.dtype))]
-        self.max_ulps = max(self.max_ulps, max(n for n, error in zip(apart, errors) if error < math.inf) if largest >= 0.0 else 0)
+        if largest >= 0.0:
+            self.max_ulps = max(self.max_ulps, max(n for n, error in zip(apart, errors) if error < math.inf))
         if self.default:
             self.failures += len(damaged)
         elif self.ulps == 0.0:
@@ -2092,7 +2093,9 @@ def _describe(convention: "_Convention", d_model: int) -> str:
     """A convention in plain words: its preset's, and what differs from it."""
     preset_name = convention.name(d_model)
     if preset_name in _PRESETS:
-        return f"{_PRESETS[preset_name][4].split(':')[0]} convention (preset {preset_name}):{_PRESETS[preset_name][4].split(':', 1)[1]}"
+        # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
+        whose, what = _PRESETS[preset_name][4].split(":", 1)
+        return f"{whose} convention (preset {preset_name}):{what}"
     for name, preset in _PRESETS.items():
         if preset[:2] != (convention.layout, convention.spacing):
             continue

@@ -152,3 +152,18 @@ def test_the_root_holds_only_the_tracked_layout() -> None:
         entry.name for entry in ROOT.iterdir() if entry.is_file() and entry.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     )
     assert not pictures, f"the repository root holds PNG images (pictures belong in docs/): {pictures}"
+
+
+def test_no_colon_in_a_string_inside_an_f_string() -> None:
+    # MicroPython's f-string parser takes such a ':' for the start of a format spec, and the
+    # whole module fails to compile there (it did, for _describe's split(":")).
+    import ast
+
+    source = (ROOT / "pe_reference.py").read_text(encoding="utf-8")
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FormattedValue):
+            for inner in ast.walk(node.value):
+                if isinstance(inner, ast.Constant) and isinstance(inner.value, str) and ":" in inner.value:
+                    found.append(getattr(inner, "lineno", 0))
+    assert not found, f"lines {found}"
