@@ -19,6 +19,8 @@ from pe_reference import compare, encoding
 numpy: Any = pytest.importorskip("numpy")
 torch: Any = pytest.importorskip("torch")
 
+from tests.peer_tables import paper_torch_float32  # noqa: E402  (after the skip)
+
 DTYPES = ["float64", "float32", "float16", "bfloat16"]
 
 
@@ -64,16 +66,6 @@ def paper_numpy_float32(seq_len: int, d_model: int) -> Any:
     table = numpy.zeros((seq_len, d_model), dtype=numpy.float32)
     table[:, 0::2] = numpy.sin(position * frequency)
     table[:, 1::2] = numpy.cos(position * frequency)
-    return table
-
-
-def paper_torch(seq_len: int, d_model: int) -> Any:
-    """The usual torch module in float32: exp-form frequencies, interleaved."""
-    position = torch.arange(seq_len, dtype=torch.float32)[:, None]
-    frequency = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-    table = torch.zeros(seq_len, d_model)
-    table[:, 0::2] = torch.sin(position * frequency)
-    table[:, 1::2] = torch.cos(position * frequency)
     return table
 
 
@@ -206,7 +198,7 @@ def test_isolated_element_changes_are_found_at_their_place() -> None:
 
 # (make a table of n rows of the convention, the keywords compare() checks it with)
 ROW_TABLES: Dict[str, Tuple[Callable[[int], Any], Dict[str, Any]]] = {
-    "paper-torch": (lambda n: paper_torch(n, 16), {"dtype": "float32"}),
+    "paper-torch": (lambda n: paper_torch_float32(n, 16), {"dtype": "float32"}),
     # Rows 2.. of M2M100's table: positions 2.., fairseq's convention.
     "m2m100-torch": (lambda n: m2m100_torch(n + 2, 16)[2:], {"preset": "fairseq", "dtype": "float32"}),
 }

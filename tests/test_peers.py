@@ -18,6 +18,8 @@ from pe_reference import compare
 
 numpy: Any = pytest.importorskip("numpy")
 torch: Any = pytest.importorskip("torch")
+
+from tests.peer_tables import paper_torch_float32  # noqa: E402  (after the skip)
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -46,16 +48,6 @@ def paper_loops(seq_len: int, d_model: int) -> Any:
             angle = pos / 10000 ** ((2 * (j // 2)) / d_model)
             table[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
     return torch.tensor(table, dtype=torch.float32)
-
-
-def paper_torch_float32(seq_len: int, d_model: int) -> Any:
-    """The usual torch module: float32 positions, exp-form frequencies (seeds 003 and 004 do the same)."""
-    position = torch.arange(seq_len, dtype=torch.float32)[:, None]
-    frequency = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-    table = torch.zeros(seq_len, d_model)
-    table[:, 0::2] = torch.sin(position * frequency)
-    table[:, 1::2] = torch.cos(position * frequency)
-    return table
 
 
 def paper_torch_stacked(seq_len: int, d_model: int) -> Any:
