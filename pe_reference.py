@@ -1714,10 +1714,15 @@ class _Comparison:
 # A candidate is a way of computing the table: a convention, a base, a known
 # mistake.  It reproduces an element when it gives it within the element's
 # allowance: twice the default tolerance (the candidates compute in float64
-# with math.sin, not exactly), capped at 2**-10.  It explains the table when
-# it reproduces at least 99% of the sampled elements, or when the elements it
-# misses are local damage (isolated elements, moved or zeroed rows, wrong
-# columns) of at most eight items.  Nothing else is ever named.
+# with math.sin, not exactly), in the narrow format of a precision mistake,
+# capped at 2**-10.  It explains the table when it reproduces at least 99% of
+# the sampled elements, or when the elements it misses are local damage
+# (isolated elements, moved or zeroed rows, wrong columns) of at most eight
+# items.  Nothing else is ever named.  Two guards keep a wide allowance from
+# explaining what it should not: a candidate that gives the asked
+# convention's rows is skipped (the asked convention did not explain the
+# table), and a precision mistake must reproduce more than the asked
+# convention does within the mistake's own allowance.
 
 
 class _Candidate:
