@@ -1309,13 +1309,16 @@ class Report:
             row, column, actual, expected = self.worst
             lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
         if self.not_finite_count:
-            lines.append(_not_finite_text(self.not_finite, self.not_finite_count))
+            lines.append(_not_finite_text(self.not_finite, self.not_finite_count, self.dtype))
         if self.unrepresentable is not None:
             lines.append(self.unrepresentable)
         verdict = "within tolerance" if self.ok else "MISMATCH"
         if self.failures == 0 and not self.ok:
             verdict = "NOT PASSED"
-        lines.append(f"{self.failures} of {self.count} elements outside the tolerance: {verdict}")
+        if self.max_abs_error != self.max_abs_error:
+            lines.append(f"no element compared: {verdict}")  # NaN: there was nothing to compare with
+        else:
+            lines.append(f"{self.failures} of {self.count} elements outside the tolerance: {verdict}")
         if self.diagnosis:
             lines.append(self.diagnosis)
         return "\n".join(lines)
@@ -1369,7 +1372,7 @@ def compare(
     >>> print(report.diagnosis)
     Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147.
     >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
-    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces 24 of the 24 elements compared.
+    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
     """
     table, not_finite = _as_table(actual)
     seq_len, d_model = len(table), len(table[0])
@@ -1380,7 +1383,15 @@ def compare(
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
         ulps = _check_tolerance("ulps", ulps)
-    table = [_round_row(row, dtype) for row in table]
+    rounded = [_round_row(row, dtype) for row in table]
+    if dtype != "float64":
+        # A value beyond the format's range rounds to infinity: not finite either.
+        for r, (row, read) in enumerate(zip(rounded, table)):
+            if not -math.inf < sum(row) < math.inf:
+                known = set(c for q, c, _ in not_finite if q == r)
+                not_finite.extend((r, c, read[c]) for c, x in enumerate(row) if not -math.inf < x < math.inf and c not in known)
+        not_finite.sort(key=lambda cell: (cell[0], cell[1]))
+    table = rounded
     allowance = _Allowance(asked, d_model, float(number), dtype)
     if asked.odd == "error" and d_model % 2:
         # The convention has no table of this width: nothing to compare with.
@@ -1391,7 +1402,7 @@ def compare(
             dtype,
             atol,
             ulps,
-            seq_len * d_model,
+            0,
             math.nan,
             math.nan,
             None,
@@ -1450,7 +1461,7 @@ def assert_close(
     ...     assert_close(encoding(8, 16, preset="guided-diffusion"))
     ... except AssertionError as error:
     ...     print(str(error).splitlines()[-1])
-    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces 128 of the 128 elements compared.
+    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element.
     """
     report = compare(
         actual,
@@ -1545,11 +1556,14 @@ def _check_tolerance(name: str, tolerance: object) -> float:
     return number
 
 
-def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int) -> str:
-    shown = ", ".join(f"[{r}][{c}] is {x!r}" for r, c, x in cells[:5])
+def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtype: str) -> str:
+    shown = ", ".join(
+        f"[{r}][{c}] is {x!r}" + ("" if x != x or x in (math.inf, -math.inf) else f", beyond {dtype}'s range")
+        for r, c, x in cells[:5]
+    )
     more = f", and {count - 5} more" if count > 5 else ""
-    noun = "element is" if count == 1 else "elements are"
-    return f"{count} {noun} not a finite number: {shown}{more}"
+    what = "element is not a finite number" if count == 1 else "elements are not finite numbers"
+    return f"{count} {what}: {shown}{more}"
 
 
 def _round_row(row: "List[float]", dtype: str) -> "List[float]":
@@ -1559,13 +1573,41 @@ def _round_row(row: "List[float]", dtype: str) -> "List[float]":
     import struct
 
     code = "f" if dtype == "float32" else "e" if dtype == "float16" else ""
-    if code:
-        try:
+    try:
+        if code:
             layout = f"<{len(row)}{code}"
             return list(struct.unpack(layout, struct.pack(layout, *row)))
-        except (OverflowError, struct.error):
-            pass  # beyond the format's range, or no such code (MicroPython): one by one
+        return _round_row_to_bfloat16(row)
+    except (OverflowError, struct.error):
+        pass  # beyond the format's range, or no such code (MicroPython): one by one
     return [_round_to_format(x, dtype) for x in row]
+
+
+def _round_row_to_bfloat16(row: "List[float]") -> "List[float]":
+    """Round to bfloat16 on the float64 bits: keep 8 significant bits, to nearest, ties to even.
+
+    Adding 2**44 - 1 plus the last kept bit, then clearing the 45 bits below
+    it, rounds the significand to nearest even; a carry moves into the
+    exponent as it should.  That holds for zero and where bfloat16 is normal,
+    2**-126 <= |x| < 2**128 (biased float64 exponents 897 to 1150); anything
+    else, and a carry to 2**128, raises OverflowError for the one-by-one path.
+    """
+    import struct
+
+    layout = f"<{len(row)}"
+    bits = struct.unpack(layout + "Q", struct.pack(layout + "d", *row))
+    rounded = []
+    for b in bits:
+        if not b & 0x7FFFFFFFFFFFFFFF:
+            rounded.append(b)  # a zero of either sign
+            continue
+        if not 897 <= (b >> 52) & 0x7FF <= 1150:
+            raise OverflowError("outside bfloat16's normal range")
+        b = ((b + 0xFFFFFFFFFFF + ((b >> 45) & 1)) >> 45) << 45
+        if (b >> 52) & 0x7FF > 1150:
+            raise OverflowError("beyond bfloat16's range")
+        rounded.append(b)
+    return list(struct.unpack(layout + "d", struct.pack(layout + "Q", *rounded)))
 
 
 def _round_to_format(x: float, dtype: str) -> float:
@@ -1693,7 +1735,7 @@ class _Comparison:
         finite_row = [x if -math.inf < x < math.inf else 0.0 for x in row] if has_not_finite else row
         apart = [abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype), _ordered(expected, self.dtype))]
         if largest >= 0.0:
-            self.max_ulps = max(self.max_ulps, max(n for n, error in zip(apart, errors) if error < math.inf))
+            self.max_ulps = max(self.max_ulps, max((n for n, error in zip(apart, errors) if error < math.inf), default=0))
         if self.default:
             self.failures += len(damaged)
         elif self.ulps == 0.0:
@@ -1806,7 +1848,9 @@ def _diagnose(
     d_model = len(table[0])
     prefix = "Diagnosis: "
     if not_finite:
-        prefix += _not_finite_text(not_finite[:5], len(not_finite)) + "; "
+        prefix += _not_finite_text(not_finite[:5], len(not_finite), dtype) + "; "
+        if len(not_finite) == len(table) * d_model:
+            return prefix + "no element is a finite number."
         # Those are named already; the rest of the table is what needs explaining.
         bad = set((r, c) for r, c, _ in not_finite)
         damaged = {r: [c for c in columns if (r, c) not in bad] for r, columns in damaged.items()}
@@ -1846,21 +1890,33 @@ def _diagnose(
         reproduced = -negative
         if compared == 0 or 2 * reproduced < compared:
             break
-        if reproduced >= _EXPLAINED_SHARE * compared:
-            items = None
-            if candidate.local and reproduced < compared and not (index == 0 and asked is not None):
-                items = _candidate_damage(table, candidate, dtype)
-            if items:
-                return prefix + f"the table follows {candidate.description}, except for {_join(items)}."
-            note = f"; {candidate.note}" if candidate.note else ""
-            return prefix + (
-                f"the table follows {candidate.description}; it reproduces {reproduced} of the {compared}"
-                f" elements compared{rows_text}{note}."
-            )
-        if candidate.local and not (index == 0 and asked is not None):
+        counted = f"it reproduces {reproduced} of the {compared} elements compared{rows_text}"
+        if index == 0 and asked is not None:
+            # The convention asked for: its damage, on every row, was more than local.
+            if reproduced >= _EXPLAINED_SHARE * compared:
+                cells = sum(len(columns) for columns in damaged.values())
+                return prefix + (
+                    f"the {asked.name(d_model)} convention gives {reproduced} of the {compared} elements compared"
+                    f"{rows_text}, but {cells} elements in {len(damaged)} rows are outside the default tolerance:"
+                    " more than local damage."
+                )
+            continue
+        if candidate.local:
+            # A convention: look for damage on every row, not on the sample only.
             items = _candidate_damage(table, candidate, dtype)
+            if items == []:
+                return prefix + f"the table follows {candidate.description}; it reproduces every element."
             if items:
                 return prefix + f"the table follows {candidate.description}, except for {_join(items)}."
+            if reproduced >= _EXPLAINED_SHARE * compared:
+                return prefix + (
+                    f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
+                    " but elsewhere the table differs from it by more than local damage."
+                )
+            continue
+        if reproduced >= _EXPLAINED_SHARE * compared:
+            note = f"; {candidate.note}" if candidate.note else ""
+            return prefix + f"the table follows {candidate.description}; {counted}{note}."
     negative, _, compared, closest = scored[0]
     share = -negative / compared if compared else 0.0
     return prefix + (
@@ -1883,7 +1939,8 @@ def _same_as(candidate: _Candidate, asked: _Candidate, sample: "List[int]", dtyp
 
 
 def _percent(share: float) -> str:
-    text = f"{100 * share:.1f}"
+    # Rounded down: 98.96% is not "99%", the share a candidate must reach.
+    text = f"{math.floor(1000 * share) / 10:.1f}"
     return (text[:-2] if text.endswith(".0") else text) + "%"
 
 
@@ -1925,7 +1982,10 @@ def _reproduced(
 
 
 def _candidate_damage(table: "List[List[float]]", candidate: _Candidate, dtype: str) -> "Optional[List[str]]":
-    """The local damage that separates the table from a convention candidate, or None if it is more."""
+    """The local damage that separates the table from a convention candidate, on every row.
+
+    [] when there is none, None when it is more than local.
+    """
     d_model = len(table[0])
     damaged: "Dict[int, List[int]]" = {}
     for r, row in enumerate(table):
@@ -1939,8 +1999,8 @@ def _candidate_damage(table: "List[List[float]]", candidate: _Candidate, dtype: 
             if len(damaged) > _DAMAGE_ROWS:
                 return None
     if not damaged:
-        return None
-    items, shift = _damage(table, damaged, candidate, dtype)
+        return []
+    items, _ = _damage(table, damaged, candidate, dtype)
     return items
 
 
@@ -1962,8 +2022,9 @@ def _damage(
         for c in columns:
             counts[c] = counts.get(c, 0) + 1
     bad_columns = [c for c, n in sorted(counts.items()) if seq_len >= 4 and 4 * n >= 3 * seq_len]
-    if bad_columns and len(bad_columns) <= max(2, d_model // 8):
-        items.extend(_column_damage(table, bad_columns, reference))
+    width = reference.convention.width(d_model)
+    if bad_columns and len(bad_columns) <= max(2, d_model // 8) and 2 * len(bad_columns) < width:
+        items.extend(_column_damage(table, bad_columns, reference, dtype))
         for r in list(cells):
             cells[r] = [c for c in cells[r] if c not in bad_columns]
             if not cells[r]:
@@ -2064,34 +2125,60 @@ def _moved_rows(moved: "Dict[int, int]") -> "List[str]":
     return items
 
 
-def _column_damage(table: "List[List[float]]", columns: "List[int]", reference: _Candidate) -> "List[str]":
-    """What wrong columns hold: zeros, another column's values (a swap), or something else."""
+def _column_damage(table: "List[List[float]]", columns: "List[int]", reference: _Candidate, dtype: str) -> "List[str]":
+    """What wrong columns hold: zeros, another column's values (a swap), or nothing known."""
     seq_len, d_model = len(table), len(table[0])
     sample = _sample_rows(seq_len)
-    made = {r: reference.row(r, "float64") for r in sample}
+    made = [reference.row(r, dtype) for r in sample]
+    allowances = [reference.allowance(r, dtype, d_model) for r in sample]
     items = []
     done: "Set[int]" = set()
     for c in columns:
         if c in done:
             continue
-        if all(abs(table[r][c]) <= _CAP for r in sample):
+        done.add(c)
+        if all(row[c] == 0.0 for row in table):
             items.append(f"column {c}, all zeros")
             continue
-        match = None
+        # The column whose values it holds, the nearest within their allowance; a damaged one first.
+        best: "Optional[Tuple[bool, float, int]]" = None
         for other in range(d_model):
-            if other != c and other not in done and all(
-                made[r] is not None and abs(table[r][c] - made[r][other]) <= _CAP for r in sample  # type: ignore[index]
-            ):
-                match = other
-                break
-        if match is not None and match in columns:
-            items.append(f"columns {c} and {match}, swapped")
-            done.update((c, match))
-        elif match is not None:
-            items.append(f"column {c}, which holds column {match}'s values")
-        else:
+            if other == c or other in done:
+                continue
+            largest = 0.0
+            for r, expected, allowance in zip(sample, made, allowances):
+                difference = math.inf if expected is None else abs(table[r][c] - expected[other])
+                if not difference <= allowance[other]:
+                    largest = math.inf
+                    break
+                largest = max(largest, difference)
+            if largest < math.inf and (best is None or (other not in columns, largest, other) < best):
+                best = (other not in columns, largest, other)
+        if best is None:
             items.append(f"column {c}, which matches no column")
+            continue
+        match = best[2]
+        if match in columns and _holds(table, match, c, sample, made, allowances):
+            items.append(f"columns {c} and {match}, swapped")
+            done.add(match)
+        else:
+            items.append(f"column {c}, which holds column {match}'s values")
     return items
+
+
+def _holds(
+    table: "List[List[float]]",
+    c: int,
+    other: int,
+    sample: "List[int]",
+    made: "List[Optional[List[float]]]",
+    allowances: "List[List[float]]",
+) -> bool:
+    """Whether column c of the table holds the reference's column other, within its allowance, on the sample."""
+    return all(
+        expected is not None and abs(table[r][c] - expected[other]) <= allowance[other]
+        for r, expected, allowance in zip(sample, made, allowances)
+    )
 
 
 def _describe(convention: "_Convention", d_model: int) -> str:
@@ -2220,7 +2307,7 @@ def _mistakes(table: "List[List[float]]", convention: "_Convention", base: float
     if seq_len * d_model <= 1 << 20 and seq_len != d_model and not (convention.odd == "error" and seq_len % 2):
         try:
             transposed = list(_convention_rows(convention, d_model, seq_len, base))
-        except ValueError:
+        except (ValueError, OverflowError):
             transposed = []  # angles beyond float64: no such candidate
         if transposed:
             found.append(
@@ -2244,8 +2331,8 @@ def _float32_errors(
     simulated: the candidate is the convention itself with float32's
     allowance (eight roundings of the angle), and says whether the values are
     float32 numbers, the mark a float32 output leaves.  Errors that never
-    reach 2**-26 * (1 + |angle|) are not float32's (its roundings reach
-    that at some angle), and give no candidate.
+    reach 2**-27 * (1 + |angle|), an eighth of float32's spacing below 1, are
+    too small to call float32's, and give no candidate.
     """
     sample = _sample_rows(len(table))
     candidate = _convention_candidate("", convention, d_model, base)
@@ -2254,7 +2341,7 @@ def _float32_errors(
         made = candidate.row(r, "float64")
         if made is None:
             return None
-        allowance = _row_allowance(_column_frequencies(convention, d_model, base), convention.start + r, 32)
+        allowance = _row_allowance(_column_frequencies(convention, d_model, base), convention.start + r, 33)
         large = large or any(abs(a - b) > t for a, b, t in zip(table[r], made, allowance))
     if not large:
         return None
