@@ -1088,6 +1088,31 @@ _PRESETS = {
     ),
     "tf-tutorial": ("sin-cos", "paper", 0, "error", "the TensorFlow tutorial's: all sines then all cosines"),
     "guided-diffusion": ("cos-sin", "paper", 0, "zero", "guided-diffusion's: all cosines then all sines"),
+    # Frameworks whose tables are one of the above (see docs/conventions.md for their sources).
+    "xlm": ("interleaved", "paper", 0, "sine", "HF XLM's and DistilBERT's: the paper's table"),
+    "keras-hub": (
+        "interleaved",
+        "paper",
+        0,
+        "sine",
+        "keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base",
+    ),
+    "marian": (
+        "sin-cos",
+        "paper",
+        0,
+        "sine",
+        "HF Marian's and Pegasus's: all sines then all cosines, one more sine for an odd d_model",
+    ),
+    "gpt-j": ("sin-cos", "paper", 0, "error", "GPT-J's and CodeGen's sinusoid table: all sines then all cosines"),
+    "whisper": (
+        "sin-cos",
+        "tensor2tensor",
+        0,
+        "error",
+        "OpenAI Whisper's sinusoids: tensor2tensor's table, for an even d_model only",
+    ),
+    "m2m100": ("sin-cos", "tensor2tensor", 2, "zero", "HF M2M100's, Speech2Text's and FSMT's: fairseq's table"),
 }
 
 
@@ -1105,16 +1130,26 @@ class _Convention:
         self.spacing = spacing
         self.start = start
         self.odd = odd
+        #: The preset a call named, to be called by that name among the presets it is the same as.
+        self.preferred: "Optional[str]" = None
 
     def key(self) -> "Tuple[str, str, int, str]":
         return self.layout, self.spacing, self.start, self.odd
 
     def name(self, d_model: "Optional[int]" = None) -> str:
-        """The preset this is, or its choices; for an even d_model the odd rule does not count."""
-        for name, preset in _PRESETS.items():
-            if preset[:3] == self.key()[:3] and (preset[3] == self.odd or (d_model is not None and d_model % 2 == 0)):
-                return name
+        """The first preset this is, or its choices; for an even d_model the odd rule does not count."""
+        presets = self.presets(d_model)
+        if presets:
+            return self.preferred if self.preferred in presets else presets[0]
         return f"layout={self.layout}, spacing={self.spacing}, start={self.start}, odd={self.odd}"
+
+    def presets(self, d_model: "Optional[int]" = None) -> "List[str]":
+        """Every preset this is (several frameworks make the same table)."""
+        return [
+            name
+            for name, preset in _PRESETS.items()
+            if preset[:3] == self.key()[:3] and (preset[3] == self.odd or (d_model is not None and d_model % 2 == 0))
+        ]
 
     def width(self, d_model: int) -> int:
         """The number of columns that hold a sine or a cosine."""
@@ -1168,13 +1203,15 @@ def _convention(
     """
     if preset is None:
         preset = "paper"
-    chosen = _PRESETS[_check_choice("preset", preset, tuple(_PRESETS))]
+    preset = _check_choice("preset", preset, tuple(_PRESETS))
+    chosen = _PRESETS[preset]
     convention = _Convention(
         _check_choice("layout", layout, _LAYOUTS) if layout is not None else chosen[0],
         _check_choice("spacing", spacing, _SPACINGS) if spacing is not None else chosen[1],
         _check_integer("start", start, 0) if start is not None else chosen[2],
         _check_choice("odd", odd, _ODD_RULES) if odd is not None else chosen[3],
     )
+    convention.preferred = preset
     if refuse_odd and convention.odd == "error" and d_model % 2:
         raise ValueError(f"d_model must be even in the {convention.name()} convention, which has no odd rule, got {d_model}")
     return convention
@@ -1372,7 +1409,7 @@ def compare(
     >>> print(report.diagnosis)
     Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147.
     >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
-    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
+    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
     """
     table, not_finite = _as_table(actual)
     seq_len, d_model = len(table), len(table[0])
@@ -2183,11 +2220,12 @@ def _holds(
 
 def _describe(convention: "_Convention", d_model: int) -> str:
     """A convention in plain words: its preset's, and what differs from it."""
-    preset_name = convention.name(d_model)
-    if preset_name in _PRESETS:
+    presets = convention.presets(d_model)
+    if presets:
         # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
-        whose, what = _PRESETS[preset_name][4].split(":", 1)
-        return f"{whose} convention (preset {preset_name}):{what}"
+        whose, what = _PRESETS[presets[0]][4].split(":", 1)
+        same = f", the same as {' and '.join(presets[1:])}" if presets[1:] else ""
+        return f"{whose} convention (preset {presets[0]}{same}):{what}"
     for name, preset in _PRESETS.items():
         if preset[:2] != (convention.layout, convention.spacing):
             continue

@@ -110,7 +110,7 @@ def test_exact_conventions_across_anchors() -> None:
 
 
 BAD: List[Tuple[Dict[str, object], Type[Exception], str]] = [
-    ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, got 'bert'"),
+    ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, marian, gpt-j, whisper, m2m100, got 'bert'"),
     ({"preset": 3}, TypeError, "preset must be a str, got int 3"),
     ({"layout": "sin_cos"}, ValueError, "layout must be one of interleaved, sin-cos, cos-sin, got 'sin_cos'"),
     ({"spacing": "t2t"}, ValueError, "spacing must be one of paper, tensor2tensor, got 't2t'"),

@@ -122,7 +122,7 @@ def test_framework_conventions(make: Any, preset: str, dtype: str) -> None:
     table = make()
     report = compare(table, dtype=dtype)
     assert not report.ok
-    assert f"(preset {preset})" in str(report.diagnosis), report.diagnosis
+    assert f"(preset {preset}" in str(report.diagnosis), report.diagnosis
     assert compare(table, dtype=dtype, preset=preset).ok
 
 

@@ -11,7 +11,9 @@ __all__ = ["Report", "assert_close", "compare", "derivation", "encoding", "main"
 DEFAULT_BASE: float
 
 _DType = Literal["float64", "float32", "bfloat16", "float16"]
-_Preset = Literal["paper", "tensor2tensor", "fairseq", "tf-tutorial", "guided-diffusion"]
+_Preset = Literal[
+    "paper", "tensor2tensor", "fairseq", "tf-tutorial", "guided-diffusion", "xlm", "keras-hub", "marian", "gpt-j", "whisper", "m2m100"
+]
 _Layout = Literal["interleaved", "sin-cos", "cos-sin"]
 _Spacing = Literal["paper", "tensor2tensor"]
 _Odd = Literal["sine", "zero", "error"]
