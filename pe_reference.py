@@ -168,8 +168,10 @@ def encoding(
     ValueError: seq_len * d_model must be at most 67108864 for encoding(), which holds the whole table in memory, got 10000000 * 100000 = 1000000000000; stream it with rows() or the command line
 
     Frameworks lay the table out in other ways.  ``preset`` names one:
-    ``paper`` (the default), ``tensor2tensor``, ``fairseq``, ``tf-tutorial``
-    or ``guided-diffusion``.  tensor2tensor puts all sines before all
+    ``paper`` (the default), ``tensor2tensor``, ``fairseq``, ``tf-tutorial``,
+    ``guided-diffusion``, or a framework that makes one of their tables
+    (``xlm``, ``keras-hub``, ``marian``, ``gpt-j``, ``whisper``, ``m2m100``;
+    docs/checking.md lists them).  tensor2tensor puts all sines before all
     cosines and spaces the frequencies by ``i / (h - 1)`` instead of
     ``2i / d_model``; fairseq's first token sits at position 2:
 
