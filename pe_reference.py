@@ -1143,7 +1143,7 @@ class _Convention:
         presets = self.presets(d_model)
         if presets:
             return self.preferred if self.preferred in presets else presets[0]
-        return f"layout={self.layout}, spacing={self.spacing}, start={self.start}, odd={self.odd}"
+        return f"layout={self.layout}, spacing={self.spacing}, start={_short(self.start)}, odd={self.odd}"
 
     def presets(self, d_model: "Optional[int]" = None) -> "List[str]":
         """Every preset this is (several frameworks make the same table)."""
@@ -1709,7 +1709,7 @@ class _Allowance:
         last = self.convention.start + seq_len - 1
         if last > limit:
             return (
-                f"{self.dtype} holds whole numbers exactly only up to {limit}, and this table's positions reach {last}:"
+                f"{self.dtype} holds whole numbers exactly only up to {limit}, and this table's positions reach {_short(last)}:"
                 f" no computation in {self.dtype} gives it, so the default tolerance does not pass it;"
                 " give atol or ulps to compare it with the exact values"
             )
@@ -2233,13 +2233,13 @@ def _describe(convention: "_Convention", d_model: int) -> str:
             continue
         differences = []
         if preset[2] != convention.start:
-            differences.append(f"positions from {convention.start} instead of {preset[2]}")
+            differences.append(f"positions from {_short(convention.start)} instead of {preset[2]}")
         if preset[3] != convention.odd and d_model % 2:
             differences.append(f"an odd d_model's rule {convention.odd!r} instead of {preset[3]!r}")
         what = _PRESETS[name][4].split(":", 1)[1].strip()
         return f"the {name} preset's layout and spacing ({what}) with " + " and ".join(differences)
     return (
-        f"the convention layout={convention.layout}, spacing={convention.spacing}, start={convention.start},"
+        f"the convention layout={convention.layout}, spacing={convention.spacing}, start={_short(convention.start)},"
         f" odd={convention.odd}"
     )
 

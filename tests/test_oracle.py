@@ -464,3 +464,10 @@ def test_a_table_of_nan_has_no_other_elements() -> None:
 def test_small_float32_tables_are_recognised() -> None:
     text = diagnosis(encoding(2, 4, base=100.0, dtype="float32"), base=100.0)
     assert "with errors of float32 size" in text
+
+
+def test_a_huge_first_position_is_shown_short() -> None:
+    report = compare([[0.5, 0.5]], preset="guided-diffusion", start=10**400)
+    text = str(report)
+    assert "start=100000000000000000000000000000... (401 characters)" in text
+    assert "0" * 100 not in text
