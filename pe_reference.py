@@ -18,6 +18,7 @@ encoding            The whole table: seq_len rows of d_model floats.
 rows                The same rows one at a time, for streaming.
 value               One element, without building the table.
 derivation          The worked derivation of one element, step by step.
+Convention          A framework's layout and spacing; PRESETS by name.
 compare             Check another implementation's table; a Report.
 assert_close        compare() for a test suite: AssertionError on mismatch.
 main                The command line, ``python -m pe_reference``.
@@ -25,8 +26,8 @@ main                The command line, ``python -m pe_reference``.
 
 ``encoding``, ``rows`` and ``value`` take ``exact=True`` for correctly
 rounded values (the same bits on every platform), ``dtype`` for float32,
-bfloat16 or float16, and ``preset`` (or ``layout``, ``spacing``, ``start``,
-``odd``) for the conventions frameworks use.
+bfloat16 or float16, and ``convention`` or ``preset`` (or ``layout``,
+``spacing``, ``start``, ``odd``) for the conventions frameworks use.
 
 Worked example, the table for four positions and ``d_model = 4``:
 
@@ -68,7 +69,7 @@ copies.  THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND.
 import math
 
 __version__ = "0.1.0"
-__all__ = ["Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"]
+__all__ = ["Convention", "PRESETS", "Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,6 +111,7 @@ def encoding(
     spacing: "Optional[str]" = None,
     start: "Optional[int]" = None,
     odd: "Optional[str]" = None,
+    convention: "Optional[Convention]" = None,
 ) -> "List[List[float]]":
     """Return the positional-encoding table: ``seq_len`` rows of ``d_model`` floats.
 
@@ -213,6 +215,7 @@ def encoding(
             spacing=spacing,
             start=start,
             odd=odd,
+            convention=convention,
         )
     )
 
@@ -229,6 +232,7 @@ def rows(
     spacing: "Optional[str]" = None,
     start: "Optional[int]" = None,
     odd: "Optional[str]" = None,
+    convention: "Optional[Convention]" = None,
 ) -> "Iterator[List[float]]":
     """Return an iterator over the rows of ``encoding(seq_len, d_model)``.
 
@@ -251,10 +255,10 @@ def rows(
     number = _check_base(base)
     exact = _check_exact(exact)
     dtype = _check_dtype(dtype)
-    convention = _convention(d_model, preset, layout, spacing, start, odd)
+    convention = _convention(d_model, preset, layout, spacing, start, odd, convention=convention)
     if exact:
         return _exact_rows(seq_len, d_model, convention, _exact_base(number), dtype)
-    exponents = [convention.exponent(pair, d_model) for pair in range(convention.pairs(d_model))]
+    exponents = [convention._exponent(pair, d_model) for pair in range(convention._pairs(d_model))]
     denominators = [_denominator(exponent, float(number)) for exponent in exponents]
     if seq_len > 0 and denominators:
         # The largest angle belongs to the last row and the smallest
@@ -279,6 +283,7 @@ def value(
     spacing: "Optional[str]" = None,
     start: "Optional[int]" = None,
     odd: "Optional[str]" = None,
+    convention: "Optional[Convention]" = None,
 ) -> float:
     """Return the element at row ``pos``, column ``dim`` without building the table.
 
@@ -327,11 +332,11 @@ def value(
     number = _check_base(base)
     exact = _check_exact(exact)
     dtype = _check_dtype(dtype)
-    convention = _convention(d_model, preset, layout, spacing, start, odd)
-    kind, pair = convention.column(dim, d_model)
+    convention = _convention(d_model, preset, layout, spacing, start, odd, convention=convention)
+    kind, pair = convention._column(dim, d_model)
     if kind == _ZERO:
         return 0.0
-    exponent = convention.exponent(pair, d_model)
+    exponent = convention._exponent(pair, d_model)
     position = convention.start + pos
     if exact:
         return _exact_value(position, kind, exponent, _exact_base(number), dtype)
@@ -470,12 +475,12 @@ _EXTENDED_SLICES = _extended_slices()
 
 
 def _fast_rows(
-    seq_len: int, d_model: int, convention: "_Convention", denominators: "List[float]"
+    seq_len: int, d_model: int, convention: "Convention", denominators: "List[float]"
 ) -> "Iterator[List[float]]":
     """Yield the rows; ``value()`` computes each element with the same operations."""
     sin = math.sin
     cos = math.cos
-    width = convention.width(d_model)
+    width = convention._width(d_model)
     cosine_count = width // 2
     padding = [0.0] * (d_model - width)
     layout = convention.layout
@@ -909,7 +914,7 @@ _ANCHOR_JUMPS = 1 << 16
 
 
 def _exact_rows(
-    seq_len: int, d_model: int, convention: "_Convention", base: _Base, dtype: str
+    seq_len: int, d_model: int, convention: "Convention", base: _Base, dtype: str
 ) -> "Iterator[List[float]]":
     """Yield the correctly rounded rows: a Chebyshev recurrence per column, anchored.
 
@@ -940,8 +945,8 @@ def _exact_rows(
     P = _TABLE_BITS
     fine = P + 24
     start = convention.start
-    plan = convention.plan(d_model)
-    exponents = [convention.exponent(pair, d_model) for pair in range(convention.pairs(d_model))]
+    plan = convention._plan(d_model)
+    exponents = [convention._exponent(pair, d_model) for pair in range(convention._pairs(d_model))]
     rotors: "List[Tuple[int, int]]" = []
     jumps: "List[Tuple[int, int]]" = []
     twice_cos: "List[int]" = []
@@ -1118,63 +1123,145 @@ _PRESETS = {
 }
 
 
-class _Convention:
-    """Where each column's sine or cosine goes, and each pair's frequency.
+class Convention:
+    """How a framework lays out the table and spaces its frequencies.
 
-    ``odd`` says what an odd d_model does: "sine" makes the last column the
-    sine of one more pair (the paper's exponent 2i/d_model then uses the odd
-    width), "zero" computes the table of d_model - 1 columns and appends a
-    column of zeros, and "error" refuses it.
+    >>> Convention()
+    Convention(layout='interleaved', spacing='paper', start=0, odd='sine')
+    >>> print(Convention())
+    PE(p, 2i) = sin(p * w_i), PE(p, 2i + 1) = cos(p * w_i); w_i = base**(-2i/d); p = 0, 1, 2, ...; an odd d_model ends with one more sine
+
+    ``layout`` places the sines and cosines: ``interleaved`` (a sine and a
+    cosine per pair), ``sin-cos`` (all sines, then all cosines) or
+    ``cos-sin``.  ``spacing`` sets pair ``i``'s frequency among ``h`` pairs:
+    ``paper``, ``base**(-2i/d)``, or ``tensor2tensor``, ``base**(-i/(h-1))``.
+    ``start`` is the first row's position.  ``odd`` says what an odd
+    ``d_model`` does: ``sine`` ends it with the sine of one more pair,
+    ``zero`` appends a column of zeros, ``error`` refuses it.
+
+    ``PRESETS`` holds the frameworks' conventions by name.  Every function
+    that takes ``preset`` also takes ``convention``:
+
+    >>> print(PRESETS["tensor2tensor"])
+    PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = base**(-i/(h-1)); p = 0, 1, 2, ...; an odd d_model gets a column of zeros
+    >>> encoding(2, 4, convention=PRESETS["fairseq"]) == encoding(2, 4, preset="fairseq")
+    True
+
+    A convention cannot change; ``replace`` makes a changed copy:
+
+    >>> PRESETS["tensor2tensor"].replace(start=2) == PRESETS["fairseq"]
+    True
     """
 
-    def __init__(self, layout: str, spacing: str, start: int, odd: str) -> None:
-        self.layout = layout
-        self.spacing = spacing
-        self.start = start
-        self.odd = odd
-        #: The preset a call named, to be called by that name among the presets it is the same as.
-        self.preferred: "Optional[str]" = None
+    def __init__(self, layout: str = "interleaved", spacing: str = "paper", start: int = 0, odd: str = "sine") -> None:
+        self._fields = (
+            _check_choice("layout", layout, _LAYOUTS),
+            _check_choice("spacing", spacing, _SPACINGS),
+            _check_integer("start", start, 0),
+            _check_choice("odd", odd, _ODD_RULES),
+        )
+        # The preset a call named, to be called by that name among the presets it is the same as.
+        self._preset: "Optional[str]" = None
 
-    def key(self) -> "Tuple[str, str, int, str]":
+    @property
+    def layout(self) -> str:
+        return self._fields[0]
+
+    @property
+    def spacing(self) -> str:
+        return self._fields[1]
+
+    @property
+    def start(self) -> int:
+        return self._fields[2]
+
+    @property
+    def odd(self) -> str:
+        return self._fields[3]
+
+    def replace(
+        self,
+        *,
+        layout: "Optional[str]" = None,
+        spacing: "Optional[str]" = None,
+        start: "Optional[int]" = None,
+        odd: "Optional[str]" = None,
+    ) -> "Convention":
+        """A copy with the choices given changed."""
+        return Convention(
+            self.layout if layout is None else layout,
+            self.spacing if spacing is None else spacing,
+            self.start if start is None else start,
+            self.odd if odd is None else odd,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Convention) and self._fields == other._fields
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other  # MicroPython does not derive it from __eq__
+
+    def __hash__(self) -> int:
+        return hash(self._fields)
+
+    def __repr__(self) -> str:
+        return f"Convention(layout={self.layout!r}, spacing={self.spacing!r}, start={self.start!r}, odd={self.odd!r})"
+
+    def __str__(self) -> str:
+        first, second = ("sin", "cos") if self.layout != "cos-sin" else ("cos", "sin")
+        if self.layout == "interleaved":
+            columns = "PE(p, 2i) = sin(p * w_i), PE(p, 2i + 1) = cos(p * w_i)"
+        else:
+            columns = f"PE(p, i) = {first}(p * w_i), PE(p, h + i) = {second}(p * w_i)"
+        frequency = "base**(-2i/d)" if self.spacing == "paper" else "base**(-i/(h-1))"
+        positions = f"{_short(self.start)}, {_short(self.start + 1)}, {_short(self.start + 2)}, ..."
+        odd = {
+            "sine": "an odd d_model ends with one more sine",
+            "zero": "an odd d_model gets a column of zeros",
+            "error": "no odd d_model",
+        }[self.odd]
+        return f"{columns}; w_i = {frequency}; p = {positions}; {odd}"
+
+    def _key(self) -> "Tuple[str, str, int, str]":
         return self.layout, self.spacing, self.start, self.odd
 
-    def name(self, d_model: "Optional[int]" = None) -> str:
+    def _name(self, d_model: "Optional[int]" = None) -> str:
         """The first preset this is, or its choices; for an even d_model the odd rule does not count."""
-        presets = self.presets(d_model)
+        presets = self._presets(d_model)
         if presets:
-            return self.preferred if self.preferred in presets else presets[0]
+            return self._preset if self._preset in presets else presets[0]
         return f"layout={self.layout}, spacing={self.spacing}, start={_short(self.start)}, odd={self.odd}"
 
-    def presets(self, d_model: "Optional[int]" = None) -> "List[str]":
+    def _presets(self, d_model: "Optional[int]" = None) -> "List[str]":
         """Every preset this is (several frameworks make the same table)."""
         return [
             name
             for name, preset in _PRESETS.items()
-            if preset[:3] == self.key()[:3] and (preset[3] == self.odd or (d_model is not None and d_model % 2 == 0))
+            if preset[:3] == self._key()[:3] and (preset[3] == self.odd or (d_model is not None and d_model % 2 == 0))
         ]
 
-    def width(self, d_model: int) -> int:
+    def _width(self, d_model: int) -> int:
         """The number of columns that hold a sine or a cosine."""
         return d_model if self.odd == "sine" else d_model - d_model % 2
 
-    def pairs(self, d_model: int) -> int:
+    def _pairs(self, d_model: int) -> int:
         """The number of frequencies (pairs, the last without a cosine for an odd width)."""
-        return (self.width(d_model) + 1) // 2
+        return (self._width(d_model) + 1) // 2
 
-    def exponent(self, pair: int, d_model: int) -> "Tuple[int, int]":
+    def _exponent(self, pair: int, d_model: int) -> "Tuple[int, int]":
         """(a, b): pair's frequency is base**(-a/b).
 
         The paper's spacing is 2i/width; tensor2tensor's is i/(h - 1) for h
         pairs (i/1 when h = 1, as tensor2tensor guards it).
         """
         if self.spacing == "paper":
-            return 2 * pair, self.width(d_model)
-        pairs = self.pairs(d_model)
+            return 2 * pair, self._width(d_model)
+        pairs = self._pairs(d_model)
         return pair, pairs - 1 if pairs > 1 else 1
 
-    def column(self, dim: int, d_model: int) -> "Tuple[int, int]":
+    def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
         """(kind, pair) of column dim: _SINE, _COSINE or _ZERO, and the pair's index."""
-        width = self.width(d_model)
+        width = self._width(d_model)
         if dim >= width:
             return _ZERO, 0
         if self.layout == "interleaved":
@@ -1185,8 +1272,8 @@ class _Convention:
             return (_SINE, dim) if dim < sines else (_COSINE, dim - sines)
         return (_COSINE, dim) if dim < cosines else (_SINE, dim - cosines)
 
-    def plan(self, d_model: int) -> "List[Tuple[int, int]]":
-        return [self.column(dim, d_model) for dim in range(d_model)]
+    def _plan(self, d_model: int) -> "List[Tuple[int, int]]":
+        return [self._column(dim, d_model) for dim in range(d_model)]
 
 
 def _convention(
@@ -1197,30 +1284,36 @@ def _convention(
     start: object = None,
     odd: object = None,
     refuse_odd: bool = True,
-) -> _Convention:
-    """The convention a call asks for: its preset's choices, overridden by the keywords given.
+    convention: object = None,
+) -> Convention:
+    """The convention a call asks for, in one place: a Convention or a preset, overridden by the keywords given.
 
     An odd d_model in a convention without an odd rule raises ValueError,
     unless refuse_odd is False (compare() then reports a mismatch).
     """
-    if preset is None:
-        preset = "paper"
-    preset = _check_choice("preset", preset, tuple(_PRESETS))
-    chosen = _PRESETS[preset]
-    convention = _Convention(
-        _check_choice("layout", layout, _LAYOUTS) if layout is not None else chosen[0],
-        _check_choice("spacing", spacing, _SPACINGS) if spacing is not None else chosen[1],
-        _check_integer("start", start, 0) if start is not None else chosen[2],
-        _check_choice("odd", odd, _ODD_RULES) if odd is not None else chosen[3],
+    if convention is not None:
+        if not isinstance(convention, Convention):
+            raise TypeError(f"convention must be a Convention, got {type(convention).__name__} {_short(convention)}")
+        if preset is not None:
+            raise ValueError(f"give preset or convention, not both, got preset={_short(preset)}")
+        chosen, name = convention._key(), convention._preset
+    else:
+        name = _check_choice("preset", "paper" if preset is None else preset, tuple(_PRESETS))
+        chosen = _PRESETS[name][:4]
+    asked = Convention(
+        chosen[0] if layout is None else _check_choice("layout", layout, _LAYOUTS),
+        chosen[1] if spacing is None else _check_choice("spacing", spacing, _SPACINGS),
+        chosen[2] if start is None else _check_integer("start", start, 0),
+        chosen[3] if odd is None else _check_choice("odd", odd, _ODD_RULES),
     )
-    convention.preferred = preset
-    if refuse_odd and convention.odd == "error" and d_model % 2:
-        raise ValueError(f"d_model must be even in the {convention.name()} convention, which has no odd rule, got {d_model}")
-    return convention
+    asked._preset = name
+    if refuse_odd and asked.odd == "error" and d_model % 2:
+        raise ValueError(f"d_model must be even in the {asked._name()} convention, which has no odd rule, got {d_model}")
+    return asked
 
 
 def _convention_rows(
-    convention: _Convention,
+    convention: Convention,
     seq_len: int,
     d_model: int,
     base: "Union[int, float]",
@@ -1375,6 +1468,7 @@ def compare(
     spacing: "Optional[str]" = None,
     start: "Optional[int]" = None,
     odd: "Optional[str]" = None,
+    convention: "Optional[Convention]" = None,
 ) -> Report:
     """Compare a table with the exact encoding of its shape; return a Report.
 
@@ -1417,7 +1511,7 @@ def compare(
     seq_len, d_model = len(table), len(table[0])
     number = _check_base(base)
     dtype = _check_dtype(dtype)
-    asked = _convention(d_model, preset, layout, spacing, start, odd, refuse_odd=False)
+    asked = _convention(d_model, preset, layout, spacing, start, odd, refuse_odd=False, convention=convention)
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -1434,10 +1528,10 @@ def compare(
     allowance = _Allowance(asked, d_model, float(number), dtype)
     if asked.odd == "error" and d_model % 2:
         # The convention has no table of this width: nothing to compare with.
-        text = f"the {asked.name()} convention has no table of odd width, and this one has {d_model} columns"
+        text = f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
         return Report(
             (seq_len, d_model),
-            asked.name(),
+            asked._name(),
             dtype,
             atol,
             ulps,
@@ -1463,7 +1557,7 @@ def compare(
         diagnosis = _diagnose(table, asked, float(number), dtype, comparison.damaged, not_finite)
     return Report(
         (seq_len, d_model),
-        asked.name(d_model),
+        asked._name(d_model),
         dtype,
         atol,
         ulps,
@@ -1490,6 +1584,7 @@ def assert_close(
     spacing: "Optional[str]" = None,
     start: "Optional[int]" = None,
     odd: "Optional[str]" = None,
+    convention: "Optional[Convention]" = None,
 ) -> None:
     """Raise AssertionError, carrying compare()'s report, unless the table passes.
 
@@ -1513,6 +1608,7 @@ def assert_close(
         spacing=spacing,
         start=start,
         odd=odd,
+        convention=convention,
     )
     if not report.ok:
         raise AssertionError(str(report))
@@ -1683,7 +1779,7 @@ def _ordered(values: "List[float]", dtype: str) -> "List[int]":
 class _Allowance:
     """The default tolerance of each element: min(2**-10, unit * (1 + |angle|)), unit = 2**(5-p)."""
 
-    def __init__(self, convention: "_Convention", d_model: int, base: float, dtype: str) -> None:
+    def __init__(self, convention: "Convention", d_model: int, base: float, dtype: str) -> None:
         self.convention = convention
         self.dtype = dtype
         self.precision = _DTYPES[dtype][0]
@@ -1724,17 +1820,17 @@ class _Allowance:
         return None
 
 
-def _column_frequencies(convention: "_Convention", d_model: int, base: float) -> "List[float]":
+def _column_frequencies(convention: "Convention", d_model: int, base: float) -> "List[float]":
     """base**(-a/b) for each column's pair, in float64 (0 for a padding column; inf past float64)."""
     by_pair = []
-    for pair in range(convention.pairs(d_model)):
-        a, b = convention.exponent(pair, d_model)
+    for pair in range(convention._pairs(d_model)):
+        a, b = convention._exponent(pair, d_model)
         try:
             denominator = math.pow(base, a / b)
         except OverflowError:
             denominator = math.inf
         by_pair.append(1.0 / denominator if denominator > 0.0 else math.inf)
-    return [0.0 if kind == _ZERO else by_pair[pair] for kind, pair in convention.plan(d_model)]
+    return [0.0 if kind == _ZERO else by_pair[pair] for kind, pair in convention._plan(d_model)]
 
 
 class _Comparison:
@@ -1813,7 +1909,7 @@ class _Candidate:
         self,
         description: str,
         make_row: "Callable[[int], List[float]]",
-        convention: "_Convention",
+        convention: "Convention",
         base: float,
         local: bool = False,
         precision: int = 53,
@@ -1848,9 +1944,9 @@ class _Candidate:
             return None
 
 
-def _convention_candidate(description: str, convention: "_Convention", d_model: int, base: float) -> _Candidate:
+def _convention_candidate(description: str, convention: "Convention", d_model: int, base: float) -> _Candidate:
     frequencies = _pair_frequencies(convention, d_model, base)
-    plan = convention.plan(d_model)
+    plan = convention._plan(d_model)
 
     def make_row(r: int) -> "List[float]":
         return _float64_row(convention.start + r, plan, frequencies)
@@ -1858,8 +1954,8 @@ def _convention_candidate(description: str, convention: "_Convention", d_model: 
     return _Candidate(description, make_row, convention, base, local=True)
 
 
-def _pair_frequencies(convention: "_Convention", d_model: int, base: float) -> "List[float]":
-    return [1.0 / _denominator(convention.exponent(pair, d_model), base) for pair in range(convention.pairs(d_model))]
+def _pair_frequencies(convention: "Convention", d_model: int, base: float) -> "List[float]":
+    return [1.0 / _denominator(convention._exponent(pair, d_model), base) for pair in range(convention._pairs(d_model))]
 
 
 def _float64_row(position: int, plan: "List[Tuple[int, int]]", frequencies: "List[float]") -> "List[float]":
@@ -1877,7 +1973,7 @@ def _float64_row(position: int, plan: "List[Tuple[int, int]]", frequencies: "Lis
 
 def _diagnose(
     table: "List[List[float]]",
-    asked: "Optional[_Convention]",
+    asked: "Optional[Convention]",
     base: float,
     dtype: str,
     damaged: "Dict[int, List[int]]",
@@ -1901,13 +1997,13 @@ def _diagnose(
         others = "the other elements are" if not_finite else "every element is"
         if not damaged:
             return prefix + (
-                f"{others} within the default tolerance of the {asked.name(d_model)} convention, so the"
+                f"{others} within the default tolerance of the {asked._name(d_model)} convention, so the"
                 f" differences are no larger than a faithful {dtype} computation makes."
             )
         reference = _convention_candidate(_describe(asked, d_model), asked, d_model, base)
         items, shift = _damage(table, damaged, reference, dtype)
         if items is not None:
-            return prefix + f"the table follows the {asked.name(d_model)} convention except for {_join(items)}."
+            return prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items)}."
     candidates = _candidates(table, asked, base, dtype, shift)
     sample = _sample_rows(len(table))
     scored = []
@@ -1935,7 +2031,7 @@ def _diagnose(
             if reproduced >= _EXPLAINED_SHARE * compared:
                 cells = sum(len(columns) for columns in damaged.values())
                 return prefix + (
-                    f"the {asked.name(d_model)} convention gives {reproduced} of the {compared} elements compared"
+                    f"the {asked._name(d_model)} convention gives {reproduced} of the {compared} elements compared"
                     f"{rows_text}, but {cells} elements in {len(damaged)} rows are outside the default tolerance:"
                     " more than local damage."
                 )
@@ -2061,7 +2157,7 @@ def _damage(
         for c in columns:
             counts[c] = counts.get(c, 0) + 1
     bad_columns = [c for c, n in sorted(counts.items()) if seq_len >= 4 and 4 * n >= 3 * seq_len]
-    width = reference.convention.width(d_model)
+    width = reference.convention._width(d_model)
     if bad_columns and len(bad_columns) <= max(2, d_model // 8) and 2 * len(bad_columns) < width:
         items.extend(_column_damage(table, bad_columns, reference, dtype))
         for r in list(cells):
@@ -2220,9 +2316,9 @@ def _holds(
     )
 
 
-def _describe(convention: "_Convention", d_model: int) -> str:
+def _describe(convention: "Convention", d_model: int) -> str:
     """A convention in plain words: its preset's, and what differs from it."""
-    presets = convention.presets(d_model)
+    presets = convention._presets(d_model)
     if presets:
         # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
         whose, what = _PRESETS[presets[0]][4].split(":", 1)
@@ -2251,15 +2347,15 @@ _STEPS = ("positions", "frequencies", "angles", "output")
 
 
 def _candidates(
-    table: "List[List[float]]", asked: "Optional[_Convention]", base: float, dtype: str, shift: int
+    table: "List[List[float]]", asked: "Optional[Convention]", base: float, dtype: str, shift: int
 ) -> "List[_Candidate]":
     """Every convention and known mistake the diagnosis tries, the one asked for first."""
     seq_len, d_model = len(table), len(table[0])
     found: "List[_Candidate]" = []
     seen = set()
 
-    def add_convention(convention: _Convention, candidate_base: float, description: str = "") -> None:
-        key = convention.key() + (candidate_base,)
+    def add_convention(convention: Convention, candidate_base: float, description: str = "") -> None:
+        key = convention._key() + (candidate_base,)
         if key in seen or (convention.odd == "error" and d_model % 2):
             return
         seen.add(key)
@@ -2279,25 +2375,25 @@ def _candidates(
         for layout in _LAYOUTS:
             for spacing in _SPACINGS:
                 for odd in odd_rules:
-                    add_convention(_Convention(layout, spacing, first, odd), base)
-    reference = asked if asked is not None else _Convention("interleaved", "paper", 0, "sine")
+                    add_convention(Convention(layout, spacing, first, odd), base)
+    reference = asked if asked is not None else Convention("interleaved", "paper", 0, "sine")
     for other in _OTHER_BASES:
         if other != base:
             add_convention(
                 reference,
                 other,
-                f"the {reference.name(d_model)} convention with base {other:g} instead of {base:g}",
+                f"the {reference._name(d_model)} convention with base {other:g} instead of {base:g}",
             )
     found.extend(_mistakes(table, reference, base, dtype))
     return found
 
 
-def _mistakes(table: "List[List[float]]", convention: "_Convention", base: float, dtype: str) -> "List[_Candidate]":
+def _mistakes(table: "List[List[float]]", convention: "Convention", base: float, dtype: str) -> "List[_Candidate]":
     """The known mistakes: a wrong exponent, a cosine-first interleave, steps rounded to a narrow format, a transpose."""
     seq_len, d_model = len(table), len(table[0])
-    plan = convention.plan(d_model)
-    exponents = [convention.exponent(pair, d_model) for pair in range(convention.pairs(d_model))]
-    name = convention.name(d_model)
+    plan = convention._plan(d_model)
+    exponents = [convention._exponent(pair, d_model) for pair in range(convention._pairs(d_model))]
+    name = convention._name(d_model)
     found = []
 
     def odd_exponent(r: int) -> "List[float]":
@@ -2322,8 +2418,8 @@ def _mistakes(table: "List[List[float]]", convention: "_Convention", base: float
     )
     if convention.layout == "interleaved":
         swapped = [(_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan]
-        if convention.width(d_model) % 2:
-            swapped[convention.width(d_model) - 1] = plan[convention.width(d_model) - 1]
+        if convention._width(d_model) % 2:
+            swapped[convention._width(d_model) - 1] = plan[convention._width(d_model) - 1]
         frequencies = _pair_frequencies(convention, d_model, base)
         found.append(
             _Candidate(
@@ -2362,7 +2458,7 @@ def _mistakes(table: "List[List[float]]", convention: "_Convention", base: float
 
 
 def _float32_errors(
-    table: "List[List[float]]", convention: "_Convention", d_model: int, base: float
+    table: "List[List[float]]", convention: "Convention", d_model: int, base: float
 ) -> "Optional[_Candidate]":
     """The errors of a float32 computation: within 2**-21 * (1 + |angle|) of the convention's values.
 
@@ -2387,7 +2483,7 @@ def _float32_errors(
         return None
     stored = all(_round_row(table[r], "float32") == table[r] for r in sample)
     candidate.description = (
-        f"the {convention.name(d_model)} convention with errors of float32 size, within float32's allowance"
+        f"the {convention._name(d_model)} convention with errors of float32 size, within float32's allowance"
         " 2**-21 * (1 + |angle|)"
     )
     candidate.note = (
@@ -2402,9 +2498,9 @@ def _float32_errors(
     return candidate
 
 
-def _rounded_step(convention: "_Convention", d_model: int, base: float, narrow: str, step: str) -> _Candidate:
+def _rounded_step(convention: "Convention", d_model: int, base: float, narrow: str, step: str) -> _Candidate:
     """The candidate whose positions, frequencies, angles or output (or all) were rounded to a narrow format."""
-    plan = convention.plan(d_model)
+    plan = convention._plan(d_model)
     frequencies = _pair_frequencies(convention, d_model, base)
     rounded_frequencies = [_round_float(w, narrow) for w in frequencies]
     limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
@@ -2426,7 +2522,7 @@ def _rounded_step(convention: "_Convention", d_model: int, base: float, narrow: 
             row.append(_round_float(value, narrow) if step in ("output", "all") else value)
         return row
 
-    name = convention.name(d_model)
+    name = convention._name(d_model)
     if step == "all":
         what = f"positions, frequencies, angles and output all computed in {narrow}"
     elif step == "positions":
@@ -2522,6 +2618,18 @@ def _exact_base(base: "Union[int, float]") -> "_Base":
             _EXACT_BASES.clear()
         found = _EXACT_BASES[base] = _Base(base)
     return found
+
+
+def _make_presets() -> "Dict[str, Convention]":
+    presets = {}
+    for name, (layout, spacing, start, odd, _) in _PRESETS.items():
+        convention = presets[name] = Convention(layout, spacing, start, odd)
+        convention._preset = name
+    return presets
+
+
+# The frameworks' conventions by name (made here, once Convention's checks exist).
+PRESETS = _make_presets()
 
 
 # ---------------------------------------------------------------------------
@@ -2819,9 +2927,9 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
     base_hex = float(base).hex() if isinstance(base, float) else f"{base:#x}"
     columns = []
     for dim in range(d_model):
-        kind, pair = convention.column(dim, d_model)
+        kind, pair = convention._column(dim, d_model)
         function = ("sin", "cos", "zero")[kind]
-        exponent = convention.exponent(pair, d_model) if kind != _ZERO else (0, 1)
+        exponent = convention._exponent(pair, d_model) if kind != _ZERO else (0, 1)
         columns.append(f'{{"function": "{function}", "pair": {pair}, "exponent": [{exponent[0]}, {exponent[1]}]}}')
     out.write("{\n")
     out.write(f'"schema": "{_VECTOR_SCHEMA}",\n')
@@ -2830,7 +2938,7 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
     out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
     out.write(
         f'"parameters": {{"seq_len": {request.seq_len}, "d_model": {d_model}, "base": {base_text}, '
-        f'"base_hex": "{base_hex}", "convention": "{convention.name(d_model)}", "layout": "{convention.layout}", '
+        f'"base_hex": "{base_hex}", "convention": "{convention._name(d_model)}", "layout": "{convention.layout}", '
         f'"spacing": "{convention.spacing}", "start": {convention.start}, "odd": "{convention.odd}"}},\n'
     )
     out.write('"columns": [\n' + ",\n".join(columns) + "\n],\n")
@@ -3356,7 +3464,7 @@ class _Request:
         self.header = header
         self.explain = explain
 
-    def convention(self) -> _Convention:
+    def convention(self) -> Convention:
         return _convention(self.d_model, *self.convention_keywords)
 
     def rows(self) -> "Iterator[List[float]]":
@@ -3547,7 +3655,7 @@ def _column_names(request: _Request) -> "List[str]":
     convention = request.convention()
     names = []
     for dim in range(request.d_model):
-        kind, pair = convention.column(dim, request.d_model)
+        kind, pair = convention._column(dim, request.d_model)
         names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
     return names
 

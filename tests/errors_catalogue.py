@@ -63,6 +63,10 @@ API_CASES = [
     "compare(encoding(2, 4), atol=-1.0)",
     "compare(encoding(2, 4), ulps='1')",
     "compare(encoding(2, 4), dtype='int8')",
+    "encoding(2, 4, convention='paper')",
+    "encoding(2, 4, convention=PRESETS['paper'], preset='paper')",
+    "Convention(layout='zigzag')",
+    "Convention(start=-1)",
 ]
 
 CLI_CASES = [

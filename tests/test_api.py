@@ -130,11 +130,13 @@ def test_odd_d_model_last_column_is_a_sine() -> None:
 
 def test_public_names() -> None:
     assert pe_reference.__all__ == sorted(pe_reference.__all__)
-    assert set(pe_reference.__all__) == {"Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"}
+    assert set(pe_reference.__all__) == {
+        "Convention", "PRESETS", "Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"
+    }
     assert isinstance(pe_reference.__version__, str)
     for name in pe_reference.__all__:
         function = getattr(pe_reference, name)
-        assert function.__doc__ and ">>>" in function.__doc__ or name in ("main", "Report")
+        assert function.__doc__ and ">>>" in function.__doc__ or name in ("main", "Report", "PRESETS")
 
 
 def test_derivation_value_is_the_value() -> None:

@@ -3,11 +3,12 @@
 import random
 import re
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple, Type
+from typing import Any, Callable, Dict, List, Tuple, Type
 
 import mpmath
 import pytest
 
+import pe_reference
 from pe_reference import encoding, rows, value
 from tests import reference
 
@@ -131,3 +132,82 @@ def test_bad_convention_keywords(keywords: Dict[str, object], error: Type[Except
         with pytest.raises(error) as caught:
             call()
         assert str(caught.value) == message
+
+
+def test_a_convention_shows_its_choices_and_its_formula() -> None:
+    convention = pe_reference.Convention("sin-cos", "tensor2tensor", 2, "zero")
+    assert repr(convention) == "Convention(layout='sin-cos', spacing='tensor2tensor', start=2, odd='zero')"
+    assert str(convention) == (
+        "PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = base**(-i/(h-1)); p = 2, 3, 4, ...;"
+        " an odd d_model gets a column of zeros"
+    )
+    assert str(pe_reference.Convention(layout="cos-sin", odd="error")).startswith("PE(p, i) = cos(p * w_i), PE(p, h + i) = sin(p * w_i); w_i = base**(-2i/d)")
+
+
+def test_a_convention_cannot_change() -> None:
+    convention = pe_reference.Convention()
+    with pytest.raises(AttributeError):
+        convention.start = 3  # type: ignore[misc]
+    assert convention.replace(start=3) == pe_reference.Convention(start=3) != convention
+    assert convention.start == 0
+    assert hash(convention.replace()) == hash(convention)
+    assert len({convention, pe_reference.Convention(), pe_reference.PRESETS["paper"]}) == 1
+
+
+def test_presets_are_conventions() -> None:
+    for name, (layout, spacing, start, odd) in reliability_presets().items():
+        assert pe_reference.PRESETS[name] == pe_reference.Convention(layout, spacing, start, odd), name
+    assert sorted(pe_reference.PRESETS) == sorted(reliability_presets())
+
+
+def reliability_presets() -> Dict[str, Tuple[str, str, int, str]]:
+    """The presets as docs/checking.md's table states them: (layout, spacing, start, odd)."""
+    found = {}
+    page = (Path(__file__).resolve().parent.parent / "docs" / "checking.md").read_text(encoding="utf-8")
+    for line in page.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) != 6 or not cells[0].startswith("`") or cells[0] == "`preset`":
+            continue
+        name = re.findall(r"`([^`]*)`", cells[0])[0]
+        layout = re.findall(r"`([^`]*)`", cells[1])[0]
+        spacing = "paper" if "-2i/d" in cells[2] else "tensor2tensor"
+        start = int(re.match(r"\d+", cells[3]).group())  # type: ignore[union-attr]
+        odd = re.findall(r"`([^`]*)`", cells[4])[0]
+        found[name] = (layout, spacing, start, odd)
+    return found
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_convention_is_the_same_as_its_keywords(exact: bool) -> None:
+    t2t = pe_reference.PRESETS["tensor2tensor"]
+    assert encoding(3, 6, convention=t2t, exact=exact) == encoding(3, 6, preset="tensor2tensor", exact=exact)
+    assert list(pe_reference.rows(3, 6, convention=t2t, exact=exact)) == encoding(3, 6, preset="tensor2tensor", exact=exact)
+    assert pe_reference.value(2, 3, 6, convention=t2t, exact=exact) == encoding(3, 6, preset="tensor2tensor", exact=exact)[2][3]
+    # Keywords still override it.
+    assert encoding(3, 6, convention=t2t, start=2, exact=exact) == encoding(3, 6, preset="fairseq", exact=exact)
+    table = encoding(3, 6, preset="tensor2tensor")
+    assert pe_reference.compare(table, convention=t2t).ok
+    pe_reference.assert_close(table, convention=t2t)
+    assert "the marian convention" in str(pe_reference.compare(encoding(3, 6, preset="marian"), convention=pe_reference.PRESETS["marian"]))
+
+
+# Misuses the types forbid, made on purpose.
+MISUSED_NAME: Any = "paper"
+MISUSED_NONE: Any = None
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: encoding(2, 4, convention=MISUSED_NAME), TypeError, "convention must be a Convention, got str 'paper'"),
+        (lambda: encoding(2, 4, convention=pe_reference.Convention(), preset="paper"), ValueError, "give preset or convention, not both, got preset='paper'"),
+        (lambda: pe_reference.Convention(layout="zigzag"), ValueError, "layout must be one of interleaved, sin-cos, cos-sin, got 'zigzag'"),
+        (lambda: pe_reference.Convention(start=-1), ValueError, "start must be at least 0, got -1"),
+        (lambda: pe_reference.Convention(odd=MISUSED_NONE), TypeError, "odd must be a str, got NoneType None"),
+        (lambda: encoding(2, 5, convention=pe_reference.PRESETS["gpt-j"]), ValueError, "d_model must be even in the gpt-j convention, which has no odd rule, got 5"),
+    ],
+)
+def test_bad_conventions(call: Any, error: Any, message: str) -> None:
+    with pytest.raises(error) as caught:
+        call()
+    assert str(caught.value) == message

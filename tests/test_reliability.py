@@ -125,8 +125,8 @@ def test_fast_path_within_its_bound(pos: int, d_model: int, base: float, keyword
     fast = value(pos, dim, d_model, base=base, **keywords)
     exact = value(pos, dim, d_model, base=base, exact=True, **keywords)
     convention = pe_reference._convention(d_model, **keywords)
-    kind, pair = convention.column(dim, d_model)
-    a, b = convention.exponent(pair, d_model) if kind != 2 else (0, 1)
+    kind, pair = convention._column(dim, d_model)
+    a, b = convention._exponent(pair, d_model) if kind != 2 else (0, 1)
     angle = (convention.start + pos) / base ** (a / b)
     assert abs(fast - exact) <= 2.0**-48 * (1 + angle) + 2.0**-50
 

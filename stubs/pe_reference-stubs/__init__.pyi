@@ -4,10 +4,10 @@
 # (python/typing#1333), so the wheel carries this stub-only package beside
 # pe_reference.py.  CI checks it against the module with mypy.stubtest and
 # type-checks a consumer project with it.
-from typing import Iterator, List, Literal, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Literal, Optional, Sequence, Tuple
 
 __version__: str
-__all__ = ["Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"]
+__all__ = ["Convention", "PRESETS", "Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"]
 DEFAULT_BASE: float
 
 _DType = Literal["float64", "float32", "bfloat16", "float16"]
@@ -17,6 +17,30 @@ _Preset = Literal[
 _Layout = Literal["interleaved", "sin-cos", "cos-sin"]
 _Spacing = Literal["paper", "tensor2tensor"]
 _Odd = Literal["sine", "zero", "error"]
+
+class Convention:
+    def __init__(self, layout: _Layout = ..., spacing: _Spacing = ..., start: int = ..., odd: _Odd = ...) -> None: ...
+    @property
+    def layout(self) -> str: ...
+    @property
+    def spacing(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def odd(self) -> str: ...
+    def replace(
+        self,
+        *,
+        layout: Optional[_Layout] = ...,
+        spacing: Optional[_Spacing] = ...,
+        start: Optional[int] = ...,
+        odd: Optional[_Odd] = ...,
+    ) -> Convention: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __ne__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+PRESETS: Dict[str, Convention]
 
 class Report:
     shape: Tuple[int, int]
@@ -66,6 +90,7 @@ def encoding(
     spacing: Optional[_Spacing] = ...,
     start: Optional[int] = ...,
     odd: Optional[_Odd] = ...,
+    convention: Optional[Convention] = ...,
 ) -> List[List[float]]: ...
 def rows(
     seq_len: int,
@@ -79,6 +104,7 @@ def rows(
     spacing: Optional[_Spacing] = ...,
     start: Optional[int] = ...,
     odd: Optional[_Odd] = ...,
+    convention: Optional[Convention] = ...,
 ) -> Iterator[List[float]]: ...
 def value(
     pos: int,
@@ -93,6 +119,7 @@ def value(
     spacing: Optional[_Spacing] = ...,
     start: Optional[int] = ...,
     odd: Optional[_Odd] = ...,
+    convention: Optional[Convention] = ...,
 ) -> float: ...
 def derivation(pos: int, dim: int, d_model: int, *, base: float = ...) -> str: ...
 def compare(
@@ -107,6 +134,7 @@ def compare(
     spacing: Optional[_Spacing] = ...,
     start: Optional[int] = ...,
     odd: Optional[_Odd] = ...,
+    convention: Optional[Convention] = ...,
 ) -> Report: ...
 def assert_close(
     actual: object,
@@ -120,5 +148,6 @@ def assert_close(
     spacing: Optional[_Spacing] = ...,
     start: Optional[int] = ...,
     odd: Optional[_Odd] = ...,
+    convention: Optional[Convention] = ...,
 ) -> None: ...
 def main(argv: Optional[Sequence[str]] = ...) -> int: ...
