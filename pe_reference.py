@@ -1507,7 +1507,7 @@ def compare(
     >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
     Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
     """
-    table, not_finite = _as_table(actual)
+    table = _as_table(actual)
     seq_len, d_model = len(table), len(table[0])
     number = _check_base(base)
     dtype = _check_dtype(dtype)
@@ -1517,13 +1517,14 @@ def compare(
     if ulps is not None:
         ulps = _check_tolerance("ulps", ulps)
     rounded = [_round_row(row, dtype) for row in table]
-    if dtype != "float64":
-        # A value beyond the format's range rounds to infinity: not finite either.
-        for r, (row, read) in enumerate(zip(rounded, table)):
-            if not -math.inf < sum(row) < math.inf:
-                known = set(c for q, c, _ in not_finite if q == r)
-                not_finite.extend((r, c, read[c]) for c, x in enumerate(row) if not -math.inf < x < math.inf and c not in known)
-        not_finite.sort(key=lambda cell: (cell[0], cell[1]))
+    # NaN and infinity, and values beyond the format's range (rounded to infinity), as read.
+    not_finite = [
+        (r, c, read[c])
+        for r, (row, read) in enumerate(zip(rounded, table))
+        if not -math.inf < sum(row) < math.inf
+        for c, x in enumerate(row)
+        if not -math.inf < x < math.inf
+    ]
     table = rounded
     allowance = _Allowance(asked, d_model, float(number), dtype)
     if asked.odd == "error" and d_model % 2:
@@ -1614,11 +1615,8 @@ def assert_close(
         raise AssertionError(str(report))
 
 
-def _as_table(actual: object) -> "Tuple[List[List[float]], List[Tuple[int, int, float]]]":
-    """Read a 2-D table of numbers into lists of floats, refusing anything else.
-
-    Return the table and its NaN and infinite elements, (row, column, value).
-    """
+def _as_table(actual: object) -> "List[List[float]]":
+    """Read a 2-D table of numbers into lists of floats, refusing anything else."""
     tolist = getattr(actual, "tolist", None)
     if callable(tolist):
         actual = tolist()
@@ -1627,7 +1625,6 @@ def _as_table(actual: object) -> "Tuple[List[List[float]], List[Tuple[int, int, 
     if isinstance(actual, (str, bytes)) or lines is None:
         raise TypeError(f"actual must be a 2-D table of numbers, got {type(actual).__name__}")
     table: "List[List[float]]" = []
-    not_finite: "List[Tuple[int, int, float]]" = []
     for r, row in enumerate(lines):
         if type(row) is list and all(type(x) is float for x in row):
             values = row  # the common case, already floats
@@ -1635,12 +1632,10 @@ def _as_table(actual: object) -> "Tuple[List[List[float]], List[Tuple[int, int, 
             values = _as_row(row, r)
         if table and len(values) != len(table[0]):
             raise ValueError(f"actual must be rectangular: row {r} has {len(values)} values, row 0 has {len(table[0])}")
-        if not -math.inf < sum(values) < math.inf:
-            not_finite.extend((r, c, x) for c, x in enumerate(values) if not -math.inf < x < math.inf)
         table.append(values)
     if not table or not table[0]:
         raise ValueError("actual must have at least one row and one column, got an empty table")
-    return table, not_finite
+    return table
 
 
 def _as_row(row: object, r: int) -> "List[float]":
@@ -1789,15 +1784,7 @@ class _Allowance:
 
     def row(self, position: int) -> "List[float]":
         """The default tolerance of each element of the row at this position."""
-        try:
-            scaled = self.unit * abs(float(position))
-        except OverflowError:
-            scaled = math.inf
-        unit, cap = self.unit, _CAP
-        if scaled == math.inf:
-            return [cap if w else unit for w in self.frequencies]
-        tolerances = [unit + scaled * w for w in self.frequencies]
-        return [t if t < cap else cap for t in tolerances]
+        return _allowances(self.frequencies, position, self.unit)
 
     def unrepresentable(self, seq_len: int) -> "Optional[str]":
         """Why the format cannot hold this table's positions or angles, or None if it can."""
@@ -1818,6 +1805,19 @@ class _Allowance:
                 " give atol or ulps to compare it with the exact values"
             )
         return None
+
+
+def _allowances(frequencies: "List[float]", position: int, unit: float) -> "List[float]":
+    """min(2**-10, unit * (1 + |position * w|)) for each column's frequency w."""
+    try:
+        scaled = unit * abs(float(position))
+    except OverflowError:
+        scaled = math.inf
+    if scaled == math.inf:
+        return [_CAP if w else unit for w in frequencies]
+    # A NaN (position 0 times an infinite frequency) fails t < _CAP: capped too.
+    tolerances = [unit + scaled * w for w in frequencies]
+    return [t if t < _CAP else _CAP for t in tolerances]
 
 
 def _column_frequencies(convention: "Convention", d_model: int, base: float) -> "List[float]":
@@ -2006,17 +2006,23 @@ def _diagnose(
             return prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items)}."
     candidates = _candidates(table, asked, base, dtype, shift)
     sample = _sample_rows(len(table))
+    asked_rows = [candidates[0].row(r, dtype) for r in sample] if asked is not None else []
+    # How much the asked convention reproduces within a narrow format's allowance, by precision.
+    loosely: "Dict[int, int]" = {}
     scored = []
     for index, candidate in enumerate(candidates):
-        if index and asked is not None and not candidate.distinct and _same_as(candidate, candidates[0], sample, dtype, d_model):
-            continue  # it cannot be told from the convention asked for here, which did not explain the table
+        if index and asked is not None and not candidate.distinct:
+            if _same_as(candidate, candidates[0], asked_rows, sample, dtype, d_model):
+                continue  # it cannot be told from the convention asked for, which did not explain the table
         reproduced, compared = _reproduced(table, candidate, sample, dtype)
         if index and asked is not None and not candidate.distinct and candidate.precision < _DTYPES[dtype][0]:
             # A narrow format's allowance is wide: the mistake explains the
             # table only if the convention asked for does worse within it.
-            loose = _convention_candidate("", asked, d_model, base)
-            loose.precision = candidate.precision
-            if _reproduced(table, loose, sample, dtype)[0] >= reproduced:
+            if candidate.precision not in loosely:
+                loose = _convention_candidate("", asked, d_model, base)
+                loose.precision = candidate.precision
+                loosely[candidate.precision] = _reproduced(table, loose, sample, dtype)[0]
+            if loosely[candidate.precision] >= reproduced:
                 continue
         scored.append((-reproduced, index, compared, candidate))
     scored.sort(key=lambda item: (item[0], item[1]))
@@ -2061,10 +2067,17 @@ def _diagnose(
     )
 
 
-def _same_as(candidate: _Candidate, asked: _Candidate, sample: "List[int]", dtype: str, d_model: int) -> bool:
+def _same_as(
+    candidate: _Candidate,
+    asked: _Candidate,
+    asked_rows: "List[Optional[List[float]]]",
+    sample: "List[int]",
+    dtype: str,
+    d_model: int,
+) -> bool:
     """Whether the candidate gives the asked convention's rows, within the asked allowance, on the sample."""
-    for r in sample:
-        made, expected = candidate.row(r, dtype), asked.row(r, dtype)
+    for r, expected in zip(sample, asked_rows):
+        made = candidate.row(r, dtype)
         if made is None or expected is None:
             return False
         allowance = asked.allowance(r, dtype, d_model)
@@ -2092,12 +2105,7 @@ def _sample_rows(seq_len: int) -> "List[int]":
 
 def _row_allowance(frequencies: "List[float]", position: int, precision: int) -> "List[float]":
     """Twice the default tolerance of a format of this precision (a candidate computes in float64), capped at 2**-10."""
-    unit = _power_of_two(6 - precision)
-    try:
-        scaled = unit * abs(float(position))
-    except OverflowError:
-        return [_CAP for _ in frequencies]
-    return [min(_CAP, unit + scaled * w) if w < math.inf else _CAP for w in frequencies]
+    return _allowances(frequencies, position, _power_of_two(6 - precision))
 
 
 def _reproduced(
@@ -2472,12 +2480,13 @@ def _float32_errors(
     """
     sample = _sample_rows(len(table))
     candidate = _convention_candidate("", convention, d_model, base)
+    frequencies = _column_frequencies(convention, d_model, base)
     large = False
     for r in sample:
         made = candidate.row(r, "float64")
         if made is None:
             return None
-        allowance = _row_allowance(_column_frequencies(convention, d_model, base), convention.start + r, 33)
+        allowance = _row_allowance(frequencies, convention.start + r, 33)
         large = large or any(abs(a - b) > t for a, b, t in zip(table[r], made, allowance))
     if not large:
         return None
