@@ -74,7 +74,23 @@ __all__ = ["Convention", "PRESETS", "Report", "assert_close", "compare", "deriva
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import Namespace
-    from typing import IO, Callable, Dict, Iterator, List, NoReturn, Optional, Pattern, Sequence, Set, Tuple, Type, Union
+    from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional, Pattern, Sequence, Set, Tuple, Type, Union
+
+    # A Convention's fields, checked: fractions are (numerator, denominator > 0) in lowest terms.
+    _Fields = Tuple[
+        str,  # layout
+        str,  # spacing
+        Tuple[int, int],  # shift
+        Tuple[int, int],  # base
+        Tuple[int, int],  # angle_scale
+        bool,  # full_turns
+        Tuple[int, int],  # start
+        Tuple[int, int],  # step
+        bool,  # descending
+        Optional[Tuple[Tuple[int, int], ...]],  # positions
+        str,  # odd
+        Tuple[int, int, bool],  # scale: its square p/q, divided by d_model if the flag is set
+    ]
 
 # The base of the paper: wavelengths run from 2*pi to 10000*2*pi.
 DEFAULT_BASE = 10000.0
@@ -103,15 +119,10 @@ def encoding(
     seq_len: int,
     d_model: int,
     *,
-    base: float = DEFAULT_BASE,
     exact: bool = False,
     dtype: str = "float64",
-    preset: "Optional[str]" = None,
-    layout: "Optional[str]" = None,
-    spacing: "Optional[str]" = None,
-    start: "Optional[int]" = None,
-    odd: "Optional[str]" = None,
     convention: "Optional[Convention]" = None,
+    **fields: object,
 ) -> "List[List[float]]":
     """Return the positional-encoding table: ``seq_len`` rows of ``d_model`` floats.
 
@@ -203,36 +214,19 @@ def encoding(
             f"seq_len * d_model must be at most {_MAX_TABLE} for encoding(), which holds the whole table in memory,"
             f" got {seq_len} * {d_model} = {seq_len * d_model}; stream it with rows() or the command line"
         )
-    return list(
-        rows(
-            seq_len,
-            d_model,
-            base=base,
-            exact=exact,
-            dtype=dtype,
-            preset=preset,
-            layout=layout,
-            spacing=spacing,
-            start=start,
-            odd=odd,
-            convention=convention,
-        )
-    )
+    exact = _check_exact(exact)
+    dtype = _check_dtype(dtype)
+    return list(_rows(_convention("encoding", d_model, convention, fields), seq_len, d_model, exact, dtype))
 
 
 def rows(
     seq_len: int,
     d_model: int,
     *,
-    base: float = DEFAULT_BASE,
     exact: bool = False,
     dtype: str = "float64",
-    preset: "Optional[str]" = None,
-    layout: "Optional[str]" = None,
-    spacing: "Optional[str]" = None,
-    start: "Optional[int]" = None,
-    odd: "Optional[str]" = None,
     convention: "Optional[Convention]" = None,
+    **fields: object,
 ) -> "Iterator[List[float]]":
     """Return an iterator over the rows of ``encoding(seq_len, d_model)``.
 
@@ -252,22 +246,9 @@ def rows(
     """
     seq_len = _check_integer("seq_len", seq_len, 0)
     d_model = _check_integer("d_model", d_model, 1)
-    number = _check_base(base)
     exact = _check_exact(exact)
     dtype = _check_dtype(dtype)
-    convention = _convention(d_model, preset, layout, spacing, start, odd, convention=convention)
-    if exact:
-        return _exact_rows(seq_len, d_model, convention, _exact_base(number), dtype)
-    exponents = [convention._exponent(pair, d_model) for pair in range(convention._pairs(d_model))]
-    denominators = [_denominator(exponent, float(number)) for exponent in exponents]
-    if seq_len > 0 and denominators:
-        # The largest angle belongs to the last row and the smallest
-        # denominator; if it is finite, every angle is.
-        _angle(convention.start + seq_len - 1, min(denominators))
-    table = _fast_rows(seq_len, d_model, convention, denominators)
-    if dtype == "float64":
-        return table
-    return ([_round_float(x, dtype) for x in row] for row in table)
+    return _rows(_convention("rows", d_model, convention, fields), seq_len, d_model, exact, dtype)
 
 
 def value(
@@ -275,15 +256,10 @@ def value(
     dim: int,
     d_model: int,
     *,
-    base: float = DEFAULT_BASE,
     exact: bool = False,
     dtype: str = "float64",
-    preset: "Optional[str]" = None,
-    layout: "Optional[str]" = None,
-    spacing: "Optional[str]" = None,
-    start: "Optional[int]" = None,
-    odd: "Optional[str]" = None,
     convention: "Optional[Convention]" = None,
+    **fields: object,
 ) -> float:
     """Return the element at row ``pos``, column ``dim`` without building the table.
 
@@ -329,19 +305,19 @@ def value(
     dim = _check_integer("dim", dim, 0)
     if dim >= d_model:
         raise ValueError(f"dim must be less than d_model ({d_model}), got {dim}")
-    number = _check_base(base)
     exact = _check_exact(exact)
     dtype = _check_dtype(dtype)
-    convention = _convention(d_model, preset, layout, spacing, start, odd, convention=convention)
+    convention = _convention("value", d_model, convention, fields)
     kind, pair = convention._column(dim, d_model)
     if kind == _ZERO:
         return 0.0
-    exponent = convention._exponent(pair, d_model)
-    position = convention.start + pos
+    position = convention._position(pos, None)
+    exponent = convention._exponents(d_model)[pair]
     if exact:
-        return _exact_value(position, kind, exponent, _exact_base(number), dtype)
-    angle = _angle(position, _denominator(exponent, float(number)))
-    result = math.sin(angle) if kind == _SINE else math.cos(angle)
+        scale = convention._scale_square(d_model)
+        return _exact_value(position, kind, exponent, convention._frequencies(), scale, dtype)
+    angle = _angle(position, convention._denominators(d_model)[pair])
+    result = (math.sin(angle) if kind == _SINE else math.cos(angle)) * convention._float_scale(d_model)
     return result if dtype == "float64" else _round_float(result, dtype)
 
 
@@ -445,17 +421,19 @@ def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
     return math.pow(base, exponent[0] / exponent[1])
 
 
-def _angle(pos: int, denominator: float) -> float:
-    """Return ``pos / denominator`` in float64, refusing an angle that is not finite."""
-    try:
-        angle = float(pos) / denominator
-    except OverflowError:
+def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:
+    """Return position / denominator in float64, refusing an angle that is not finite."""
+    fraction = (position, 1) if isinstance(position, int) else position
+    p = _to_float(fraction)
+    if not -math.inf < p < math.inf:
         raise ValueError(
-            f"pos must be less than 2**1024 to be held in float64, got {_short(pos)}; exact=True has no such limit"
-        ) from None
+            f"pos must be less than 2**1024 to be held in float64, got {_short(_number(fraction))};"
+            " exact=True has no such limit"
+        )
+    angle = p / denominator
     if angle - angle != 0.0:
         raise ValueError(
-            f"angle pos / base**(2i/d_model) must be finite in float64, got {pos} / {denominator!r};"
+            f"angle pos / base**(2i/d_model) must be finite in float64, got {_number(fraction)} / {denominator!r};"
             " exact=True has no such limit"
         )
     return angle
@@ -474,29 +452,59 @@ def _extended_slices() -> bool:
 _EXTENDED_SLICES = _extended_slices()
 
 
+def _rows(
+    convention: "Convention", seq_len: int, d_model: int, exact: bool, dtype: str, first: int = 0
+) -> "Iterator[List[float]]":
+    """Rows ``first`` to ``seq_len - 1`` of the table of seq_len rows, checked arguments: what rows() returns."""
+    convention._check_rows(seq_len)
+    convention._exponents(d_model)  # refuses a shift too large for this width
+    if exact:
+        return _exact_rows(seq_len, d_model, convention, dtype, first)
+    denominators = convention._denominators(d_model)
+    if seq_len > first and denominators:
+        # The largest angle belongs to the largest position and the smallest
+        # denominator; if it is finite, every angle is.
+        if convention._fields[9] is not None:
+            positions = convention._positions_given()[first:seq_len]
+        else:
+            positions = [convention._position(first, seq_len), convention._position(seq_len - 1, seq_len)]
+        largest = max(positions, key=lambda p: abs(_to_float(p)))
+        _angle(largest, min(denominators))
+    table = _fast_rows(convention, seq_len, d_model, denominators, first)
+    if dtype == "float64":
+        return table
+    return ([_round_float(x, dtype) for x in row] for row in table)
+
+
 def _fast_rows(
-    seq_len: int, d_model: int, convention: "Convention", denominators: "List[float]"
+    convention: "Convention", seq_len: int, d_model: int, denominators: "List[float]", first: int
 ) -> "Iterator[List[float]]":
     """Yield the rows; ``value()`` computes each element with the same operations."""
     sin = math.sin
     cos = math.cos
-    width = convention._width(d_model)
-    cosine_count = width // 2
-    padding = [0.0] * (d_model - width)
+    plan = convention._plan(d_model)
+    scale = convention._float_scale(d_model)
     layout = convention.layout
-    for pos in range(convention.start, convention.start + seq_len):
-        position = float(pos)
+    sines = sum(1 for kind, _ in plan if kind == _SINE)
+    cosines = sum(1 for kind, _ in plan if kind == _COSINE)
+    padding = [0.0] * (d_model - sines - cosines)
+    # Every pair has its sine but the last may lack its cosine, except in
+    # cos-sin rounded up, which loses the last sine: that one goes by the plan.
+    simple = sines == len(denominators)
+    for position in convention._float_positions(seq_len, first):
         angles = [position / denominator for denominator in denominators]
-        # With an odd width the last pair has no cosine column.
-        cosine_angles = angles if cosine_count == len(angles) else angles[:cosine_count]
-        if layout == "interleaved" and _EXTENDED_SLICES:
+        # With an odd width the last pair may have no cosine column.
+        cosine_angles = angles if cosines == len(angles) else angles[:cosines]
+        if not simple:
+            row = [0.0 if kind == _ZERO else sin(angles[pair]) if kind == _SINE else cos(angles[pair]) for kind, pair in plan]
+        elif layout == "interleaved" and _EXTENDED_SLICES:
             row = [0.0] * d_model
-            row[0:width:2] = map(sin, angles)
-            row[1:width:2] = map(cos, cosine_angles)
+            row[0 : sines + cosines : 2] = map(sin, angles)
+            row[1 : sines + cosines : 2] = map(cos, cosine_angles)
         elif layout == "interleaved":
-            sines = list(map(sin, angles))
-            row = [x for pair in zip(sines, map(cos, cosine_angles)) for x in pair]
-            row += sines[cosine_count:] + padding
+            sine_values = list(map(sin, angles))
+            row = [x for pair in zip(sine_values, map(cos, cosine_angles)) for x in pair]
+            row += sine_values[cosines:] + padding
         elif layout == "sin-cos":
             row = list(map(sin, angles))
             row += map(cos, cosine_angles)
@@ -505,6 +513,8 @@ def _fast_rows(
             row = list(map(cos, cosine_angles))
             row += map(sin, angles)
             row += padding
+        if scale != 1.0:
+            row = [x * scale for x in row]
         yield row
 
 
@@ -663,42 +673,59 @@ def _exp(y: int, F: int) -> "Tuple[int, int]":
     return _round_shift(total, _GUARD), k
 
 
-class _Base:
-    """A base as an exact binary number, mantissa * 2**exponent, with its caches."""
+class _Frequencies:
+    """A convention's frequency law, exactly: w(t) = scale * base**(-t) (times 2*pi in full turns), with caches.
 
-    def __init__(self, base: "Union[int, float]") -> None:
-        if isinstance(base, int):
-            mantissa, exponent = base, 0
-        else:
-            mantissa, exponent = _float_parts(base)
-        while not mantissa & 1:
-            mantissa >>= 1
-            exponent += 1
-        self.mantissa = mantissa
-        self.exponent = exponent
-        # floor(log2(base)), to size the working precision.
-        self.log2 = _bit_length(mantissa) - 1 + exponent
+    ``base`` and ``scale`` are positive fractions (n, m); t = a/b is a pair's
+    exponent, any non-negative fraction.
+    """
+
+    def __init__(self, base: "Tuple[int, int]", scale: "Tuple[int, int]", full_turns: bool) -> None:
+        self.base = base
+        self.scale = scale
+        self.full_turns = full_turns
+        # floor(log2) of each, within 1, to size the working precision.
+        self.log2_base = _bit_length(base[0]) - _bit_length(base[1])
+        self.log2_scale = _bit_length(scale[0]) - _bit_length(scale[1]) + (3 if full_turns else 0)
         self.frequencies: "Dict[Tuple[int, int, int], Tuple[int, int]]" = {}
 
     def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
-        """Return (W, k): w = base**(-a/b) = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for exponent (a, b).
+        """Return (W, k): w = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for the exponent t = (a, b).
 
-        lambda = ln(base) to F bits (error <= 1 unit); y = floor(-a lambda / b)
-        is off by at most 2 units (a/b <= 1), which perturbs exp(y) by a
-        relative 2.01 * 2**-F; _exp adds less than 2**-F.
+        At G = F + 4 + log2(1 + t) bits: ln(scale) and ln(base) are each a
+        difference of two logarithms (error <= 2 units), so
+        y = ln(scale) - t ln(base), floored, is off by at most 3 + 2t units
+        of G bits, below 3/16 of a unit of F bits (2**(G-F) >= 16 (1 + t));
+        rounded to F bits, by at most 0.69 units, which perturbs exp(y) by a
+        relative 0.7 * 2**-F; _exp adds less than 2**-F (|rho| < 1.7 * 2**-F).
+        In full turns W is then multiplied by 2 pi (pi to F bits, error <= 1
+        unit, relative 0.32 * 2**-F) and floored to W' in [0.55, 1.12] * 2**F
+        (relative 1.82 * 2**-F): |rho| < 3.9 * 2**-F.
         """
         key = (exponent[0], exponent[1], F)
         found = self.frequencies.get(key)
         if found is None:
             if len(self.frequencies) > 4096:
                 self.frequencies.clear()
-            logarithm = _ln(self.mantissa, self.exponent, F)
-            found = self.frequencies[key] = _exp((-exponent[0] * logarithm) // exponent[1], F)
+            a, b = exponent
+            G = F + 4 + _bit_length(a // b + 1)
+            y = _ln_ratio(self.scale, G) - (a * _ln_ratio(self.base, G)) // b
+            W, k = _exp(_round_shift(y, G - F), F)
+            if self.full_turns:
+                W, k = (W * _pi(F)) >> (F + 2), k + 3
+            found = self.frequencies[key] = (W, k)
         return found
 
-    def log2_angle(self, pos: int, exponent: "Tuple[int, int]") -> int:
-        """An integer within 3 of log2(pos * base**(-a/b)), for sizing."""
-        return _bit_length(pos) - 1 - (exponent[0] * self.log2) // exponent[1]
+    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
+        """An integer within 4 + t of log2(|position| * w(t)), for sizing."""
+        n, m = position
+        return _bit_length(abs(n)) - _bit_length(m) + self.log2_scale - (exponent[0] * self.log2_base) // exponent[1]
+
+
+def _ln_ratio(ratio: "Tuple[int, int]", F: int) -> int:
+    """ln(n/m) * 2**F for positive integers n, m; error at most 2 units."""
+    n, m = ratio
+    return _ln(n, 0, F) - (_ln(m, 0, F) if m != 1 else 0)
 
 
 def _float_parts(x: float) -> "Tuple[int, int]":
@@ -836,18 +863,22 @@ def _bit_pattern(x: float, dtype: str) -> int:
     return sign | (m << shift if shift >= 0 else m >> -shift)
 
 
-def _sin_cos(pos: int, exponent: "Tuple[int, int]", base: _Base, bits: int) -> "Tuple[int, int, int, int]":
-    """Return (S, C, F, E): sin and cos of theta = pos * base**(-a/b), F fraction bits, error <= E units.
+def _sin_cos(
+    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: _Frequencies, bits: int
+) -> "Tuple[int, int, int, int]":
+    """Return (S, C, F, E): sin and cos of theta = position * w(t), F fraction bits, error <= E units.
 
-    ``exponent`` is (a, b), the pair's exponent 2i/d_model (or its
-    convention's) as a fraction no greater than 1.
+    ``position`` is a fraction (n, m), m > 0, of any sign; ``exponent`` is
+    t = (a, b), the pair's exponent (2i/d_model in the paper's spacing).
 
     F gives about ``bits`` significant bits to theta even when it is tiny;
     the frequency is taken with as many more bits as theta has above the
-    point, so that theta itself is known to a few units.
+    point, so that theta itself is known to a few units.  The sizing
+    estimate is off by at most 4 + t bits, which the margin 16 + t covers.
 
-    1. theta = pos * W * 2**(k - Fw), relative error < 4 * 2**-Fw: as T with
-       F fraction bits its error is below T * 2**(3 - Fw) + 2 units.
+    1. theta = n * W * 2**(k - Fw) / m, relative error < 4 * 2**-Fw, floored
+       once: as T with F fraction bits its error is below
+       |T| * 2**(3 - Fw) + 2 units.
     2. Quadrant q = round(theta / (pi/2)); r = T - q * H with H = pi/2 to 1
        unit: error of r <= error of T + |q|.
     3. sin and cos of |r| <= pi/4 by Taylor, terms floored from the last
@@ -855,18 +886,20 @@ def _sin_cos(pos: int, exponent: "Tuple[int, int]", base: _Base, bits: int) -> "
        1-Lipschitz, so the error of r carries over unchanged.
     4. The quadrant permutes and negates the pair exactly.
     """
-    log2_angle = base.log2_angle(pos, exponent)
-    F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + 16
-    Fw = F + (log2_angle if log2_angle > 0 else 0) + 16
-    W, k = base.frequency(exponent, Fw)
+    n, m = position
+    log2_angle = frequencies.log2_angle(position, exponent)
+    margin = 16 + exponent[0] // exponent[1]
+    F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + margin
+    Fw = F + (log2_angle if log2_angle > 0 else 0) + margin
+    W, k = frequencies.frequency(exponent, Fw)
     shift = k - Fw + F
-    product = pos * W
-    T = product << shift if shift >= 0 else product >> -shift
-    error = (T >> (Fw - 3)) + 2
+    product = n * W
+    T = (product << shift) // m if shift >= 0 else product // (m << -shift)
+    error = ((T if T >= 0 else -T) >> (Fw - 3)) + 2
     H = _pi(F - 1)  # pi / 2 with F fraction bits
     q = (2 * T + H) // (2 * H)
     r = T - q * H
-    error += q
+    error += q if q >= 0 else -q
     negative_r = r < 0
     a = -r if negative_r else r
     a_squared = (a * a) >> F
@@ -885,25 +918,146 @@ def _sin_cos(pos: int, exponent: "Tuple[int, int]", base: _Base, bits: int) -> "
     return -cosine, sine, F, error
 
 
-def _exact_value(position: int, kind: int, exponent: "Tuple[int, int]", base: _Base, dtype: str) -> float:
-    """One correctly rounded element, by the Ziv loop: more bits until the rounding is decided.
+def _exact_value(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: _Frequencies,
+    scale: "Tuple[int, int]",
+    dtype: str,
+) -> float:
+    """One correctly rounded element, scale**0.5 * sin or cos, by the Ziv loop: more bits until the rounding is decided.
 
-    ``kind`` is _SINE, _COSINE or _ZERO (a padding column).  For position > 0
-    the angle is a non-zero algebraic number times a power of e (or an
-    algebraic number), so its sine and cosine are transcendental
-    (Lindemann-Weierstrass) and never a rounding boundary: the loop ends.
+    ``kind`` is _SINE, _COSINE or _ZERO (a padding column); ``scale`` is the
+    square of the output scale, a fraction.  An element that is rational
+    (_rational_element) is rounded as the fraction it is.  Any other is
+    irrational: for a non-zero angle that is an algebraic number, its sine
+    and cosine are transcendental (Lindemann-Weierstrass), and in full turns
+    sin(2 pi x) for a rational x is rational only at multiples of 1/12
+    (Niven), which _rational_element catches; so it is never a rounding
+    boundary and the loop ends.
     """
     if kind == _ZERO:
         return 0.0
-    if position == 0:
-        return 0.0 if kind == _SINE else 1.0
+    fraction = _rational_element(position, kind, exponent, frequencies, scale)
+    if fraction is not None:
+        return _round_fraction(fraction, dtype)
     bits = _DTYPES[dtype][0] + 32
     while True:
-        sine, cosine, F, error = _sin_cos(position, exponent, base, bits)
-        result = _round_fixed(sine if kind == _SINE else cosine, F, error, dtype)
+        sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
+        v = sine if kind == _SINE else cosine
+        if scale != (1, 1):
+            v, error = _scale_fixed(v, error, scale, F)
+        result = _round_fixed(v, F, error, dtype)
         if result is not None:
             return result
         bits *= 2
+
+
+def _isqrt(n: int) -> int:
+    """floor(sqrt(n)) for an integer n >= 0, by Newton's method on integers (math.isqrt is 3.8+ CPython only)."""
+    if n < 2:
+        return n
+    x = 1 << ((_bit_length(n) + 1) // 2)
+    while True:
+        y = (x + n // x) // 2
+        if y >= x:
+            return x
+        x = y
+
+
+def _root(n: int, b: int) -> "Optional[int]":
+    """The integer b-th root of n >= 0 if n is a perfect b-th power, else None."""
+    if n < 2 or b == 1:
+        return n
+    low, high = 1, 1 << (_bit_length(n) // b + 1)
+    while low < high:
+        middle = (low + high) // 2
+        if middle**b < n:
+            low = middle + 1
+        else:
+            high = middle
+    return low if low**b == n else None
+
+
+def _scale_fixed(v: int, error: int, scale: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+    """v * sqrt(p/q) with F fraction bits, for |v| <= 2**F + error, and its error bound in units.
+
+    s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
+    With v = V + e and s = S - f (f <= 2): v s / 2**F is off by at most
+    |e| (s + 4) / 2**F + 2 |V| / 2**F + 1 for the floor, so the error is at
+    most error * ceil((s + 4) / 2**F) + 4 units.
+    """
+    p, q = scale
+    s = _isqrt((p << (2 * F)) // q)
+    return (v * s) >> F, error * ((s + (1 << F) + 3) >> F) + 4
+
+
+def _rational_element(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: _Frequencies,
+    scale: "Tuple[int, int]",
+) -> "Optional[Tuple[int, int]]":
+    """The element as a fraction (n, m) when it is rational, else None.
+
+    The angle 0 gives sin 0 and cos 1.  In full turns, when x = position *
+    w / (2 pi) is rational and 12 x an integer, sin(2 pi x) and cos(2 pi x)
+    are 0, +-1/2 or +-1, or +-sqrt(3)/2 (irrational).  Times the output
+    scale, rational when scale (a square) is a square of a fraction.
+    """
+    n, m = position
+    if n == 0:
+        unit: "Optional[Tuple[int, int]]" = (0, 1) if kind == _SINE else (1, 1)
+    elif frequencies.full_turns:
+        unit = _turn_value(position, kind, exponent, frequencies)
+    else:
+        return None
+    if unit is None or unit[0] == 0 or scale == (1, 1):
+        return unit
+    p, q = scale
+    root_p, root_q = _root(p, 2), _root(q, 2)
+    if root_p is None or root_q is None:
+        return None
+    return unit[0] * root_p, unit[1] * root_q
+
+
+# sin(2 pi k / 12) and cos(2 pi k / 12) as fractions, None where irrational (+-sqrt(3)/2).
+_TWELFTHS_SINE = ((0, 1), (1, 2), None, (1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-1, 2))
+_TWELFTHS_COSINE = ((1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-1, 2), (0, 1), (1, 2), None)
+
+
+def _turn_value(
+    position: "Tuple[int, int]", kind: int, exponent: "Tuple[int, int]", frequencies: _Frequencies
+) -> "Optional[Tuple[int, int]]":
+    """sin or cos of 2 pi x, x = position * scale * base**(-t), when x is rational with 12 x whole; else None."""
+    a, b = exponent
+    divisor = _gcd(a, b)
+    a, b = a // divisor, b // divisor
+    base_n, base_m = frequencies.base
+    root_n, root_m = _root(base_n**a, b), _root(base_m**a, b)
+    if root_n is None or root_m is None:
+        return None  # base**t is irrational, and so is x
+    numerator = 12 * position[0] * frequencies.scale[0] * root_m
+    denominator = position[1] * frequencies.scale[1] * root_n
+    if numerator % denominator:
+        return None
+    twelfths = (numerator // denominator) % 12
+    return _TWELFTHS_SINE[twelfths] if kind == _SINE else _TWELFTHS_COSINE[twelfths]
+
+
+def _round_fraction(fraction: "Tuple[int, int]", dtype: str) -> float:
+    """The fraction n/m (m > 0) rounded to nearest in dtype; more bits until decided (a non-dyadic n/m is no midpoint)."""
+    n, m = fraction
+    F = _DTYPES[dtype][0] + 16 + _bit_length(m)
+    while True:
+        v = (n << F) // m
+        exact = v * m == n << F
+        result = _round_fixed(v, F, 0 if exact else 1, dtype)
+        if result is not None:
+            return result
+        F *= 2
 
 
 # The table kernel's working precision, and the rows between two anchors.
@@ -914,95 +1068,150 @@ _ANCHOR_JUMPS = 1 << 16
 
 
 def _exact_rows(
-    seq_len: int, d_model: int, convention: "Convention", base: _Base, dtype: str
+    seq_len: int, d_model: int, convention: "Convention", dtype: str, first: int = 0
 ) -> "Iterator[List[float]]":
-    """Yield the correctly rounded rows: a Chebyshev recurrence per column, anchored.
+    """Yield the correctly rounded rows ``first`` to ``seq_len - 1`` of the table of ``seq_len`` rows."""
+    plan = convention._plan(d_model)
+    exponents = convention._exponents(d_model)
+    frequencies = convention._frequencies()
+    scale = convention._scale_square(d_model)
+    progression = convention._progression(seq_len)
+    if progression is None:
+        fixed = _fixed_rows_at(convention._positions_given()[first:seq_len], plan, exponents, frequencies)
+    else:
+        (start, step), denominator = progression
+        fixed = _fixed_rows(seq_len - first, start + first * step, step, denominator, plan, exponents, frequencies)
+    return _finish_rows(fixed, plan, exponents, frequencies, scale, dtype)
 
-    Every column x_p (a sine or a cosine of p w) obeys
-    x_(p+1) = 2 cos(w) x_p - x_(p-1), one multiplication per value.  In fixed
-    point with P = 105 fraction bits, K = 2 cos(w) is rounded (error <= 1
-    unit), and each step floors (< 1 unit): the step's local error tau is
-    below 2.01 units.  The error e_p then obeys the same recurrence, so
 
-        |e_p| <= |e_1| |U_(p-1)| + |e_0| |U_(p-2)| + sum |tau_k| |U_(p-1-k)|
+def _fixed_rows(
+    count: int,
+    start: int,
+    step: int,
+    denominator: int,
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: _Frequencies,
+) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+    """Yield (position, values, error) for the positions (start + r step) / denominator, r < count.
 
-    with U the Chebyshev polynomials of the second kind, |U_n(cos w)| <= n + 1.
-    With |e_0|, |e_1| <= 1 this is at most 1.005 p**2 + p + 1 units, below
-    2**21 for p < 1024 rows after an anchor.
+    The values have P = 105 fraction bits, each within ``error`` units: a
+    Chebyshev recurrence per column, anchored.  Every column x_r (a sine or a
+    cosine of p_r w, p_r = p_0 + r s) obeys x_(r+1) = 2 cos(s w) x_r - x_(r-1),
+    one multiplication per value.  In fixed point, K = 2 cos(s w) is rounded
+    (error <= 1 unit), and each step floors (< 1 unit): the step's local
+    error tau is below 2.01 units.  The error e_r then obeys the same
+    recurrence, so
+
+        |e_r| <= |e_1| |U_(r-1)| + |e_0| |U_(r-2)| + sum |tau_k| |U_(r-1-k)|
+
+    with U the Chebyshev polynomials of the second kind, |U_n(cos s w)| <= n + 1.
+    With |e_0|, |e_1| <= 1 this is at most 1.005 r**2 + r + 1 units, below
+    2**21 for r < 1024 rows after an anchor.
 
     Anchors: (cos, sin) of each pair at rows 0, 1024, 2048, ... with
-    P + 24 bits, each from the last by one multiplication by exp(1024 i w)
+    P + 24 bits, each from the last by one multiplication by exp(1024 i s w)
     (computed directly, error <= 1 unit), adding at most 3 units of that grid
     a time; after 2**16 such jumps the anchor is computed directly again.  So
-    the anchor and its successor, rounded to P bits, are within 1 unit.
-
-    The float64 rows are finished by the arithmetic stated beside
-    _HALF_WINDOW; a value
-    whose rounding that cannot decide goes to _round_fixed, and if that
-    cannot either, to the Ziv loop of _exact_value.  A padding column is 0
-    throughout (its multiplier is 0).
+    the anchor and its successor, rounded to P bits, are within 1 unit.  A
+    padding column is 0 throughout (its multiplier is 0).
     """
     P = _TABLE_BITS
     fine = P + 24
-    start = convention.start
-    plan = convention._plan(d_model)
-    exponents = [convention._exponent(pair, d_model) for pair in range(convention._pairs(d_model))]
     rotors: "List[Tuple[int, int]]" = []
     jumps: "List[Tuple[int, int]]" = []
     twice_cos: "List[int]" = []
     for exponent in exponents:
-        sine, cosine, F, _ = _sin_cos(1, exponent, base, fine + 8)
+        sine, cosine, F, _ = _sin_cos((step, denominator), exponent, frequencies, fine + 8)
         rotors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
         twice_cos.append(_round_shift(cosine, F - P - 1))
-        sine, cosine, F, _ = _sin_cos(_ANCHOR_INTERVAL, exponent, base, fine + 8)
+        sine, cosine, F, _ = _sin_cos((_ANCHOR_INTERVAL * step, denominator), exponent, frequencies, fine + 8)
         jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
     # One multiplier per column, in the row's order; 0 keeps a padding column 0.
     multipliers = [0 if kind == _ZERO else twice_cos[pair] for kind, pair in plan]
     to_table = fine - P
-    anchors = [_anchor(start, exponent, base, fine) for exponent in exponents]
-    float64 = dtype == "float64"
-    high, low, smallest = _finish_constants()
-    for block, first in enumerate(range(0, seq_len, _ANCHOR_INTERVAL)):
+    anchors = [_anchor((start, denominator), exponent, frequencies, fine) for exponent in exponents]
+    for block, first in enumerate(range(0, count, _ANCHOR_INTERVAL)):
         if block and block % _ANCHOR_JUMPS == 0:
-            anchors = [_anchor(start + first, exponent, base, fine) for exponent in exponents]
+            anchors = [_anchor((start + first * step, denominator), e, frequencies, fine) for e in exponents]
         following = [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)]
         previous = _arrange(anchors, plan, to_table)
         current = _arrange(following, plan, to_table)
-        for step in range(min(_ANCHOR_INTERVAL, seq_len - first)):
-            if step == 0:
+        for r in range(min(_ANCHOR_INTERVAL, count - first)):
+            if r == 0:
                 values = previous
-            elif step == 1:
+            elif r == 1:
                 values = current
             else:
                 previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
                 values = current
-            error = step * step + (step * step >> 7) + step + 1
-            position = start + first + step
-            if float64:
-                # The finish and the window test stated beside _HALF_WINDOW,
-                # written out: a call per value would cost a third more.
-                # Undecided values become 0.0, which the check below catches
-                # with the small ones.  The literals are _LOW_MASK,
-                # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
-                row: "List[Optional[float]]" = [
-                    (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
-                    for v in values
-                ]
-                if min(map(abs, row)) <= smallest:  # type: ignore[arg-type]
-                    _complete_row(row, values, position, plan, exponents, base, dtype, error)
-            else:
-                row = [_round_fixed(v, P, error, dtype) for v in values]
-                if None in row:
-                    _complete_row(row, values, position, plan, exponents, base, dtype, error)
-            yield row  # type: ignore[misc]
+            yield (start + (first + r) * step, denominator), values, r * r + (r * r >> 7) + r + 1
         anchors = [((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)]
 
 
-def _anchor(position: int, exponent: "Tuple[int, int]", base: _Base, F: int) -> "Tuple[int, int]":
+def _fixed_rows_at(
+    positions: "List[Tuple[int, int]]",
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: _Frequencies,
+) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+    """Yield (position, values, error) for positions given one by one: each pair computed directly, error <= 1 unit."""
+    for position in positions:
+        pairs = [_anchor(position, exponent, frequencies, _TABLE_BITS) for exponent in exponents]
+        yield position, _arrange(pairs, plan, 0), 1
+
+
+def _finish_rows(
+    fixed: "Iterator[Tuple[Tuple[int, int], List[int], int]]",
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: _Frequencies,
+    scale: "Tuple[int, int]",
+    dtype: str,
+) -> "Iterator[List[float]]":
+    """Round each row of fixed-point values to dtype, times the output scale.
+
+    The float64 rows are finished by the arithmetic stated beside
+    _HALF_WINDOW when the scale is at most 1 and the error below 2**21; a value whose rounding that cannot
+    decide goes to _round_fixed, and if that cannot either, to the Ziv loop
+    of _exact_value.
+    """
+    P = _TABLE_BITS
+    scaled = scale != (1, 1)
+    multiplier = _isqrt((scale[0] << (2 * P)) // scale[1])
+    float64 = dtype == "float64" and scale[0] <= scale[1]
+    high, low, smallest = _finish_constants()
+    for position, values, error in fixed:
+        if scaled:
+            # As _scale_fixed, with the multiplier computed once.
+            values = [(v * multiplier) >> P for v in values]
+            error = error * ((multiplier + (1 << P) + 3) >> P) + 4
+        if float64 and error < _HALF_WINDOW:
+            # The finish and the window test stated beside _HALF_WINDOW,
+            # written out: a call per value would cost a third more.
+            # Undecided values become 0.0, which the check below catches
+            # with the small ones.  The literals are _LOW_MASK,
+            # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
+            row: "List[Optional[float]]" = [
+                (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
+                for v in values
+            ]
+            if min(map(abs, row)) <= smallest:  # type: ignore[arg-type]
+                _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
+        else:
+            row = [_round_fixed(v, P, error, dtype) for v in values]
+            if None in row:
+                _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
+        yield row  # type: ignore[misc]
+
+
+def _anchor(
+    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: _Frequencies, F: int
+) -> "Tuple[int, int]":
     """(cos, sin) of position * w with F fraction bits, error <= 1 unit."""
-    if position == 0:
+    if position[0] == 0:
         return 1 << F, 0
-    sine, cosine, G, _ = _sin_cos(position, exponent, base, F + 8)
+    sine, cosine, G, _ = _sin_cos(position, exponent, frequencies, F + 8)
     return _round_shift(cosine, G - F), _round_shift(sine, G - F)
 
 
@@ -1014,10 +1223,11 @@ def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shif
 def _complete_row(
     row: "List[Optional[float]]",
     values: "List[int]",
-    position: int,
+    position: "Tuple[int, int]",
     plan: "List[Tuple[int, int]]",
     exponents: "List[Tuple[int, int]]",
-    base: _Base,
+    frequencies: _Frequencies,
+    scale: "Tuple[int, int]",
     dtype: str,
     error: int,
 ) -> None:
@@ -1031,7 +1241,7 @@ def _complete_row(
                 continue
             element = _round_fixed(values[dim], _TABLE_BITS, error, dtype)
             if element is None:
-                element = _exact_value(position, kind, exponents[pair], base, dtype)
+                element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
             row[dim] = element
 
 
@@ -1067,99 +1277,159 @@ def _finish_constants() -> "Tuple[float, float, float]":
 # Conventions
 # ---------------------------------------------------------------------------
 #
-# Frameworks lay the same sines and cosines out differently.  A convention
-# is four choices: the layout of the columns, the spacing of the
-# frequencies, the first position, and what an odd d_model does.
+# Frameworks compute the same sines and cosines with different choices: the
+# layout of the columns, the spacing of the frequencies and their base, a
+# factor on every angle, the positions, what an odd d_model does, and a
+# factor on every value.  A Convention holds them all, exactly: its numbers
+# are fractions (numerator, denominator), so that a float, a decimal string
+# and a Fraction are each taken for the number they are.
 
 _SINE, _COSINE, _ZERO = 0, 1, 2
 _LAYOUTS = ("interleaved", "sin-cos", "cos-sin")
 _SPACINGS = ("paper", "tensor2tensor")
-_ODD_RULES = ("sine", "zero", "error")
+_ODD_RULES = ("sine", "zero", "error", "round-up")
+# A Convention's fields, in order; every one is also a keyword of the table functions.
+_FIELDS = (
+    "layout",
+    "spacing",
+    "shift",
+    "base",
+    "angle_scale",
+    "full_turns",
+    "start",
+    "step",
+    "descending",
+    "positions",
+    "odd",
+    "scale",
+)
 
-# name: (layout, spacing, start, odd rule, what it is in plain words)
-_PRESETS = {
-    "paper": ("interleaved", "paper", 0, "sine", "the paper's: sin and cos interleaved per pair"),
+# name: (what it is in plain words, its fields that differ from the paper's).
+# docs/conventions.md gives each one's formula and source.
+_PRESETS: "Dict[str, Tuple[str, Dict[str, object]]]" = {
+    "paper": ("the paper's: sin and cos interleaved per pair", {}),
     "tensor2tensor": (
-        "sin-cos",
-        "tensor2tensor",
-        0,
-        "zero",
         "tensor2tensor's: all sines then all cosines, frequencies spaced by i/(h-1)",
+        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "zero"},
     ),
     "fairseq": (
-        "sin-cos",
-        "tensor2tensor",
-        2,
-        "zero",
         "fairseq's: tensor2tensor's table, first token at position padding_idx + 1 = 2",
+        {"layout": "sin-cos", "spacing": "tensor2tensor", "start": 2, "odd": "zero"},
     ),
-    "tf-tutorial": ("sin-cos", "paper", 0, "error", "the TensorFlow tutorial's: all sines then all cosines"),
-    "guided-diffusion": ("cos-sin", "paper", 0, "zero", "guided-diffusion's: all cosines then all sines"),
-    # Frameworks whose tables are one of the above (see docs/conventions.md for their sources).
-    "xlm": ("interleaved", "paper", 0, "sine", "HF XLM's and DistilBERT's: the paper's table"),
-    "keras-hub": (
-        "interleaved",
-        "paper",
-        0,
-        "sine",
-        "keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base",
+    "tf-tutorial": (
+        "the TensorFlow tutorial's: all sines then all cosines",
+        {"layout": "sin-cos", "odd": "error"},
+    ),
+    "guided-diffusion": (
+        "guided-diffusion's: all cosines then all sines",
+        {"layout": "cos-sin", "odd": "zero"},
+    ),
+    "xlm": ("HF XLM's and DistilBERT's: the paper's table", {}),
+    "keras-hub": ("keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base", {}),
+    "tatp22": (
+        "positional-encodings' PositionalEncoding1D: the paper's table, an odd width rounded up then cut",
+        {"odd": "round-up"},
     ),
     "marian": (
-        "sin-cos",
-        "paper",
-        0,
-        "sine",
         "HF Marian's and Pegasus's: all sines then all cosines, one more sine for an odd d_model",
+        {"layout": "sin-cos"},
     ),
-    "gpt-j": ("sin-cos", "paper", 0, "error", "GPT-J's and CodeGen's sinusoid table: all sines then all cosines"),
+    "gpt-j": (
+        "GPT-J's and CodeGen's sinusoid table: all sines then all cosines",
+        {"layout": "sin-cos", "odd": "error"},
+    ),
+    "transformer-xl": (
+        "Transformer-XL's: all sines then all cosines, positions descending to 0",
+        {"layout": "sin-cos", "descending": True, "odd": "error"},
+    ),
     "whisper": (
-        "sin-cos",
-        "tensor2tensor",
-        0,
-        "error",
         "OpenAI Whisper's sinusoids: tensor2tensor's table, for an even d_model only",
+        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "error"},
     ),
-    "m2m100": ("sin-cos", "tensor2tensor", 2, "zero", "HF M2M100's, Speech2Text's and FSMT's: fairseq's table"),
+    "m2m100": (
+        "HF M2M100's, Speech2Text's and FSMT's: fairseq's table",
+        {"layout": "sin-cos", "spacing": "tensor2tensor", "start": 2, "odd": "zero"},
+    ),
+    "diffusers": (
+        "diffusers' get_timestep_embedding: all sines then all cosines, frequencies spaced by i/(h - shift)",
+        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "zero"},
+    ),
+    "pyg": (
+        "PyG's PositionalEncoding: a logspace of frequencies from 1 to 1e-4, all sines then all cosines",
+        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "error"},
+    ),
+    "mlx": (
+        "MLX's SinusoidalPositionalEncoding: frequencies from 1 to 1e-4, all sines then all cosines,"
+        " values times sqrt(2/d)",
+        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "error", "scale": "sqrt(2/d)"},
+    ),
 }
 
 
 class Convention:
-    """How a framework lays out the table and spaces its frequencies.
+    """How a framework computes the table: layout, frequencies, positions and scales.
 
     >>> Convention()
-    Convention(layout='interleaved', spacing='paper', start=0, odd='sine')
+    Convention(layout='interleaved', spacing='paper', base=10000, start=0, odd='sine')
     >>> print(Convention())
-    PE(p, 2i) = sin(p * w_i), PE(p, 2i + 1) = cos(p * w_i); w_i = base**(-2i/d); p = 0, 1, 2, ...; an odd d_model ends with one more sine
+    PE(p, 2i) = sin(p * w_i), PE(p, 2i + 1) = cos(p * w_i); w_i = 10000**(-2i/d); p = 0, 1, 2, ...; an odd d_model ends with one more sine
 
     ``layout`` places the sines and cosines: ``interleaved`` (a sine and a
     cosine per pair), ``sin-cos`` (all sines, then all cosines) or
     ``cos-sin``.  ``spacing`` sets pair ``i``'s frequency among ``h`` pairs:
-    ``paper``, ``base**(-2i/d)``, or ``tensor2tensor``, ``base**(-i/(h-1))``.
-    ``start`` is the first row's position.  ``odd`` says what an odd
+    ``paper``, ``base**(-2i/d)``, or ``tensor2tensor``,
+    ``base**(-i/(h - shift))`` with ``shift`` 1 unless given.  ``angle_scale``
+    multiplies every frequency (diffusers' ``scale``, MLX's ``max_freq``) and
+    ``full_turns`` multiplies it by 2 pi.  Row ``r`` has position
+    ``start + r * step``, or counting down to ``start`` when ``descending``;
+    ``positions`` gives them one by one instead.  ``odd`` says what an odd
     ``d_model`` does: ``sine`` ends it with the sine of one more pair,
-    ``zero`` appends a column of zeros, ``error`` refuses it.
+    ``zero`` appends a column of zeros, ``round-up`` computes the table of
+    ``d_model + 1`` columns and drops the last, ``error`` refuses it.
+    ``scale`` multiplies every value; ``"sqrt(2/d)"`` is MLX's.
 
-    ``PRESETS`` holds the frameworks' conventions by name.  Every function
-    that takes ``preset`` also takes ``convention``:
+    Numbers are exact: an int, a float (the binary number it is), a
+    ``fractions.Fraction``, or a string such as ``"999.5"`` or ``"1/3"``
+    (the decimal or fraction it says).  ``PRESETS`` holds the frameworks'
+    conventions by name:
 
     >>> print(PRESETS["tensor2tensor"])
-    PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = base**(-i/(h-1)); p = 0, 1, 2, ...; an odd d_model gets a column of zeros
-    >>> encoding(2, 4, convention=PRESETS["fairseq"]) == encoding(2, 4, preset="fairseq")
+    PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = 10000**(-i/(h - 1)); p = 0, 1, 2, ...; an odd d_model gets a column of zeros
+    >>> print(PRESETS["mlx"])
+    PE(p, i) = sqrt(2/d) * sin(p * w_i), PE(p, h + i) = sqrt(2/d) * cos(p * w_i); w_i = 10000**(-i/(h - 1)); p = 0, 1, 2, ...; no odd d_model
+
+    Every function that takes ``preset`` also takes ``convention``, and
+    every field as a keyword:
+
+    >>> encoding(2, 4, convention=PRESETS["fairseq"]) == encoding(2, 4, preset="tensor2tensor", start=2)
     True
 
     A convention cannot change; ``replace`` makes a changed copy:
 
     >>> PRESETS["tensor2tensor"].replace(start=2) == PRESETS["fairseq"]
     True
+    >>> PRESETS["diffusers"].replace(start="999.5", shift=0)
+    Convention(layout='sin-cos', spacing='tensor2tensor', shift=0, base=10000, start=999.5, odd='zero')
     """
 
-    def __init__(self, layout: str = "interleaved", spacing: str = "paper", start: int = 0, odd: str = "sine") -> None:
-        self._fields = (
-            _check_choice("layout", layout, _LAYOUTS),
-            _check_choice("spacing", spacing, _SPACINGS),
-            _check_integer("start", start, 0),
-            _check_choice("odd", odd, _ODD_RULES),
-        )
+    def __init__(
+        self,
+        *,
+        layout: str = "interleaved",
+        spacing: str = "paper",
+        shift: object = 1,
+        base: object = 10000,
+        angle_scale: object = 1,
+        full_turns: bool = False,
+        start: object = 0,
+        step: object = 1,
+        descending: bool = False,
+        positions: "Optional[Sequence[object]]" = None,
+        odd: str = "sine",
+        scale: object = 1,
+    ) -> None:
+        given = (layout, spacing, shift, base, angle_scale, full_turns, start, step, descending, positions, odd, scale)
+        self._fields = _checked_fields(dict(zip(_FIELDS, given)))
         # The preset a call named, to be called by that name among the presets it is the same as.
         self._preset: "Optional[str]" = None
 
@@ -1172,28 +1442,66 @@ class Convention:
         return self._fields[1]
 
     @property
-    def start(self) -> int:
-        return self._fields[2]
+    def shift(self) -> "Union[int, float, str]":
+        return _number(self._fields[2])
+
+    @property
+    def base(self) -> "Union[int, float, str]":
+        return _number(self._fields[3])
+
+    @property
+    def angle_scale(self) -> "Union[int, float, str]":
+        return _number(self._fields[4])
+
+    @property
+    def full_turns(self) -> bool:
+        return self._fields[5]
+
+    @property
+    def start(self) -> "Union[int, float, str]":
+        return _number(self._fields[6])
+
+    @property
+    def step(self) -> "Union[int, float, str]":
+        return _number(self._fields[7])
+
+    @property
+    def descending(self) -> bool:
+        return self._fields[8]
+
+    @property
+    def positions(self) -> "Optional[Tuple[Union[int, float, str], ...]]":
+        given = self._fields[9]
+        return None if given is None else tuple(_number(p) for p in given)
 
     @property
     def odd(self) -> str:
-        return self._fields[3]
+        return self._fields[10]
 
-    def replace(
-        self,
-        *,
-        layout: "Optional[str]" = None,
-        spacing: "Optional[str]" = None,
-        start: "Optional[int]" = None,
-        odd: "Optional[str]" = None,
-    ) -> "Convention":
-        """A copy with the choices given changed."""
-        return Convention(
-            self.layout if layout is None else layout,
-            self.spacing if spacing is None else spacing,
-            self.start if start is None else start,
-            self.odd if odd is None else odd,
-        )
+    @property
+    def scale(self) -> "Union[int, float, str]":
+        return _scale_text(self._fields[11], True)
+
+    def replace(self, **changes: object) -> "Convention":
+        """A copy with the fields given changed (the same keywords as the constructor).
+
+        Giving ``positions`` resets ``start``, ``step`` and ``descending``,
+        which it replaces.
+        """
+        for name in changes:
+            if name not in _FIELDS:
+                raise TypeError(f"replace() got an unexpected keyword argument {name!r}")
+        return self._with(**{name: _FIELD_CHECKS[name](changes[name]) for name in changes})
+
+    def _with(self, **checked: object) -> "Convention":
+        """replace() with fields already checked (their inner forms)."""
+        fields: "Dict[str, object]" = dict(zip(_FIELDS, self._fields))
+        fields.update(checked)
+        if checked.get("positions") is not None:
+            fields.update(start=(0, 1), step=(1, 1), descending=False)
+        copy = Convention()
+        copy._fields = _checked_fields(fields, checked=True)
+        return copy
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Convention) and self._fields == other._fields
@@ -1205,134 +1513,505 @@ class Convention:
         return hash(self._fields)
 
     def __repr__(self) -> str:
-        return f"Convention(layout={self.layout!r}, spacing={self.spacing!r}, start={self.start!r}, odd={self.odd!r})"
+        shown = []
+        for name, field, default in zip(_FIELDS, self._fields, _DEFAULT_FIELDS):
+            if name in ("layout", "spacing", "base", "start", "odd") or field != default:
+                shown.append(f"{name}={getattr(self, name)!r}")
+        return f"Convention({', '.join(shown)})"
 
     def __str__(self) -> str:
         first, second = ("sin", "cos") if self.layout != "cos-sin" else ("cos", "sin")
+        factor = "" if self._fields[11] == (1, 1, False) else f"{_scale_text(self._fields[11], False)} * "
         if self.layout == "interleaved":
-            columns = "PE(p, 2i) = sin(p * w_i), PE(p, 2i + 1) = cos(p * w_i)"
+            columns = f"PE(p, 2i) = {factor}sin(p * w_i), PE(p, 2i + 1) = {factor}cos(p * w_i)"
         else:
-            columns = f"PE(p, i) = {first}(p * w_i), PE(p, h + i) = {second}(p * w_i)"
-        frequency = "base**(-2i/d)" if self.spacing == "paper" else "base**(-i/(h-1))"
-        positions = f"{_short(self.start)}, {_short(self.start + 1)}, {_short(self.start + 2)}, ..."
-        odd = {
+            columns = f"PE(p, i) = {factor}{first}(p * w_i), PE(p, h + i) = {factor}{second}(p * w_i)"
+        exponent = "-2i/d" if self.spacing == "paper" else f"-i/(h - {_fraction_text(self._fields[2])})"
+        frequency = f"{_fraction_text(self._fields[3])}**({exponent})"
+        if self._fields[4] != (1, 1):
+            frequency = f"{_fraction_text(self._fields[4])} * {frequency}"
+        if self.full_turns:
+            frequency = f"2 pi * {frequency}"
+        return f"{columns}; w_i = {frequency}; p = {self._positions_text()}; {self._odd_text()}"
+
+    def _positions_text(self) -> str:
+        given = self._fields[9]
+        if given is not None:
+            shown = ", ".join(_fraction_text(p) for p in given[:3])
+            return shown + (", ..." if len(given) > 3 else "") if given else "(none)"
+        start, step = self._fields[6], self._fields[7]
+        terms = [_fraction_text(_add(start, _times(step, k))) for k in range(3)]
+        if self.descending:
+            return f"..., {terms[2]}, {terms[1]}, {terms[0]} (descending: the last row is {terms[0]})"
+        return f"{', '.join(terms)}, ..."
+
+    def _odd_text(self) -> str:
+        return {
             "sine": "an odd d_model ends with one more sine",
             "zero": "an odd d_model gets a column of zeros",
             "error": "no odd d_model",
+            "round-up": "an odd d_model is computed as d_model + 1 columns, the last dropped",
         }[self.odd]
-        return f"{columns}; w_i = {frequency}; p = {positions}; {odd}"
-
-    def _key(self) -> "Tuple[str, str, int, str]":
-        return self.layout, self.spacing, self.start, self.odd
 
     def _name(self, d_model: "Optional[int]" = None) -> str:
-        """The first preset this is, or its choices; for an even d_model the odd rule does not count."""
+        """The preset this is (the one named, if it is among them), or its fields."""
         presets = self._presets(d_model)
         if presets:
             return self._preset if self._preset in presets else presets[0]
-        return f"layout={self.layout}, spacing={self.spacing}, start={_short(self.start)}, odd={self.odd}"
+        if self._fields[3] != (10000, 1):
+            # A preset with another base (keras-hub's max_wavelength, Whisper's max_timescale...).
+            named = self.replace(base=10000)
+            named._preset = self._preset
+            if named._presets(d_model):
+                return f"{named._name(d_model)} (base {_short(self.base)})"
+        return ", ".join(
+            f"{name}={_short(getattr(self, name))}".replace("'", "")
+            for name, field, default in zip(_FIELDS, self._fields, _DEFAULT_FIELDS)
+            if name in ("layout", "spacing", "base", "start", "odd") or field != default
+        )
 
     def _presets(self, d_model: "Optional[int]" = None) -> "List[str]":
-        """Every preset this is (several frameworks make the same table)."""
+        """Every preset whose table this one's is (for d_model, or for every d_model)."""
+        key = self._table_key(d_model)
+        if self._fields[9] is None:
+            return [name for name, preset in PRESETS.items() if preset._table_key(d_model) == key]
+        # Positions given one by one are the data, not the convention: the rest must match.
         return [
-            name
-            for name, preset in _PRESETS.items()
-            if preset[:3] == self._key()[:3] and (preset[3] == self.odd or (d_model is not None and d_model % 2 == 0))
+            name for name, preset in PRESETS.items() if preset._table_key(d_model)[:6] + preset._table_key(d_model)[10:] == key[:6] + key[10:]
         ]
 
-    def _width(self, d_model: int) -> int:
-        """The number of columns that hold a sine or a cosine."""
-        return d_model if self.odd == "sine" else d_model - d_model % 2
+    def _table_key(self, d_model: "Optional[int]") -> "Tuple[object, ...]":
+        """What sets the table of this width: equal keys, equal tables (any width when d_model is None)."""
+        if d_model is None:
+            return self._fields
+        fields = list(self._fields)
+        fields[11] = self._scale_square(d_model)
+        if fields[1] == "tensor2tensor" and self.odd != "sine" and d_model > 1:
+            # i/(h - shift) with shift 0 is 2i/(2h): the paper's spacing for these rules.
+            if fields[2] == (0, 1):
+                fields[1], fields[2] = "paper", (1, 1)
+        if d_model % 2 == 0:
+            fields[10] = "sine"  # an even width has no odd rule
+        elif self.odd == "round-up" and fields[1] == "tensor2tensor":
+            fields[10] = "sine" if self.layout != "cos-sin" else fields[10]
+        if fields[1] == "tensor2tensor" and self._pairs(d_model) == 1:
+            fields[2] = (1, 1)  # one pair: its exponent is 0 whatever the shift
+        return tuple(fields)
+
+    # The table's structure for a width d_model: h pairs, a frequency
+    # exponent t per pair, and a plan of (kind, pair) per column.
 
     def _pairs(self, d_model: int) -> int:
-        """The number of frequencies (pairs, the last without a cosine for an odd width)."""
-        return (self._width(d_model) + 1) // 2
+        """h, the number of frequencies."""
+        return d_model // 2 if self.odd in ("zero", "error") else (d_model + 1) // 2
 
-    def _exponent(self, pair: int, d_model: int) -> "Tuple[int, int]":
-        """(a, b): pair's frequency is base**(-a/b).
+    def _exponents(self, d_model: int) -> "List[Tuple[int, int]]":
+        """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
 
-        The paper's spacing is 2i/width; tensor2tensor's is i/(h - 1) for h
-        pairs (i/1 when h = 1, as tensor2tensor guards it).
+        The paper's spacing is 2i/d, over the d_model columns for the
+        ``sine`` rule and over 2h columns otherwise; tensor2tensor's is
+        i/(h - shift) (i/1 for a single pair, as tensor2tensor guards it).
         """
+        h = self._pairs(d_model)
         if self.spacing == "paper":
-            return 2 * pair, self._width(d_model)
-        pairs = self._pairs(d_model)
-        return pair, pairs - 1 if pairs > 1 else 1
-
-    def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
-        """(kind, pair) of column dim: _SINE, _COSINE or _ZERO, and the pair's index."""
-        width = self._width(d_model)
-        if dim >= width:
-            return _ZERO, 0
-        if self.layout == "interleaved":
-            return dim % 2, dim // 2
-        sines = (width + 1) // 2
-        cosines = width // 2
-        if self.layout == "sin-cos":
-            return (_SINE, dim) if dim < sines else (_COSINE, dim - sines)
-        return (_COSINE, dim) if dim < cosines else (_SINE, dim - cosines)
+            width = d_model if self.odd == "sine" else 2 * h
+            return [(2 * i, width) for i in range(h)]
+        if h <= 1:
+            return [(0, 1)] * h
+        n, m = self._fields[2]
+        if h * m - n <= 0:
+            raise ValueError(
+                f"shift must be less than the number of frequencies ({h}, for d_model {d_model}),"
+                f" got {_fraction_text(self._fields[2])}"
+            )
+        return [(i * m, h * m - n) for i in range(h)]
 
     def _plan(self, d_model: int) -> "List[Tuple[int, int]]":
-        return [self._column(dim, d_model) for dim in range(d_model)]
+        """(kind, pair) of each column: _SINE, _COSINE or _ZERO, and the pair's index."""
+        h = self._pairs(d_model)
+        cosines = d_model // 2 if self.odd == "sine" else h
+        sines = [(_SINE, i) for i in range(h)]
+        cosine_columns = [(_COSINE, i) for i in range(cosines)]
+        if self.layout == "interleaved":
+            plan = []
+            for i in range(h):
+                plan += [sines[i], cosine_columns[i]] if i < cosines else [sines[i]]
+        elif self.layout == "sin-cos":
+            plan = sines + cosine_columns
+        else:
+            plan = cosine_columns + sines
+        plan = plan[:d_model]  # round-up: the last column dropped
+        return plan + [(_ZERO, 0)] * (d_model - len(plan))
+
+    def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
+        return self._plan(d_model)[dim]
+
+    def _frequencies(self) -> _Frequencies:
+        """The exact frequency law, shared by conventions with the same one (its caches with it)."""
+        key = (self._fields[3], self._fields[4], self.full_turns)
+        found = _LAWS.get(key)
+        if found is None:
+            if len(_LAWS) > 64:
+                _LAWS.clear()
+            found = _LAWS[key] = _Frequencies(self._fields[3], self._fields[4], self.full_turns)
+        return found
+
+    def _scale_square(self, d_model: int) -> "Tuple[int, int]":
+        """The square of the output scale for this width, a fraction in lowest terms."""
+        p, q, per_width = self._fields[11]
+        return _reduced(p, q * d_model) if per_width else (p, q)
+
+    def _float_scale(self, d_model: int) -> float:
+        p, q = self._scale_square(d_model)
+        return 1.0 if p == q else math.sqrt(p / q)
+
+    def _float_frequencies(self, d_model: int) -> "List[float]":
+        """Each pair's frequency in float64, as the fast path computes it (0 past float64's range)."""
+        base = _to_float(self._fields[3])
+        factor = _to_float(self._fields[4]) * (2 * math.pi if self.full_turns else 1.0)
+        frequencies = []
+        for a, b in self._exponents(d_model):
+            try:
+                denominator = math.pow(base, a / b)
+            except OverflowError:
+                denominator = math.inf
+            frequencies.append(factor / denominator if denominator > 0.0 else math.inf)
+        return frequencies
+
+    def _denominators(self, d_model: int) -> "List[float]":
+        """Each pair's angle divisor, base**t / angle_scale, in float64: the fast path's angle is p / divisor."""
+        base = _to_float(self._fields[3])
+        denominators = [_denominator(exponent, base) for exponent in self._exponents(d_model)]
+        if self._fields[4] == (1, 1) and not self.full_turns:
+            return denominators
+        factor = _to_float(self._fields[4]) * (2 * math.pi if self.full_turns else 1.0)
+        return [denominator / factor for denominator in denominators]
+
+    # Positions: a progression start + r * step (counted down when
+    # descending), or given one by one.
+
+    def _positions_given(self) -> "List[Tuple[int, int]]":
+        return list(self._fields[9] or ())
+
+    def _progression(self, seq_len: int) -> "Optional[Tuple[Tuple[int, int], int]]":
+        """((start, step), denominator) with integer start and step over a common denominator; None if given one by one."""
+        if self._fields[9] is not None:
+            return None
+        (a, b), (c, d) = self._fields[6], self._fields[7]
+        denominator = b * d // _gcd(b, d)
+        start, step = a * (denominator // b), c * (denominator // d)
+        if self.descending:
+            start, step = start + (seq_len - 1) * step, -step
+        return (start, step), denominator
+
+    def _position(self, r: int, seq_len: "Optional[int]") -> "Tuple[int, int]":
+        """The position of row r, a fraction."""
+        given = self._fields[9]
+        if given is not None:
+            if not 0 <= r < len(given):
+                raise ValueError(f"pos must be less than the number of positions ({len(given)}), got {r}")
+            return given[r]
+        if seq_len is None and self.descending:
+            raise ValueError(
+                "pos has no position in a descending convention without seq_len; use encoding() or rows(),"
+                " or start and a negative step"
+            )
+        (start, step), denominator = self._progression(seq_len or 0)  # type: ignore[misc]
+        return _reduced(start + r * step, denominator)
+
+    def _float_positions(self, seq_len: int, first: int = 0) -> "Iterator[float]":
+        """The positions of rows first to seq_len - 1 as floats (their nearest)."""
+        progression = self._progression(seq_len)
+        if progression is None:
+            return (_to_float(p) for p in self._positions_given()[first:seq_len])
+        (start, step), denominator = progression
+        if denominator == 1 and -(1 << 1000) < start < 1 << 1000:
+            return (float(p) for p in range(start + first * step, start + seq_len * step, step))
+        return (_to_float((start + r * step, denominator)) for r in range(first, seq_len))
+
+    def _check_rows(self, seq_len: int) -> None:
+        given = self._fields[9]
+        if given is not None and len(given) != seq_len:
+            raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
+
+
+_LAWS: "Dict[object, _Frequencies]" = {}
+
+
+# ---------------------------------------------------------------------------
+# Exact numbers: fractions (numerator, denominator > 0) in lowest terms
+# ---------------------------------------------------------------------------
+
+
+def _gcd_portable(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a if a >= 0 else -a
+
+
+# MicroPython's math has no gcd.
+_gcd: "Callable[[int, int], int]" = getattr(math, "gcd", _gcd_portable)
+
+
+def _reduced(n: int, m: int) -> "Tuple[int, int]":
+    divisor = _gcd(n, m)
+    return n // divisor, m // divisor
+
+
+def _add(x: "Tuple[int, int]", y: "Tuple[int, int]") -> "Tuple[int, int]":
+    return _reduced(x[0] * y[1] + y[0] * x[1], x[1] * y[1])
+
+
+def _times(x: "Tuple[int, int]", k: int) -> "Tuple[int, int]":
+    return _reduced(x[0] * k, x[1])
+
+
+def _to_float(x: "Tuple[int, int]") -> float:
+    """The nearest float (true division; infinite past float64's range), for the fast path and the diagnosis."""
+    try:
+        return x[0] / x[1] if x[1] != 1 else float(x[0])
+    except OverflowError:
+        return math.inf if x[0] > 0 else -math.inf
+
+
+def _rational(name: str, x: object) -> "Tuple[int, int]":
+    """x as an exact fraction, or TypeError / ValueError naming ``name``.
+
+    An int is itself; a float the binary number it holds; an object with
+    integer ``numerator`` and ``denominator`` (``fractions.Fraction``) or an
+    ``as_integer_ratio`` (``decimal.Decimal``, numpy's floats) that ratio; a
+    string a decimal (``"999.5"``, ``"-1e-4"``) or a fraction (``"1/3"``).
+    """
+    if isinstance(x, bool):
+        raise TypeError(f"{name} must be a real number, got bool {x!r}")
+    if isinstance(x, int):
+        return x, 1
+    if isinstance(x, float):
+        return _float_ratio(name, x)
+    if isinstance(x, str):
+        return _parse_number(name, x)
+    numerator, denominator = getattr(x, "numerator", None), getattr(x, "denominator", None)
+    if isinstance(numerator, int) and isinstance(denominator, int) and denominator > 0:
+        return _reduced(numerator, denominator)
+    index = getattr(type(x), "__index__", None)
+    if index is not None:
+        return index(x), 1
+    ratio = getattr(x, "as_integer_ratio", None)
+    if ratio is not None:
+        try:
+            n, m = ratio()
+        except (ValueError, OverflowError):
+            raise ValueError(f"{name} must be finite, got {_short(x)}") from None
+        return _reduced(n, m)
+    if getattr(type(x), "__float__", None) is not None:
+        try:
+            return _float_ratio(name, float(x))  # type: ignore[arg-type]
+        except TypeError:
+            pass  # complex, before Python 3.10
+    raise TypeError(f"{name} must be a real number, got {type(x).__name__} {_short(x)}")
+
+
+def _float_ratio(name: str, x: float) -> "Tuple[int, int]":
+    if not -math.inf < x < math.inf:
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    if x == 0.0:
+        return 0, 1
+    m, e = _float_parts(-x if x < 0.0 else x)
+    if x < 0.0:
+        m = -m
+    return (m << e, 1) if e >= 0 else _reduced(m, 1 << -e)
+
+
+_DIGITS = "0123456789"
+
+
+def _parse_number(name: str, text: str) -> "Tuple[int, int]":
+    """A decimal (digits, a point, an exponent) or a fraction "n/m", exactly; no float() involved."""
+    refused = ValueError(f"{name} must be a decimal or a fraction such as '999.5' or '1/3', got {_short(text)}")
+    body = text.strip()
+    if "/" in body:
+        top, _, bottom = body.partition("/")
+        upper, lower = _parse_number(name, top), _parse_number(name, bottom)
+        if lower[0] == 0:
+            raise ValueError(f"{name} must have a denominator other than 0, got {_short(text)}")
+        return _reduced(upper[0] * lower[1] * (1 if lower[0] > 0 else -1), upper[1] * abs(lower[0]))
+    sign = 1
+    if body[:1] in ("+", "-"):
+        sign = -1 if body[0] == "-" else 1
+        body = body[1:]
+    mantissa, exponent = body, 0
+    for marker in ("e", "E"):
+        if marker in body:
+            mantissa, _, power = body.partition(marker)
+            digits = power[1:] if power[:1] in ("+", "-") else power
+            if not digits or any(c not in _DIGITS for c in digits) or len(digits) > 6:
+                raise refused
+            exponent = -int(digits) if power[0] == "-" else int(digits)
+    whole, _, fraction = mantissa.partition(".")
+    if not whole + fraction or any(c not in _DIGITS for c in whole + fraction):
+        raise refused
+    n = sign * int(whole + fraction)
+    exponent -= len(fraction)
+    return (n * 10**exponent, 1) if exponent >= 0 else _reduced(n, 10**-exponent)
+
+
+def _number(x: "Tuple[int, int]") -> "Union[int, float, str]":
+    """A fraction as a user reads it back: an int, a float if it is one exactly, else a decimal or "n/m" string."""
+    n, m = x
+    if m == 1:
+        return n
+    if m & (m - 1) == 0 and -(1 << 53) < n < 1 << 53 and m <= 1 << 1074:
+        return _make_float(n < 0, abs(n), 1 - _bit_length(m))
+    return _fraction_text(x)
+
+
+def _fraction_text(x: "Tuple[int, int]") -> str:
+    """A fraction as text: an integer, a terminating decimal, or "n/m"."""
+    n, m = x
+    if m == 1:
+        return str(n)
+    twos = fives = 0
+    rest = m
+    while rest % 2 == 0:
+        rest //= 2
+        twos += 1
+    while rest % 5 == 0:
+        rest //= 5
+        fives += 1
+    if rest != 1 or max(twos, fives) > 30:
+        return f"{n}/{m}"
+    places = max(twos, fives)
+    digits = str(abs(n) * 10**places // m).rjust(places + 1, "0")
+    return ("-" if n < 0 else "") + digits[:-places] + "." + digits[-places:]
+
+
+def _check_scale(scale: object) -> "Tuple[int, int, bool]":
+    """The output scale as (p, q, per_width): its square is p/q, divided by d_model if per_width."""
+    if isinstance(scale, str) and scale.replace(" ", "").startswith("sqrt(") and scale.rstrip().endswith(")"):
+        inside = scale.replace(" ", "")[5:-1]
+        per_width = inside.endswith("/d")
+        p, q = _rational("scale", inside[:-2] if per_width else inside)
+    else:
+        root = _rational("scale", scale)
+        p, q, per_width = root[0] * root[0] * (1 if root[0] >= 0 else -1), root[1] * root[1], False
+    if p <= 0:
+        raise ValueError(f"scale must be greater than 0, got {_short(scale)}")
+    return p, q, per_width
+
+
+def _scale_text(scale: "Tuple[int, int, bool]", as_number: bool) -> "Union[int, float, str]":
+    p, q, per_width = scale
+    if per_width:
+        return f"sqrt({_fraction_text((p, q))}/d)"
+    roots = _root(p, 2), _root(q, 2)
+    if roots[0] is not None and roots[1] is not None:
+        root = (roots[0], roots[1])
+        return _number(root) if as_number else _fraction_text(root)
+    return f"sqrt({_fraction_text((p, q))})"
+
+
+def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
+    def check(x: object) -> "Tuple[int, int]":
+        refused = f"{name} must be finite and greater than 0, got {_short(x)}"
+        if isinstance(x, float) and not -math.inf < x < math.inf:
+            raise ValueError(refused)
+        fraction = _rational(name, x)
+        if fraction[0] <= 0 or _to_float(fraction) == math.inf:
+            raise ValueError(refused)
+        return fraction
+
+    return check
+
+
+def _check_step(x: object) -> "Tuple[int, int]":
+    fraction = _rational("step", x)
+    if fraction[0] == 0:
+        raise ValueError(f"step must not be 0, got {_short(x)}")
+    return fraction
+
+
+def _check_flag(name: str) -> "Callable[[object], bool]":
+    def check(x: object) -> bool:
+        if not isinstance(x, bool):
+            raise TypeError(f"{name} must be True or False, got {type(x).__name__} {_short(x)}")
+        return x
+
+    return check
+
+
+def _check_positions(positions: object) -> "Optional[Tuple[Tuple[int, int], ...]]":
+    if positions is None:
+        return None
+    if isinstance(positions, (str, bytes)) or _iterate(positions) is None:
+        raise TypeError(f"positions must be a sequence of real numbers, got {type(positions).__name__} {_short(positions)}")
+    tolist = getattr(positions, "tolist", None)
+    items = tolist() if callable(tolist) else positions
+    return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))  # type: ignore[arg-type]
+
+
+_FIELD_CHECKS: "Dict[str, Callable[[object], object]]" = {
+    "layout": lambda x: _check_choice("layout", x, _LAYOUTS),
+    "spacing": lambda x: _check_choice("spacing", x, _SPACINGS),
+    "shift": lambda x: _rational("shift", x),
+    "base": _positive("base"),
+    "angle_scale": _positive("angle_scale"),
+    "full_turns": _check_flag("full_turns"),
+    "start": lambda x: _rational("start", x),
+    "step": _check_step,
+    "descending": _check_flag("descending"),
+    "positions": _check_positions,
+    "odd": lambda x: _check_choice("odd", x, _ODD_RULES),
+    "scale": _check_scale,
+}
+
+
+def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
+    """The fields as a tuple in _FIELDS order, each checked (unless already), and the rules between them."""
+    if not checked:
+        fields = {name: _FIELD_CHECKS[name](fields[name]) for name in _FIELDS}
+    if fields["spacing"] == "paper" and fields["shift"] != (1, 1):
+        raise ValueError(f"shift goes with spacing tensor2tensor, got shift={_fraction_text(fields['shift'])} with spacing paper")  # type: ignore[arg-type]
+    if fields["positions"] is not None and (fields["start"], fields["step"], fields["descending"]) != ((0, 1), (1, 1), False):
+        raise ValueError("positions replace start, step and descending: give one or the other")
+    return tuple(fields[name] for name in _FIELDS)  # type: ignore[return-value]
+
+
+_DEFAULT_FIELDS = ("interleaved", "paper", (1, 1), (10000, 1), (1, 1), False, (0, 1), (1, 1), False, None, "sine", (1, 1, False))
 
 
 def _convention(
+    function: str,
     d_model: int,
-    preset: object = None,
-    layout: object = None,
-    spacing: object = None,
-    start: object = None,
-    odd: object = None,
+    convention: object,
+    shortcuts: "Dict[str, object]",
     refuse_odd: bool = True,
-    convention: object = None,
 ) -> Convention:
-    """The convention a call asks for, in one place: a Convention or a preset, overridden by the keywords given.
+    """The convention a call asks for, in one place: a Convention or a preset, changed by the fields given as keywords.
 
-    An odd d_model in a convention without an odd rule raises ValueError,
-    unless refuse_odd is False (compare() then reports a mismatch).
+    A keyword given as None is not given.  An odd d_model in a convention
+    without an odd rule raises ValueError, unless refuse_odd is False
+    (compare() then reports a mismatch).
     """
+    for name in shortcuts:
+        if name != "preset" and name not in _FIELDS:
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
+    preset = shortcuts.get("preset")
     if convention is not None:
         if not isinstance(convention, Convention):
             raise TypeError(f"convention must be a Convention, got {type(convention).__name__} {_short(convention)}")
         if preset is not None:
             raise ValueError(f"give preset or convention, not both, got preset={_short(preset)}")
-        chosen, name = convention._key(), convention._preset
+        chosen = convention
     else:
-        name = _check_choice("preset", "paper" if preset is None else preset, tuple(_PRESETS))
-        chosen = _PRESETS[name][:4]
-    asked = Convention(
-        chosen[0] if layout is None else _check_choice("layout", layout, _LAYOUTS),
-        chosen[1] if spacing is None else _check_choice("spacing", spacing, _SPACINGS),
-        chosen[2] if start is None else _check_integer("start", start, 0),
-        chosen[3] if odd is None else _check_choice("odd", odd, _ODD_RULES),
-    )
-    asked._preset = name
+        chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(_PRESETS))]
+    changes = {name: value for name, value in shortcuts.items() if name != "preset" and value is not None}
+    asked = chosen.replace(**changes) if changes else chosen
+    asked._preset = chosen._preset
     if refuse_odd and asked.odd == "error" and d_model % 2:
         raise ValueError(f"d_model must be even in the {asked._name()} convention, which has no odd rule, got {d_model}")
     return asked
 
 
-def _convention_rows(
-    convention: Convention,
-    seq_len: int,
-    d_model: int,
-    base: "Union[int, float]",
-    exact: bool = False,
-    dtype: str = "float64",
-    first: int = 0,
-) -> "Iterator[List[float]]":
-    """rows() in a convention, from its row ``first`` on."""
-    return rows(
-        seq_len,
-        d_model,
-        base=base,
-        exact=exact,
-        dtype=dtype,
-        layout=convention.layout,
-        spacing=convention.spacing,
-        start=convention.start + first,
-        odd=convention.odd,
-    )
 
 
 # ---------------------------------------------------------------------------
@@ -1459,16 +2138,11 @@ class Report:
 def compare(
     actual: object,
     *,
-    base: float = DEFAULT_BASE,
     dtype: str = "float64",
     atol: "Optional[float]" = None,
     ulps: "Optional[float]" = None,
-    preset: "Optional[str]" = None,
-    layout: "Optional[str]" = None,
-    spacing: "Optional[str]" = None,
-    start: "Optional[int]" = None,
-    odd: "Optional[str]" = None,
     convention: "Optional[Convention]" = None,
+    **fields: object,
 ) -> Report:
     """Compare a table with the exact encoding of its shape; return a Report.
 
@@ -1505,13 +2179,14 @@ def compare(
     >>> print(report.diagnosis)
     Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147.
     >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
-    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
+    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
     """
     table = _as_table(actual)
     seq_len, d_model = len(table), len(table[0])
-    number = _check_base(base)
     dtype = _check_dtype(dtype)
-    asked = _convention(d_model, preset, layout, spacing, start, odd, refuse_odd=False, convention=convention)
+    asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
+    asked._check_rows(seq_len)
+    asked._exponents(d_model)  # refuses a shift too large for this width
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -1526,7 +2201,7 @@ def compare(
         if not -math.inf < x < math.inf
     ]
     table = rounded
-    allowance = _Allowance(asked, d_model, float(number), dtype)
+    allowance = _Allowance(asked, seq_len, d_model, dtype)
     if asked.odd == "error" and d_model % 2:
         # The convention has no table of this width: nothing to compare with.
         text = f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
@@ -1540,13 +2215,13 @@ def compare(
             math.nan,
             math.nan,
             None,
-            _diagnose(table, None, float(number), dtype, {}, not_finite),
+            _diagnose(table, None, dtype, {}, not_finite, asked),
             not_finite[:5],
             len(not_finite),
             text,
         )
     comparison = _Comparison(allowance, dtype, atol, ulps)
-    expected_rows = _exact_rows(seq_len, d_model, asked, _exact_base(number), dtype)
+    expected_rows = _exact_rows(seq_len, d_model, asked, dtype)
     rows_with_not_finite = set(r for r, _, _ in not_finite)
     for r, (row, expected_row) in enumerate(zip(table, expected_rows)):
         comparison.add(r, row, expected_row, r in rows_with_not_finite)
@@ -1555,7 +2230,7 @@ def compare(
         unrepresentable = allowance.unrepresentable(seq_len)
     diagnosis: "Optional[str]" = None
     if comparison.failures:
-        diagnosis = _diagnose(table, asked, float(number), dtype, comparison.damaged, not_finite)
+        diagnosis = _diagnose(table, asked, dtype, comparison.damaged, not_finite, asked)
     return Report(
         (seq_len, d_model),
         asked._name(d_model),
@@ -1573,20 +2248,7 @@ def compare(
     )
 
 
-def assert_close(
-    actual: object,
-    *,
-    base: float = DEFAULT_BASE,
-    dtype: str = "float64",
-    atol: "Optional[float]" = None,
-    ulps: "Optional[float]" = None,
-    preset: "Optional[str]" = None,
-    layout: "Optional[str]" = None,
-    spacing: "Optional[str]" = None,
-    start: "Optional[int]" = None,
-    odd: "Optional[str]" = None,
-    convention: "Optional[Convention]" = None,
-) -> None:
+def assert_close(actual: object, **options: "Any") -> None:
     """Raise AssertionError, carrying compare()'s report, unless the table passes.
 
     For a test suite, as ``numpy.testing.assert_allclose``:
@@ -1598,19 +2260,7 @@ def assert_close(
     ...     print(str(error).splitlines()[-1])
     Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element.
     """
-    report = compare(
-        actual,
-        base=base,
-        dtype=dtype,
-        atol=atol,
-        ulps=ulps,
-        preset=preset,
-        layout=layout,
-        spacing=spacing,
-        start=start,
-        odd=odd,
-        convention=convention,
-    )
+    report = compare(actual, **options)
     if not report.ok:
         raise AssertionError(str(report))
 
@@ -1774,25 +2424,28 @@ def _ordered(values: "List[float]", dtype: str) -> "List[int]":
 class _Allowance:
     """The default tolerance of each element: min(2**-10, unit * (1 + |angle|)), unit = 2**(5-p)."""
 
-    def __init__(self, convention: "Convention", d_model: int, base: float, dtype: str) -> None:
+    def __init__(self, convention: "Convention", seq_len: int, d_model: int, dtype: str) -> None:
         self.convention = convention
         self.dtype = dtype
         self.precision = _DTYPES[dtype][0]
-        self.unit = _power_of_two(5 - self.precision)
+        # An output scale scales the errors too.
+        self.unit = _power_of_two(5 - self.precision) * convention._float_scale(d_model)
         # Each column's frequency (0 for a padding column), as float64 computes it.
-        self.frequencies = _column_frequencies(convention, d_model, base)
+        self.frequencies = _column_frequencies(convention, d_model)
+        self.positions = list(convention._float_positions(seq_len))
 
-    def row(self, position: int) -> "List[float]":
-        """The default tolerance of each element of the row at this position."""
-        return _allowances(self.frequencies, position, self.unit)
+    def row(self, r: int) -> "List[float]":
+        """The default tolerance of each element of row r."""
+        return _allowances(self.frequencies, self.positions[r], self.unit)
 
     def unrepresentable(self, seq_len: int) -> "Optional[str]":
         """Why the format cannot hold this table's positions or angles, or None if it can."""
         limit = 1 << self.precision
-        last = self.convention.start + seq_len - 1
+        last = max(map(abs, self.positions)) if self.positions else 0.0
         if last > limit:
             return (
-                f"{self.dtype} holds whole numbers exactly only up to {limit}, and this table's positions reach {_short(last)}:"
+                f"{self.dtype} holds whole numbers exactly only up to {limit}, and this table's positions reach"
+                f" {_short(int(last)) if last < 1e300 and last == int(last) else repr(last)}:"
                 f" no computation in {self.dtype} gives it, so the default tolerance does not pass it;"
                 " give atol or ulps to compare it with the exact values"
             )
@@ -1807,7 +2460,7 @@ class _Allowance:
         return None
 
 
-def _allowances(frequencies: "List[float]", position: int, unit: float) -> "List[float]":
+def _allowances(frequencies: "List[float]", position: float, unit: float) -> "List[float]":
     """min(2**-10, unit * (1 + |position * w|)) for each column's frequency w."""
     try:
         scaled = unit * abs(float(position))
@@ -1820,16 +2473,9 @@ def _allowances(frequencies: "List[float]", position: int, unit: float) -> "List
     return [t if t < _CAP else _CAP for t in tolerances]
 
 
-def _column_frequencies(convention: "Convention", d_model: int, base: float) -> "List[float]":
-    """base**(-a/b) for each column's pair, in float64 (0 for a padding column; inf past float64)."""
-    by_pair = []
-    for pair in range(convention._pairs(d_model)):
-        a, b = convention._exponent(pair, d_model)
-        try:
-            denominator = math.pow(base, a / b)
-        except OverflowError:
-            denominator = math.inf
-        by_pair.append(1.0 / denominator if denominator > 0.0 else math.inf)
+def _column_frequencies(convention: "Convention", d_model: int) -> "List[float]":
+    """Each column's frequency in float64 (0 for a padding column; inf past float64)."""
+    by_pair = convention._float_frequencies(d_model)
     return [0.0 if kind == _ZERO else by_pair[pair] for kind, pair in convention._plan(d_model)]
 
 
@@ -1848,7 +2494,6 @@ class _Comparison:
         self.worst: "Optional[Tuple[int, int, float, float]]" = None
         #: row -> the columns outside the default tolerance (what the diagnosis explains).
         self.damaged: "Dict[int, List[int]]" = {}
-        self.start = allowance.convention.start
 
     def add(self, r: int, row: "List[float]", expected: "List[float]", has_not_finite: bool) -> None:
         errors = [abs(a - e) for a, e in zip(row, expected)]
@@ -1863,7 +2508,7 @@ class _Comparison:
             self.worst = (r, c, row[c], expected[c])
         if largest == 0.0 and not has_not_finite:
             return
-        tolerances = self.allowance.row(self.start + r)
+        tolerances = self.allowance.row(r)
         damaged = [c for c, (error, tolerance) in enumerate(zip(errors, tolerances)) if not error <= tolerance]
         if damaged:
             self.damaged[r] = damaged
@@ -1910,20 +2555,21 @@ class _Candidate:
         description: str,
         make_row: "Callable[[int], List[float]]",
         convention: "Convention",
-        base: float,
+        seq_len: int,
         local: bool = False,
         precision: int = 53,
     ) -> None:
         self.description = description
         self.make_row = make_row
-        #: The convention and base whose angles set each element's allowance.
+        #: The convention whose angles (and output scale) set each element's allowance, in a table of seq_len rows.
         self.convention = convention
-        self.base = base
+        self.seq_len = seq_len
         #: Whether local damage is looked for against it (a convention, not a mistake).
         self.local = local
         #: The bits of the narrowest format it rounds to: its allowance is that format's.
         self.precision = precision
         self.frequencies: "Optional[List[float]]" = None
+        self.scale = 1.0
         #: Whether it differs from the convention asked for by its allowance alone (kept, not pruned).
         self.distinct = False
         #: What more to say when it explains the table.
@@ -1932,9 +2578,12 @@ class _Candidate:
     def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
         """Each element's allowance in row r (see _row_allowance)."""
         if self.frequencies is None:
-            self.frequencies = _column_frequencies(self.convention, d_model, self.base)
+            scale = self.convention._float_scale(d_model)
+            self.frequencies = _column_frequencies(self.convention, d_model)
+            self.scale = scale
         precision = min(self.precision, _DTYPES[dtype][0])
-        return _row_allowance(self.frequencies, self.convention.start + r, precision)
+        position = _to_float(self.convention._position(r, self.seq_len))
+        return _row_allowance(self.frequencies, position, precision, self.scale)
 
     def row(self, r: int, dtype: str) -> "Optional[List[float]]":
         """Row r rounded to dtype, as the table's values are; None where it cannot be computed (beyond float64)."""
@@ -1944,42 +2593,46 @@ class _Candidate:
             return None
 
 
-def _convention_candidate(description: str, convention: "Convention", d_model: int, base: float) -> _Candidate:
-    frequencies = _pair_frequencies(convention, d_model, base)
+def _convention_candidate(description: str, convention: "Convention", seq_len: int, d_model: int) -> _Candidate:
+    frequencies = convention._float_frequencies(d_model)
     plan = convention._plan(d_model)
+    scale = convention._float_scale(d_model)
 
     def make_row(r: int) -> "List[float]":
-        return _float64_row(convention.start + r, plan, frequencies)
+        return _float64_row(convention._position(r, seq_len), plan, frequencies, scale)
 
-    return _Candidate(description, make_row, convention, base, local=True)
-
-
-def _pair_frequencies(convention: "Convention", d_model: int, base: float) -> "List[float]":
-    return [1.0 / _denominator(convention._exponent(pair, d_model), base) for pair in range(convention._pairs(d_model))]
+    return _Candidate(description, make_row, convention, seq_len, local=True)
 
 
-def _float64_row(position: int, plan: "List[Tuple[int, int]]", frequencies: "List[float]") -> "List[float]":
+def _float64_row(
+    position: "Tuple[int, int]", plan: "List[Tuple[int, int]]", frequencies: "List[float]", scale: float = 1.0
+) -> "List[float]":
     """One row by the float64 formula, position * frequency (a candidate's row)."""
-    p = float(position)
+    p = _to_float(position)
     row = []
     for kind, pair in plan:
         if kind == _ZERO:
             row.append(0.0)
         else:
             angle = p * frequencies[pair]
-            row.append(math.sin(angle) if kind == _SINE else math.cos(angle))
+            row.append(scale * (math.sin(angle) if kind == _SINE else math.cos(angle)))
     return row
 
 
 def _diagnose(
     table: "List[List[float]]",
     asked: "Optional[Convention]",
-    base: float,
     dtype: str,
     damaged: "Dict[int, List[int]]",
     not_finite: "List[Tuple[int, int, float]]",
+    context: "Convention",
 ) -> str:
-    """Say what explains the table: the convention asked for with local damage, another candidate, or nothing."""
+    """Say what explains the table: the convention asked for with local damage, another candidate, or nothing.
+
+    ``asked`` is None when the convention asked for has no table of this
+    width; ``context`` is the convention asked for, whose base and given
+    positions the candidates share.
+    """
     d_model = len(table[0])
     prefix = "Diagnosis: "
     if not_finite:
@@ -2000,11 +2653,11 @@ def _diagnose(
                 f"{others} within the default tolerance of the {asked._name(d_model)} convention, so the"
                 f" differences are no larger than a faithful {dtype} computation makes."
             )
-        reference = _convention_candidate(_describe(asked, d_model), asked, d_model, base)
+        reference = _convention_candidate(_describe(asked, d_model), asked, len(table), d_model)
         items, shift = _damage(table, damaged, reference, dtype)
         if items is not None:
             return prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items)}."
-    candidates = _candidates(table, asked, base, dtype, shift)
+    candidates = _candidates(table, asked, context, dtype, shift)
     sample = _sample_rows(len(table))
     asked_rows = [candidates[0].row(r, dtype) for r in sample] if asked is not None else []
     # How much the asked convention reproduces within a narrow format's allowance, by precision.
@@ -2019,7 +2672,7 @@ def _diagnose(
             # A narrow format's allowance is wide: the mistake explains the
             # table only if the convention asked for does worse within it.
             if candidate.precision not in loosely:
-                loose = _convention_candidate("", asked, d_model, base)
+                loose = _convention_candidate("", asked, len(table), d_model)
                 loose.precision = candidate.precision
                 loosely[candidate.precision] = _reproduced(table, loose, sample, dtype)[0]
             if loosely[candidate.precision] >= reproduced:
@@ -2103,9 +2756,9 @@ def _sample_rows(seq_len: int) -> "List[int]":
     return sorted(set(range(min(seq_len, 8))) | set(spread) | {seq_len - 1})
 
 
-def _row_allowance(frequencies: "List[float]", position: int, precision: int) -> "List[float]":
+def _row_allowance(frequencies: "List[float]", position: float, precision: int, scale: float = 1.0) -> "List[float]":
     """Twice the default tolerance of a format of this precision (a candidate computes in float64), capped at 2**-10."""
-    return _allowances(frequencies, position, _power_of_two(6 - precision))
+    return _allowances(frequencies, position, _power_of_two(6 - precision) * scale)
 
 
 def _reproduced(
@@ -2165,7 +2818,7 @@ def _damage(
         for c in columns:
             counts[c] = counts.get(c, 0) + 1
     bad_columns = [c for c, n in sorted(counts.items()) if seq_len >= 4 and 4 * n >= 3 * seq_len]
-    width = reference.convention._width(d_model)
+    width = sum(1 for kind, _ in reference.convention._plan(d_model) if kind != _ZERO)
     if bad_columns and len(bad_columns) <= max(2, d_model // 8) and 2 * len(bad_columns) < width:
         items.extend(_column_damage(table, bad_columns, reference, dtype))
         for r in list(cells):
@@ -2224,13 +2877,10 @@ def _damage(
 def _locate(row: "List[float]", r: int, reference: _Candidate, dtype: str, offset: int = 0) -> "Optional[int]":
     """The row index q, near r, whose reference row this row is within its allowance; None if none."""
     d_model = len(row)
-    start = reference.convention.start
     offsets = [offset] if offset else []
     offsets += [k for k in (1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6, 7, -7, 8, -8) if k != offset]
     for k in offsets:
         q = r + k
-        if start + q < 0:
-            continue
         made = reference.row(q, dtype)
         if made is None:
             continue
@@ -2325,27 +2975,40 @@ def _holds(
 
 
 def _describe(convention: "Convention", d_model: int) -> str:
-    """A convention in plain words: its preset's, and what differs from it."""
+    """A convention in plain words: its preset's (with every preset that makes the same table), or what differs from the closest."""
     presets = convention._presets(d_model)
     if presets:
         # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
-        whose, what = _PRESETS[presets[0]][4].split(":", 1)
-        same = f", the same as {' and '.join(presets[1:])}" if presets[1:] else ""
+        whose, what = _PRESETS[presets[0]][0].split(":", 1)
+        same = f", the same as {_and(presets[1:])}" if presets[1:] else ""
         return f"{whose} convention (preset {presets[0]}{same}):{what}"
-    for name, preset in _PRESETS.items():
-        if preset[:2] != (convention.layout, convention.spacing):
-            continue
-        differences = []
-        if preset[2] != convention.start:
-            differences.append(f"positions from {_short(convention.start)} instead of {preset[2]}")
-        if preset[3] != convention.odd and d_model % 2:
-            differences.append(f"an odd d_model's rule {convention.odd!r} instead of {preset[3]!r}")
-        what = _PRESETS[name][4].split(":", 1)[1].strip()
-        return f"the {name} preset's layout and spacing ({what}) with " + " and ".join(differences)
-    return (
-        f"the convention layout={convention.layout}, spacing={convention.spacing}, start={_short(convention.start)},"
-        f" odd={convention.odd}"
+    key = convention._table_key(d_model)
+    name, closest = max(
+        PRESETS.items(), key=lambda item: _agreement(item[1]._table_key(d_model), key)
     )
+    differences = []
+    for field, mine, theirs in zip(_FIELDS, convention._fields, closest._fields):
+        if mine == theirs or (field == "odd" and d_model % 2 == 0):
+            continue
+        if field == "start":
+            differences.append(f"positions from {_short(convention.start)} instead of {closest.start}")
+        elif field == "odd":
+            differences.append(f"an odd d_model's rule {convention.odd!r} instead of {closest.odd!r}")
+        else:
+            differences.append(f"{field} {_short(getattr(convention, field))} instead of {getattr(closest, field)!r}")
+    what = _PRESETS[name][0].split(":", 1)[1].strip()
+    whose = "'s layout and spacing" if convention._fields[:2] == closest._fields[:2] else ""
+    return f"the {name} preset{whose} ({what}) with " + " and ".join(differences)
+
+
+def _and(names: "List[str]") -> str:
+    """a, b and c."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _agreement(left: "Tuple[object, ...]", right: "Tuple[object, ...]") -> int:
+    """How many fields two table keys share."""
+    return sum(1 if x == y else 0 for x, y in zip(left, right))
 
 
 # Bases tried by the diagnosis besides the one asked for.
@@ -2355,64 +3018,82 @@ _STEPS = ("positions", "frequencies", "angles", "output")
 
 
 def _candidates(
-    table: "List[List[float]]", asked: "Optional[Convention]", base: float, dtype: str, shift: int
+    table: "List[List[float]]", asked: "Optional[Convention]", context: "Convention", dtype: str, shift: int
 ) -> "List[_Candidate]":
-    """Every convention and known mistake the diagnosis tries, the one asked for first."""
+    """Every convention and known mistake the diagnosis tries, the one asked for first.
+
+    Each preset; the layouts, spacings and odd rules from nearby first
+    positions; the asked convention counted the other way; other bases; and
+    the known mistakes.  All share the asked convention's given positions.
+    """
     seq_len, d_model = len(table), len(table[0])
     found: "List[_Candidate]" = []
     seen = set()
+    given = context._fields[9]
 
-    def add_convention(convention: Convention, candidate_base: float, description: str = "") -> None:
-        key = convention._key() + (candidate_base,)
+    def add_convention(convention: Convention, description: str = "") -> None:
+        if given is not None and convention._fields[9] is None:
+            convention = convention._with(positions=given)
+        try:
+            key = convention._table_key(d_model)
+            convention._exponents(d_model)
+        except ValueError:
+            return  # a shift too large for this width
         if key in seen or (convention.odd == "error" and d_model % 2):
             return
         seen.add(key)
-        found.append(
-            _convention_candidate(description or _describe(convention, d_model), convention, d_model, candidate_base)
-        )
+        found.append(_convention_candidate(description or _describe(convention, d_model), convention, seq_len, d_model))
 
     if asked is not None:
-        add_convention(asked, base)
-    starts = [0, 1, 2]
-    if asked is not None:
-        starts += [asked.start + 1, asked.start + 2] + [asked.start - k for k in (1, 2) if asked.start >= k]
-        if shift and asked.start + shift >= 0:
-            starts.insert(0, asked.start + shift)
-    odd_rules = ("sine", "zero") if d_model % 2 else ("sine",)
-    for first in starts:
-        for layout in _LAYOUTS:
-            for spacing in _SPACINGS:
-                for odd in odd_rules:
-                    add_convention(Convention(layout, spacing, first, odd), base)
-    reference = asked if asked is not None else Convention("interleaved", "paper", 0, "sine")
+        add_convention(asked)
+    for preset in PRESETS.values():
+        add_convention(preset)
+        if context._fields[3] != preset._fields[3]:
+            add_convention(preset.replace(base=context.base))
+    if given is None:
+        start, step = context._fields[6], context._fields[7]
+        starts = [(0, 1), (1, 1), (2, 1)] + [_add(start, _times(step, k)) for k in (1, 2, -1, -2)]
+        if shift:
+            starts.insert(0, _add(start, _times(step, shift)))
+        odd_rules = ("sine", "zero", "round-up") if d_model % 2 else ("sine",)
+        for first in starts:
+            for layout in _LAYOUTS:
+                for spacing in _SPACINGS:
+                    for odd in odd_rules:
+                        add_convention(
+                            context.replace(layout=layout, spacing=spacing, shift=1, start=_number(first), odd=odd)
+                        )
+        add_convention(context.replace(descending=not context.descending))
+    reference = asked if asked is not None else context.replace(odd="sine")
     for other in _OTHER_BASES:
-        if other != base:
+        if (int(other), 1) != reference._fields[3]:
             add_convention(
-                reference,
-                other,
-                f"the {reference._name(d_model)} convention with base {other:g} instead of {base:g}",
+                reference.replace(base=other),
+                f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}",
             )
-    found.extend(_mistakes(table, reference, base, dtype))
+    found.extend(_mistakes(table, reference, dtype))
     return found
 
 
-def _mistakes(table: "List[List[float]]", convention: "Convention", base: float, dtype: str) -> "List[_Candidate]":
+def _mistakes(table: "List[List[float]]", convention: "Convention", dtype: str) -> "List[_Candidate]":
     """The known mistakes: a wrong exponent, a cosine-first interleave, steps rounded to a narrow format, a transpose."""
     seq_len, d_model = len(table), len(table[0])
     plan = convention._plan(d_model)
-    exponents = [convention._exponent(pair, d_model) for pair in range(convention._pairs(d_model))]
+    exponents = convention._exponents(d_model)
     name = convention._name(d_model)
+    base = _to_float(convention._fields[3])
+    scale = convention._float_scale(d_model)
     found = []
 
     def odd_exponent(r: int) -> "List[float]":
-        position = float(convention.start + r)
+        position = _to_float(convention._position(r, seq_len))
         row = []
         for dim, (kind, pair) in enumerate(plan):
             a, b = exponents[pair] if kind != _ZERO else (0, 1)
             if kind == _COSINE:
                 a = dim if convention.layout == "interleaved" else a + 1
             angle = position / math.pow(base, a / b)
-            row.append(0.0 if kind == _ZERO else math.sin(angle) if kind == _SINE else math.cos(angle))
+            row.append(0.0 if kind == _ZERO else scale * (math.sin(angle) if kind == _SINE else math.cos(angle)))
         return row
 
     found.append(
@@ -2421,36 +3102,38 @@ def _mistakes(table: "List[List[float]]", convention: "Convention", base: float,
             " exponent, base**(j/d) for column j, instead of the pair's 2i",
             odd_exponent,
             convention,
-            base,
+            seq_len,
         )
     )
     if convention.layout == "interleaved":
         swapped = [(_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan]
-        if convention._width(d_model) % 2:
-            swapped[convention._width(d_model) - 1] = plan[convention._width(d_model) - 1]
-        frequencies = _pair_frequencies(convention, d_model, base)
+        sines = [dim for dim, (kind, _) in enumerate(plan) if kind == _SINE]
+        if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
+            swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
+        frequencies = convention._float_frequencies(d_model)
         found.append(
             _Candidate(
                 "an interleave with the cosine first, [cos, sin] per pair",
-                lambda r: _float64_row(convention.start + r, swapped, frequencies),
+                lambda r: _float64_row(convention._position(r, seq_len), swapped, frequencies, scale),
                 convention,
-                base,
+                seq_len,
             )
         )
     precision = _DTYPES[dtype][0]
     if precision > 24:
-        float32 = _float32_errors(table, convention, d_model, base)
+        float32 = _float32_errors(table, convention, d_model)
         if float32 is not None:
             found.append(float32)
     for narrow in ("bfloat16", "float16"):
         if _DTYPES[narrow][0] >= precision:
             continue
         for step in _STEPS:
-            found.append(_rounded_step(convention, d_model, base, narrow, step))
-        found.append(_rounded_step(convention, d_model, base, narrow, "all"))
-    if seq_len * d_model <= 1 << 20 and seq_len != d_model and not (convention.odd == "error" and seq_len % 2):
+            found.append(_rounded_step(convention, seq_len, d_model, narrow, step))
+        found.append(_rounded_step(convention, seq_len, d_model, narrow, "all"))
+    transposable = convention._fields[9] is None and not (convention.odd == "error" and seq_len % 2)
+    if seq_len * d_model <= 1 << 20 and seq_len != d_model and transposable:
         try:
-            transposed = list(_convention_rows(convention, d_model, seq_len, base))
+            transposed = list(_rows(convention, d_model, seq_len, False, "float64"))
         except (ValueError, OverflowError):
             transposed = []  # angles beyond float64: no such candidate
         if transposed:
@@ -2459,15 +3142,13 @@ def _mistakes(table: "List[List[float]]", convention: "Convention", base: float,
                     "the transposed table: rows are dimensions, columns positions",
                     lambda r: [row[r] for row in transposed],
                     convention,
-                    base,
+                    seq_len,
                 )
             )
     return found
 
 
-def _float32_errors(
-    table: "List[List[float]]", convention: "Convention", d_model: int, base: float
-) -> "Optional[_Candidate]":
+def _float32_errors(table: "List[List[float]]", convention: "Convention", d_model: int) -> "Optional[_Candidate]":
     """The errors of a float32 computation: within 2**-21 * (1 + |angle|) of the convention's values.
 
     Two float32 pipelines that order their operations differently agree no
@@ -2479,14 +3160,16 @@ def _float32_errors(
     too small to call float32's, and give no candidate.
     """
     sample = _sample_rows(len(table))
-    candidate = _convention_candidate("", convention, d_model, base)
-    frequencies = _column_frequencies(convention, d_model, base)
+    seq_len = len(table)
+    candidate = _convention_candidate("", convention, seq_len, d_model)
+    frequencies = _column_frequencies(convention, d_model)
+    scale = convention._float_scale(d_model)
     large = False
     for r in sample:
         made = candidate.row(r, "float64")
         if made is None:
             return None
-        allowance = _row_allowance(frequencies, convention.start + r, 33)
+        allowance = _row_allowance(frequencies, _to_float(convention._position(r, seq_len)), 33, scale)
         large = large or any(abs(a - b) > t for a, b, t in zip(table[r], made, allowance))
     if not large:
         return None
@@ -2507,15 +3190,16 @@ def _float32_errors(
     return candidate
 
 
-def _rounded_step(convention: "Convention", d_model: int, base: float, narrow: str, step: str) -> _Candidate:
+def _rounded_step(convention: "Convention", seq_len: int, d_model: int, narrow: str, step: str) -> _Candidate:
     """The candidate whose positions, frequencies, angles or output (or all) were rounded to a narrow format."""
     plan = convention._plan(d_model)
-    frequencies = _pair_frequencies(convention, d_model, base)
+    frequencies = convention._float_frequencies(d_model)
     rounded_frequencies = [_round_float(w, narrow) for w in frequencies]
+    scale = convention._float_scale(d_model)
     limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
 
     def make_row(r: int) -> "List[float]":
-        position = float(convention.start + r)
+        position = _to_float(convention._position(r, seq_len))
         if step in ("positions", "all"):
             position = _round_float(position, narrow)
         row = []
@@ -2527,7 +3211,7 @@ def _rounded_step(convention: "Convention", d_model: int, base: float, narrow: s
             angle = position * w
             if step in ("angles", "all"):
                 angle = _round_float(angle, narrow)
-            value = math.sin(angle) if kind == _SINE else math.cos(angle)
+            value = scale * (math.sin(angle) if kind == _SINE else math.cos(angle))
             row.append(_round_float(value, narrow) if step in ("output", "all") else value)
         return row
 
@@ -2538,7 +3222,7 @@ def _rounded_step(convention: "Convention", d_model: int, base: float, narrow: s
         what = f"positions rounded to {narrow} (it holds whole numbers exactly only up to {limit})"
     else:
         what = f"{step} rounded to {narrow}"
-    return _Candidate(f"the {name} convention with its {what}", make_row, convention, base, precision=_DTYPES[narrow][0])
+    return _Candidate(f"the {name} convention with its {what}", make_row, convention, seq_len, precision=_DTYPES[narrow][0])
 
 
 # ---------------------------------------------------------------------------
@@ -2616,28 +3300,17 @@ def _check_dtype(dtype: object) -> str:
     return dtype
 
 
-_EXACT_BASES: "Dict[Union[int, float], _Base]" = {}
-
-
-def _exact_base(base: "Union[int, float]") -> "_Base":
-    """The exact form of a base, kept with its caches for the next call."""
-    found = _EXACT_BASES.get(base)
-    if found is None:
-        if len(_EXACT_BASES) > 64:
-            _EXACT_BASES.clear()
-        found = _EXACT_BASES[base] = _Base(base)
-    return found
 
 
 def _make_presets() -> "Dict[str, Convention]":
     presets = {}
-    for name, (layout, spacing, start, odd, _) in _PRESETS.items():
-        convention = presets[name] = Convention(layout, spacing, start, odd)
+    for name, (_, fields) in _PRESETS.items():
+        convention = presets[name] = Convention(**fields)  # type: ignore[arg-type]
         convention._preset = name
     return presets
 
 
-# The frameworks' conventions by name (made here, once Convention's checks exist).
+# The frameworks' conventions by name (made here, once the checks they use exist).
 PRESETS = _make_presets()
 
 
@@ -2920,35 +3593,40 @@ def _check_table_size(rows_count: int, columns: int, name: str) -> None:
         raise _Unreadable(f"{name}: {rows_count} x {columns} values, more than the limit of {_MAX_VALUES}")
 
 
-_VECTOR_SCHEMA = "pe_reference.vectors/1"
+_VECTOR_SCHEMA = "pe_reference.vectors/2"
 
 
 def _write_vectors(out: "IO[str]", request: "_Request") -> None:
     """Write golden test vectors: the parameters, and every element's bits in the four formats.
 
     The schema is documented in docs/vectors.md.  JSON is written by hand,
-    row by row, so memory stays proportional to d_model.
+    row by row, so memory stays proportional to d_model.  Numbers of the
+    convention are written as exact decimal or fraction strings.
     """
-    convention = request.convention()
-    d_model = request.d_model
-    base = request.base
-    base_text = repr(base) if isinstance(base, float) else str(base)
-    base_hex = float(base).hex() if isinstance(base, float) else f"{base:#x}"
+    convention = request.convention
+    seq_len, d_model = request.seq_len, request.d_model
+    exponents = convention._exponents(d_model)
     columns = []
-    for dim in range(d_model):
-        kind, pair = convention._column(dim, d_model)
+    for kind, pair in convention._plan(d_model):
         function = ("sin", "cos", "zero")[kind]
-        exponent = convention._exponent(pair, d_model) if kind != _ZERO else (0, 1)
+        exponent = exponents[pair] if kind != _ZERO else (0, 1)
         columns.append(f'{{"function": "{function}", "pair": {pair}, "exponent": [{exponent[0]}, {exponent[1]}]}}')
+    fields = convention._fields
+    positions = ", ".join(f'"{_fraction_text(convention._position(r, seq_len))}"' for r in range(seq_len))
     out.write("{\n")
     out.write(f'"schema": "{_VECTOR_SCHEMA}",\n')
     out.write(f'"generator": "pe_reference {__version__}",\n')
-    out.write('"formula": "sin or cos of (start + row) * base**(-a/b), a/b the column\'s exponent",\n')
+    out.write(
+        '"formula": "scale * sin or cos of positions[row] * angle_scale * base**(-a/b), times 2 pi in full turns,'
+        ' a/b the column\'s exponent",\n'
+    )
     out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
     out.write(
-        f'"parameters": {{"seq_len": {request.seq_len}, "d_model": {d_model}, "base": {base_text}, '
-        f'"base_hex": "{base_hex}", "convention": "{convention._name(d_model)}", "layout": "{convention.layout}", '
-        f'"spacing": "{convention.spacing}", "start": {convention.start}, "odd": "{convention.odd}"}},\n'
+        f'"parameters": {{"seq_len": {seq_len}, "d_model": {d_model}, "convention": "{convention._name(d_model)}", '
+        f'"layout": "{convention.layout}", "spacing": "{convention.spacing}", "shift": "{_fraction_text(fields[2])}", '
+        f'"base": "{_fraction_text(fields[3])}", "angle_scale": "{_fraction_text(fields[4])}", '
+        f'"full_turns": {"true" if convention.full_turns else "false"}, "odd": "{convention.odd}", '
+        f'"scale": "{_scale_text(fields[11], False)}", "positions": [{positions}]}},\n'
     )
     out.write('"columns": [\n' + ",\n".join(columns) + "\n],\n")
     out.write('"bits": {')
@@ -2956,8 +3634,7 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
         precision, _, exponent_bits = _DTYPES[dtype]
         digits = (exponent_bits + precision) // 4
         out.write(("," if index else "") + f'\n"{dtype}": [')
-        table = _convention_rows(convention, request.seq_len, d_model, base, exact=True, dtype=dtype)
-        for r, row in enumerate(table):
+        for r, row in enumerate(_rows(convention, seq_len, d_model, True, dtype)):
             cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
             out.write(("," if r else "") + f"\n[{cells}]")
         out.write("\n]")
@@ -3124,11 +3801,10 @@ def _heatmap(request: "_Request") -> bytes:
         label = str(dim)
         canvas.text(x - _text_width(label) // 2, top + height + 10, label)
     canvas.text(left + width // 2 - _text_width("DIMENSION") // 2, top + height + 38, "DIMENSION")
-    first = request.convention().start
     for pos in _ticks(seq_len):
         y = top + (pos * lines // seq_len) * cell_height + cell_height // 2
         canvas.rectangle(left - 6, y, 6, 1, axis)
-        label = str(first + pos)  # the position, not the row
+        label = request.position_text(pos)  # the position, not the row
         canvas.text(left - 10 - _text_width(label), y - 7, label)
     canvas.text(left - _text_width("POSITION") // 2 - 30, top - 22, "POSITION")
     # The colour bar, 1 at the top and -1 at the bottom.
@@ -3176,11 +3852,10 @@ def _waves(request: "_Request") -> bytes:
             previous = (x, y)
     bottom_y = top + shown * _WAVE_HEIGHT
     canvas.rectangle(left, bottom_y, width, 1, axis)
-    first = request.convention().start
     for pos in _ticks(seq_len, 8):
         x = left + pos * (width - 1) // max(seq_len - 1, 1)
         canvas.rectangle(x, bottom_y, 1, 6, axis)
-        label = str(first + pos)  # the position, not the row
+        label = request.position_text(pos)  # the position, not the row
         canvas.text(x - _text_width(label) // 2, bottom_y + 10, label)
     canvas.text(left + width // 2 - _text_width("POSITION") // 2, bottom_y + 38, "POSITION")
     return canvas.png()
@@ -3275,7 +3950,6 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     parser.add_argument(
         "d_model", metavar="D_MODEL", nargs="?", type=_cli_integer("d_model", 1), help="encoding width (columns)"
     )
-    parser.add_argument("--base", type=_cli_base, default=DEFAULT_BASE, help="base of the wavelengths (default 10000)")
     parser.add_argument(
         "--format",
         choices=_OUTPUT_FORMATS,
@@ -3300,12 +3974,29 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     )
     parser.add_argument("--header", action="store_true", help="with --format csv or hex: a first line naming the columns")
     parser.add_argument("--explain", action="store_true", help="print every element's worked derivation instead")
-    conventions = parser.add_argument_group("conventions", "how a framework lays the table out (default: the paper's)")
+    conventions = parser.add_argument_group(
+        "conventions",
+        "how a framework computes the table (default: the paper's); numbers are exact: 999.5, 1e-4 or 1/3",
+    )
     conventions.add_argument("--preset", choices=list(_PRESETS), help="a framework's convention")
     conventions.add_argument("--layout", choices=_LAYOUTS, help="order of the sine and cosine columns")
-    conventions.add_argument("--spacing", choices=_SPACINGS, help="paper: base**(-2i/d); tensor2tensor: base**(-i/(h-1))")
-    conventions.add_argument("--start", type=_cli_integer("start", 0), help="the first position (default 0)")
-    conventions.add_argument("--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, or refused")
+    conventions.add_argument(
+        "--spacing", choices=_SPACINGS, help="paper: base**(-2i/d); tensor2tensor: base**(-i/(h - shift))"
+    )
+    conventions.add_argument("--shift", metavar="X", help="tensor2tensor spacing's shift (default 1)")
+    conventions.add_argument("--base", metavar="X", help="base of the wavelengths (default 10000)")
+    conventions.add_argument("--angle-scale", metavar="X", help="a factor on every frequency (default 1)")
+    conventions.add_argument(
+        "--full-turns", action="store_const", const=True, help="angles in turns: every frequency times 2 pi"
+    )
+    conventions.add_argument("--start", metavar="X", help="the first position (default 0)")
+    conventions.add_argument("--step", metavar="X", help="from one position to the next (default 1)")
+    conventions.add_argument("--descending", action="store_const", const=True, help="positions count down to --start")
+    conventions.add_argument(
+        "--positions", metavar="X,X,...", help="the positions one by one (SEQ_LEN of them), instead of --start"
+    )
+    conventions.add_argument("--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, rounded up, or refused")
+    conventions.add_argument("--scale", metavar="X", help="a factor on every value, e.g. 0.5 or sqrt(2/d) (default 1)")
     pictures = parser.add_argument_group("pictures", "PNG images, drawn with the standard library; the table is printed too only with --format")
     pictures.add_argument("--plot", metavar="FILE.png", help="write a heatmap of the table: positions down, dimensions across")
     pictures.add_argument(
@@ -3319,6 +4010,9 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     checking.add_argument("--ulps", type=_cli_tolerance("ulps"), help="tolerance in units in the last place of --dtype")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = parser.parse_args(arguments)
+    fields = {name: getattr(args, name) for name in ("preset",) + _FIELDS}
+    if args.positions is not None:
+        fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
 
     if args.check is not None:
         if (args.seq_len is None) != (args.d_model is None):
@@ -3328,7 +4022,7 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
                 "--check takes no --format, --digits, --header, --explain, --exact, --plot or --waves"
                 " (it always compares exactly)"
             )
-        return _check(prog, args)
+        return _check(prog, args, fields)
     missing = [name for name, value in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if value is None]
     if missing:
         parser.error(f"the following arguments are required: {', '.join(missing)}")
@@ -3346,30 +4040,30 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
         or args.digits is not None
         or args.exact
         or args.dtype != "float64"
-        or any(value is not None for value in (args.preset, args.layout, args.spacing, args.start, args.odd))
+        or any(value is not None for name, value in fields.items() if name != "base")
     ):
         parser.error(
             "--explain prints the paper's float64 derivations; it takes no --format, --digits, --exact, --dtype"
             " or convention"
         )
-    request = _Request(
-        args.seq_len,
-        args.d_model,
-        args.base,
-        args.exact,
-        args.dtype,
-        output_format,
-        args.digits,
-        args.header,
-        args.explain,
-        (args.preset, args.layout, args.spacing, args.start, args.odd),
-    )
-    if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
-        parser.error("--plot and --waves need a table of at least one position, and no --explain")
     try:
+        convention = _convention("main", args.d_model, None, fields)
+        request = _Request(
+            args.seq_len,
+            args.d_model,
+            convention,
+            args.exact,
+            args.dtype,
+            output_format,
+            args.digits,
+            args.header,
+            args.explain,
+        )
         request.rows()
     except ValueError as error:
         parser.error(str(error))
+    if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
+        parser.error("--plot and --waves need a table of at least one position, and no --explain")
     for path, draw in ((args.plot, _heatmap), (args.waves, _waves)):
         if path:
             status = _write_picture(prog, path, draw, request)
@@ -3392,7 +4086,7 @@ def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", re
     return 0
 
 
-def _check(prog: str, args: "Namespace") -> int:
+def _check(prog: str, args: "Namespace", fields: "Dict[str, object]") -> int:
     """--check: read the table, compare it, print the report; 0 within tolerance, 1 outside, 2 unreadable."""
     import sys
 
@@ -3408,18 +4102,7 @@ def _check(prog: str, args: "Namespace") -> int:
             text = f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {expected[0]} x {expected[1]}"
             status = 1
         else:
-            report = compare(
-                table,
-                base=args.base,
-                dtype=args.dtype,
-                atol=args.atol,
-                ulps=args.ulps,
-                preset=args.preset,
-                layout=args.layout,
-                spacing=args.spacing,
-                start=args.start,
-                odd=args.odd,
-            )
+            report = compare(table, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, **fields)
             text = str(report)
             status = 0 if report.ok else 1
     except ValueError as error:
@@ -3447,25 +4130,17 @@ class _Request:
         self,
         seq_len: int,
         d_model: int,
-        base: float = DEFAULT_BASE,
+        convention: "Optional[Convention]" = None,
         exact: bool = False,
         dtype: str = "float64",
         output_format: str = "table",
         digits: "Optional[int]" = None,
         header: bool = False,
         explain: bool = False,
-        convention: "Tuple[Optional[str], Optional[str], Optional[str], Optional[int], Optional[str]]" = (
-            None,
-            None,
-            None,
-            None,
-            None,
-        ),
     ) -> None:
-        self.convention_keywords = convention
         self.seq_len = seq_len
         self.d_model = d_model
-        self.base = base
+        self.convention = PRESETS["paper"] if convention is None else convention
         self.exact = exact
         self.dtype = dtype
         self.output_format = output_format
@@ -3473,23 +4148,12 @@ class _Request:
         self.header = header
         self.explain = explain
 
-    def convention(self) -> Convention:
-        return _convention(self.d_model, *self.convention_keywords)
-
     def rows(self) -> "Iterator[List[float]]":
-        preset, layout, spacing, start, odd = self.convention_keywords
-        return rows(
-            self.seq_len,
-            self.d_model,
-            base=self.base,
-            exact=self.exact,
-            dtype=self.dtype,
-            preset=preset,
-            layout=layout,
-            spacing=spacing,
-            start=start,
-            odd=odd,
-        )
+        return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
+
+    def position_text(self, r: int) -> str:
+        """Row r's position as the first column and the plots show it."""
+        return _fraction_text(self.convention._position(r, self.seq_len))
 
     def sampled_rows(self, indices: "List[int]") -> "Iterator[List[float]]":
         """The rows at these increasing indices: streamed when many are wanted, else one by one.
@@ -3503,9 +4167,8 @@ class _Request:
                 if index in wanted:
                     yield row
             return
-        convention = self.convention()
         for index in indices:
-            yield next(_convention_rows(convention, 1, self.d_model, self.base, self.exact, self.dtype, index))
+            yield next(_rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype, index))
 
     def text(self) -> "Callable[[float], str]":
         """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""
@@ -3541,7 +4204,7 @@ def _write(prog: str, request: _Request) -> int:
         return 1
     try:
         if request.explain:
-            _write_explained(out, request.seq_len, request.d_model, request.base)
+            _write_explained(out, request.seq_len, request.d_model, _to_float(request.convention._fields[3]))
         elif request.output_format == "table":
             _write_table(out, request)
         elif request.output_format == "json":
@@ -3606,19 +4269,6 @@ def _is_decimal_integer(text: str) -> bool:
     return bool(text) and all("0" <= c <= "9" for c in text)
 
 
-def _cli_base(text: str) -> float:
-    import argparse
-
-    try:
-        number = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"base must be a number, got {text!r}") from None
-    try:
-        return _check_base(number)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
 def _cli_tolerance(name: str) -> "Callable[[str], float]":
     def parse(text: str) -> float:
         import argparse
@@ -3661,10 +4311,8 @@ def _write_json(out: "IO[str]", request: _Request) -> None:
 
 def _column_names(request: _Request) -> "List[str]":
     """sin_0, cos_0, ... in the convention's order; zero for a padding column."""
-    convention = request.convention()
     names = []
-    for dim in range(request.d_model):
-        kind, pair = convention._column(dim, request.d_model)
+    for kind, pair in request.convention._plan(request.d_model):
         names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
     return names
 
@@ -3692,13 +4340,13 @@ def _write_table(out: "IO[str]", request: _Request) -> None:
         # Values lie in [-1, 1]: sign, 17 significant digits, point, exponent.
         width = len("-1.2345678901234567e-308")
     widths = [max(width, len(label)) for label in labels]
-    # The first column is the position, start + row.
-    first = request.convention().start
-    pos_width = max(len("pos"), len(str(first + max(seq_len - 1, 0))))
+    # The first column is the position of the row.
+    ends = [request.position_text(r) for r in (0, seq_len - 1)] if seq_len else []
+    pos_width = max([len("pos")] + [len(text) + 2 for text in ends])
     out.write(_pad_left("pos", pos_width) + "".join("  " + _pad_right(label, w) for label, w in zip(labels, widths)).rstrip() + "\n")
-    for pos, row in enumerate(request.rows(), start=first):
+    for r, row in enumerate(request.rows()):
         cells = "".join("  " + _pad_right(cell(x), w) for x, w in zip(row, widths))
-        out.write(_pad_left(str(pos), pos_width) + cells.rstrip() + "\n")
+        out.write(_pad_left(request.position_text(r), pos_width) + cells.rstrip() + "\n")
 
 
 def _pad_right(text: str, width: int) -> str:

@@ -116,7 +116,7 @@ def test_integer_like_arguments_are_accepted() -> None:
 def test_base_may_be_any_real_number_type() -> None:
     from fractions import Fraction
 
-    assert encoding(3, 4, base=Fraction(10000)) == encoding(3, 4)  # type: ignore[arg-type]
+    assert encoding(3, 4, base=Fraction(10000)) == encoding(3, 4)
     assert encoding(3, 4, base=10000) == encoding(3, 4)
 
 

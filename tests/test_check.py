@@ -92,7 +92,7 @@ def test_mismatch_exits_1_with_a_diagnosis(tmp_path: Path) -> None:
     path.write_text(json.dumps(encoding(16, 8, preset="tensor2tensor")))
     status, out, err = check(str(path))
     assert status == 1 and err == ""
-    assert "MISMATCH" in out and "(preset tensor2tensor, the same as whisper): all sines then all cosines" in out
+    assert "MISMATCH" in out and "(preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines" in out
     status, out, _ = check(str(path), "--preset", "tensor2tensor")
     assert status == 0
 

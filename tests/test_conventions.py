@@ -1,7 +1,9 @@
 """Conventions: the presets reproduce each framework's table, in the fast and the exact path."""
 
+import math
 import random
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple, Type
 
@@ -111,13 +113,18 @@ def test_exact_conventions_across_anchors() -> None:
 
 
 BAD: List[Tuple[Dict[str, object], Type[Exception], str]] = [
-    ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, marian, gpt-j, whisper, m2m100, got 'bert'"),
+    ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, tatp22, marian, gpt-j, transformer-xl, whisper, m2m100, diffusers, pyg, mlx, got 'bert'"),
     ({"preset": 3}, TypeError, "preset must be a str, got int 3"),
     ({"layout": "sin_cos"}, ValueError, "layout must be one of interleaved, sin-cos, cos-sin, got 'sin_cos'"),
     ({"spacing": "t2t"}, ValueError, "spacing must be one of paper, tensor2tensor, got 't2t'"),
-    ({"odd": "pad"}, ValueError, "odd must be one of sine, zero, error, got 'pad'"),
-    ({"start": -1}, ValueError, "start must be at least 0, got -1"),
-    ({"start": 1.0}, TypeError, "start must be an integer, got float 1.0"),
+    ({"odd": "pad"}, ValueError, "odd must be one of sine, zero, error, round-up, got 'pad'"),
+    ({"start": "1.5.2"}, ValueError, "start must be a decimal or a fraction such as '999.5' or '1/3', got '1.5.2'"),
+    ({"start": [1]}, TypeError, "start must be a real number, got list [1]"),
+    ({"step": 0}, ValueError, "step must not be 0, got 0"),
+    ({"base": "-1e4"}, ValueError, "base must be finite and greater than 0, got '-1e4'"),
+    ({"scale": "sqrt(-2/d)"}, ValueError, "scale must be greater than 0, got 'sqrt(-2/d)'"),
+    ({"shift": 2}, ValueError, "shift goes with spacing tensor2tensor, got shift=2 with spacing paper"),
+    ({"colour": "red"}, TypeError, "{function}() got an unexpected keyword argument 'colour'"),
 ]
 
 
@@ -128,20 +135,37 @@ def test_bad_convention_keywords(keywords: Dict[str, object], error: Type[Except
         lambda: rows(2, 4, **keywords),  # type: ignore[arg-type]
         lambda: value(1, 1, 4, **keywords),  # type: ignore[arg-type]
     ]
-    for call in calls:
+    for name, call in zip(("encoding", "rows", "value"), calls):
         with pytest.raises(error) as caught:
             call()
-        assert str(caught.value) == message
+        assert str(caught.value) == message.replace("{function}", name)
 
 
 def test_a_convention_shows_its_choices_and_its_formula() -> None:
-    convention = pe_reference.Convention("sin-cos", "tensor2tensor", 2, "zero")
-    assert repr(convention) == "Convention(layout='sin-cos', spacing='tensor2tensor', start=2, odd='zero')"
+    convention = pe_reference.Convention(layout="sin-cos", spacing="tensor2tensor", start=2, odd="zero")
+    assert repr(convention) == "Convention(layout='sin-cos', spacing='tensor2tensor', base=10000, start=2, odd='zero')"
     assert str(convention) == (
-        "PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = base**(-i/(h-1)); p = 2, 3, 4, ...;"
+        "PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = 10000**(-i/(h - 1)); p = 2, 3, 4, ...;"
         " an odd d_model gets a column of zeros"
     )
-    assert str(pe_reference.Convention(layout="cos-sin", odd="error")).startswith("PE(p, i) = cos(p * w_i), PE(p, h + i) = sin(p * w_i); w_i = base**(-2i/d)")
+    assert str(pe_reference.Convention(layout="cos-sin", odd="error")).startswith("PE(p, i) = cos(p * w_i), PE(p, h + i) = sin(p * w_i); w_i = 10000**(-2i/d)")
+    every = pe_reference.Convention(
+        layout="cos-sin", spacing="tensor2tensor", shift="0.5", base=Fraction(1, 3), angle_scale=2.5, full_turns=True,
+        start=-1, step="1/3", descending=True, odd="round-up", scale="sqrt(2/d)",
+    )
+    assert repr(every) == (
+        "Convention(layout='cos-sin', spacing='tensor2tensor', shift=0.5, base='1/3', angle_scale=2.5, full_turns=True,"
+        " start=-1, step='1/3', descending=True, odd='round-up', scale='sqrt(2/d)')"
+    )
+    assert eval(repr(every), {"Convention": pe_reference.Convention}) == every
+    assert str(every) == (
+        "PE(p, i) = sqrt(2/d) * cos(p * w_i), PE(p, h + i) = sqrt(2/d) * sin(p * w_i);"
+        " w_i = 2 pi * 2.5 * 1/3**(-i/(h - 0.5)); p = ..., -1/3, -2/3, -1 (descending: the last row is -1);"
+        " an odd d_model is computed as d_model + 1 columns, the last dropped"
+    )
+    given = pe_reference.Convention(positions=[999.5, "0.3", Fraction(1, 3), 7])
+    assert given.positions == (999.5, "0.3", "1/3", 7)
+    assert "p = 999.5, 0.3, 1/3, ..." in str(given)
 
 
 def test_a_convention_cannot_change() -> None:
@@ -155,25 +179,21 @@ def test_a_convention_cannot_change() -> None:
 
 
 def test_presets_are_conventions() -> None:
-    for name, (layout, spacing, start, odd) in reliability_presets().items():
-        assert pe_reference.PRESETS[name] == pe_reference.Convention(layout, spacing, start, odd), name
-    assert sorted(pe_reference.PRESETS) == sorted(reliability_presets())
+    stated = documented_presets()
+    for name, text in stated.items():
+        assert eval(text, {"Convention": pe_reference.Convention}) == pe_reference.PRESETS[name], name
+        assert repr(pe_reference.PRESETS[name]) == text, name
+    assert list(pe_reference.PRESETS) == list(stated)
 
 
-def reliability_presets() -> Dict[str, Tuple[str, str, int, str]]:
-    """The presets as docs/checking.md's table states them: (layout, spacing, start, odd)."""
+def documented_presets() -> Dict[str, str]:
+    """The presets as docs/conventions.md's table states them: name -> the Convention written out."""
     found = {}
-    page = (Path(__file__).resolve().parent.parent / "docs" / "checking.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parent.parent / "docs" / "conventions.md").read_text(encoding="utf-8")
     for line in page.splitlines():
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if len(cells) != 6 or not cells[0].startswith("`") or cells[0] == "`preset`":
-            continue
-        name = re.findall(r"`([^`]*)`", cells[0])[0]
-        layout = re.findall(r"`([^`]*)`", cells[1])[0]
-        spacing = "paper" if "-2i/d" in cells[2] else "tensor2tensor"
-        start = int(re.match(r"\d+", cells[3]).group())  # type: ignore[union-attr]
-        odd = re.findall(r"`([^`]*)`", cells[4])[0]
-        found[name] = (layout, spacing, start, odd)
+        match = re.fullmatch(r"\| `([a-z0-9-]+)` \| `(Convention\(.*\))` \|", line.strip())
+        if match:
+            found[match.group(1)] = match.group(2)
     return found
 
 
@@ -194,6 +214,7 @@ def test_convention_is_the_same_as_its_keywords(exact: bool) -> None:
 # Misuses the types forbid, made on purpose.
 MISUSED_NAME: Any = "paper"
 MISUSED_NONE: Any = None
+MISUSED_INT: Any = 5
 
 
 @pytest.mark.parametrize(
@@ -202,7 +223,12 @@ MISUSED_NONE: Any = None
         (lambda: encoding(2, 4, convention=MISUSED_NAME), TypeError, "convention must be a Convention, got str 'paper'"),
         (lambda: encoding(2, 4, convention=pe_reference.Convention(), preset="paper"), ValueError, "give preset or convention, not both, got preset='paper'"),
         (lambda: pe_reference.Convention(layout="zigzag"), ValueError, "layout must be one of interleaved, sin-cos, cos-sin, got 'zigzag'"),
-        (lambda: pe_reference.Convention(start=-1), ValueError, "start must be at least 0, got -1"),
+        (lambda: pe_reference.Convention(start=math.nan), ValueError, "start must be finite, got nan"),
+        (lambda: pe_reference.Convention(positions=[1], start=2), ValueError, "positions replace start, step and descending: give one or the other"),
+        (lambda: pe_reference.Convention(positions=MISUSED_INT), TypeError, "positions must be a sequence of real numbers, got int 5"),
+        (lambda: encoding(3, 4, positions=[1, 2]), ValueError, "seq_len must equal the number of positions (2), got 3"),
+        (lambda: encoding(3, 4, preset="diffusers", shift=2), ValueError, "shift must be less than the number of frequencies (2, for d_model 4), got 2"),
+        (lambda: value(0, 0, 4, preset="transformer-xl"), ValueError, "pos has no position in a descending convention without seq_len; use encoding() or rows(), or start and a negative step"),
         (lambda: pe_reference.Convention(odd=MISUSED_NONE), TypeError, "odd must be a str, got NoneType None"),
         (lambda: encoding(2, 5, convention=pe_reference.PRESETS["gpt-j"]), ValueError, "d_model must be even in the gpt-j convention, which has no odd rule, got 5"),
     ],

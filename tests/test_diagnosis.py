@@ -253,7 +253,7 @@ def test_m2m100_table_with_its_padding_row(num_embeddings: int, d_model: int) ->
     table = m2m100_torch(num_embeddings, d_model)
     text = diagnosis_of(table, preset="fairseq", dtype="float32")
     # Whisper's table is the same for an even d_model only (it refuses an odd one).
-    family = "(preset tensor2tensor, the same as whisper)" if d_model % 2 == 0 else "(preset tensor2tensor)"
+    family = "(preset tensor2tensor, the same as whisper, diffusers and pyg)" if d_model % 2 == 0 else "(preset tensor2tensor, the same as diffusers)"
     assert f"the table follows tensor2tensor's convention {family}" in text, text
     assert text.endswith("except for row 1, all zeros (as the row of a padding index is)."), text
     # The rows of real positions, 2.., are fairseq's table.
@@ -386,7 +386,7 @@ def test_a_wrong_convention_in_bfloat16_does_not_pass() -> None:
     report = compare(table.float(), dtype="bfloat16")
     assert not report.ok
     text = str(report.diagnosis)
-    assert "(preset tensor2tensor, the same as whisper)" in text, text
+    assert "(preset tensor2tensor, the same as whisper, diffusers and pyg)" in text, text
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -23,7 +23,7 @@ PARAMETERS = {
 }
 
 WRONG_INTEGER_TYPES = [True, False, 3.0, "3", None, [3], 3 + 0j]
-WRONG_BASE_TYPES = [True, "10000", None, [1.0], 1j]
+WRONG_BASE_TYPES = [True, [1.0], 1j, b"10000"]
 
 
 def assert_message(error: BaseException, name: str, shown: str) -> None:

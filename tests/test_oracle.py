@@ -247,7 +247,7 @@ def test_bad_tables(bad: object, error: Type[Exception], message: str) -> None:
         ({"ulps": "1"}, TypeError, "ulps must be a number, got str '1'"),
         ({"ulps": math.inf}, ValueError, "ulps must be finite and at least 0, got inf"),
         ({"dtype": "int8"}, ValueError, "dtype must be one of float64, float32, bfloat16, float16, got 'int8'"),
-        ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, marian, gpt-j, whisper, m2m100, got 'bert'"),
+        ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, tatp22, marian, gpt-j, transformer-xl, whisper, m2m100, diffusers, pyg, mlx, got 'bert'"),
     ],
 )
 def test_bad_keywords(keywords: Dict[str, Any], error: Type[Exception], message: str) -> None:
@@ -328,7 +328,7 @@ def test_diagnosis_of_local_damage() -> None:
     table = encoding(20, 8, preset="tensor2tensor")
     table[1] = [0.0] * 8
     text = diagnosis(table, preset="fairseq")
-    assert "follows tensor2tensor's convention (preset tensor2tensor, the same as whisper)" in text
+    assert "follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg)" in text
     assert text.endswith("except for row 1, all zeros (as the row of a padding index is).")
     table = encoding(20, 8)
     for row in table:
@@ -352,6 +352,7 @@ def test_an_odd_width_in_a_convention_without_an_odd_rule_is_a_mismatch() -> Non
     assert not report.ok and report.failures == 0
     assert "the tf-tutorial convention has no table of odd width, and this one has 5 columns" in str(report)
     assert "no element compared: NOT PASSED" in str(report)
+    # tatp22's table differs from the paper's at an odd width.
     assert report.diagnosis is not None and "(preset paper, the same as xlm and keras-hub)" in report.diagnosis
 
 
@@ -360,7 +361,7 @@ def test_no_crash_at_positions_beyond_float64() -> None:
     for atol in (None, 0.0):
         report = compare(table, start=2**1100, atol=atol)
         assert not report.ok
-        assert report.diagnosis is not None and "(preset paper, the same as xlm and keras-hub)" in report.diagnosis
+        assert report.diagnosis is not None and "(preset paper, the same as xlm, keras-hub and tatp22)" in report.diagnosis
 
 
 def test_no_crash_at_the_smallest_base() -> None:
@@ -383,7 +384,7 @@ def tensor2tensor_table(seq_len: int, d_model: int, min_timescale: float = 1.0) 
 
 def test_an_unknown_convention_is_not_given_a_name() -> None:
     # tensor2tensor with min_timescale=2 was once called "fairseq's", with an error of 1.96.
-    assert "(preset tensor2tensor, the same as whisper)" in diagnosis(tensor2tensor_table(50, 16))
+    assert "(preset tensor2tensor, the same as whisper, diffusers and pyg)" in diagnosis(tensor2tensor_table(50, 16))
     for preset in ("paper", "tensor2tensor", "fairseq"):
         text = diagnosis(tensor2tensor_table(50, 16, min_timescale=2.0), preset=preset)
         assert text.startswith("Diagnosis: nothing known explains the table. The closest candidate, "), text

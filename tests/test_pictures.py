@@ -148,5 +148,5 @@ def test_picture_axes_show_positions_not_rows(monkeypatch: pytest.MonkeyPatch, d
 
     monkeypatch.setattr(pe_reference._Canvas, "text", record)
     # Rows 0..99 of fairseq's table are positions 2..101: the ticks at rows 0, 20, 40 say 2, 22, 42.
-    getattr(pe_reference, draw)(pe_reference._Request(100, 8, convention=("fairseq", None, None, None, None)))
+    getattr(pe_reference, draw)(pe_reference._Request(100, 8, convention=pe_reference.PRESETS["fairseq"]))
     assert {"2", "22", "42"} <= set(texts) and not {"20", "40"} & set(texts), texts

@@ -124,10 +124,10 @@ def test_fast_path_within_its_bound(pos: int, d_model: int, base: float, keyword
     dim = data.draw(st.integers(0, d_model - 1))
     fast = value(pos, dim, d_model, base=base, **keywords)
     exact = value(pos, dim, d_model, base=base, exact=True, **keywords)
-    convention = pe_reference._convention(d_model, **keywords)
+    convention = pe_reference._convention("value", d_model, None, dict(keywords))
     kind, pair = convention._column(dim, d_model)
-    a, b = convention._exponent(pair, d_model) if kind != 2 else (0, 1)
-    angle = (convention.start + pos) / base ** (a / b)
+    a, b = convention._exponents(d_model)[pair] if kind != 2 else (0, 1)
+    angle = pe_reference._to_float(convention._position(pos, None)) / base ** (a / b)
     assert abs(fast - exact) <= 2.0**-48 * (1 + angle) + 2.0**-50
 
 

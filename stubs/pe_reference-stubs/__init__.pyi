@@ -4,7 +4,10 @@
 # (python/typing#1333), so the wheel carries this stub-only package beside
 # pe_reference.py.  CI checks it against the module with mypy.stubtest and
 # type-checks a consumer project with it.
-from typing import Dict, Iterator, List, Literal, Optional, Sequence, Tuple
+from fractions import Fraction
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, TypedDict, Union
+
+from typing_extensions import Unpack
 
 __version__: str
 __all__ = ["Convention", "PRESETS", "Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"]
@@ -12,30 +15,104 @@ DEFAULT_BASE: float
 
 _DType = Literal["float64", "float32", "bfloat16", "float16"]
 _Preset = Literal[
-    "paper", "tensor2tensor", "fairseq", "tf-tutorial", "guided-diffusion", "xlm", "keras-hub", "marian", "gpt-j", "whisper", "m2m100"
+    "paper",
+    "tensor2tensor",
+    "fairseq",
+    "tf-tutorial",
+    "guided-diffusion",
+    "xlm",
+    "keras-hub",
+    "tatp22",
+    "marian",
+    "gpt-j",
+    "transformer-xl",
+    "whisper",
+    "m2m100",
+    "diffusers",
+    "pyg",
+    "mlx",
 ]
 _Layout = Literal["interleaved", "sin-cos", "cos-sin"]
 _Spacing = Literal["paper", "tensor2tensor"]
-_Odd = Literal["sine", "zero", "error"]
+_Odd = Literal["sine", "zero", "error", "round-up"]
+# An exact number: an int, a float, a Fraction, or a decimal or fraction string ("999.5", "1/3").
+_Number = Union[int, float, Fraction, str]
+# A number as a Convention gives it back: an int, a float when exact, else a decimal or fraction string.
+_Shown = Union[int, float, str]
+
+class _Fields(TypedDict, total=False):
+    """A Convention's fields as keywords of the table functions (None: not given), and preset."""
+
+    preset: Optional[_Preset]
+    layout: Optional[_Layout]
+    spacing: Optional[_Spacing]
+    shift: Optional[_Number]
+    base: Optional[_Number]
+    angle_scale: Optional[_Number]
+    full_turns: Optional[bool]
+    start: Optional[_Number]
+    step: Optional[_Number]
+    descending: Optional[bool]
+    positions: Optional[Sequence[_Number]]
+    odd: Optional[_Odd]
+    scale: Optional[_Number]
+
+class _Changes(TypedDict, total=False):
+    layout: _Layout
+    spacing: _Spacing
+    shift: _Number
+    base: _Number
+    angle_scale: _Number
+    full_turns: bool
+    start: _Number
+    step: _Number
+    descending: bool
+    positions: Optional[Sequence[_Number]]
+    odd: _Odd
+    scale: _Number
 
 class Convention:
-    def __init__(self, layout: _Layout = ..., spacing: _Spacing = ..., start: int = ..., odd: _Odd = ...) -> None: ...
+    def __init__(
+        self,
+        *,
+        layout: _Layout = ...,
+        spacing: _Spacing = ...,
+        shift: _Number = ...,
+        base: _Number = ...,
+        angle_scale: _Number = ...,
+        full_turns: bool = ...,
+        start: _Number = ...,
+        step: _Number = ...,
+        descending: bool = ...,
+        positions: Optional[Sequence[_Number]] = ...,
+        odd: _Odd = ...,
+        scale: _Number = ...,
+    ) -> None: ...
     @property
     def layout(self) -> str: ...
     @property
     def spacing(self) -> str: ...
     @property
-    def start(self) -> int: ...
+    def shift(self) -> _Shown: ...
+    @property
+    def base(self) -> _Shown: ...
+    @property
+    def angle_scale(self) -> _Shown: ...
+    @property
+    def full_turns(self) -> bool: ...
+    @property
+    def start(self) -> _Shown: ...
+    @property
+    def step(self) -> _Shown: ...
+    @property
+    def descending(self) -> bool: ...
+    @property
+    def positions(self) -> Optional[Tuple[_Shown, ...]]: ...
     @property
     def odd(self) -> str: ...
-    def replace(
-        self,
-        *,
-        layout: Optional[_Layout] = ...,
-        spacing: Optional[_Spacing] = ...,
-        start: Optional[int] = ...,
-        odd: Optional[_Odd] = ...,
-    ) -> Convention: ...
+    @property
+    def scale(self) -> _Shown: ...
+    def replace(self, **changes: Unpack[_Changes]) -> Convention: ...
     def __eq__(self, other: object) -> bool: ...
     def __ne__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
@@ -82,72 +159,39 @@ def encoding(
     seq_len: int,
     d_model: int,
     *,
-    base: float = ...,
     exact: bool = ...,
     dtype: _DType = ...,
-    preset: Optional[_Preset] = ...,
-    layout: Optional[_Layout] = ...,
-    spacing: Optional[_Spacing] = ...,
-    start: Optional[int] = ...,
-    odd: Optional[_Odd] = ...,
     convention: Optional[Convention] = ...,
+    **fields: Unpack[_Fields],
 ) -> List[List[float]]: ...
 def rows(
     seq_len: int,
     d_model: int,
     *,
-    base: float = ...,
     exact: bool = ...,
     dtype: _DType = ...,
-    preset: Optional[_Preset] = ...,
-    layout: Optional[_Layout] = ...,
-    spacing: Optional[_Spacing] = ...,
-    start: Optional[int] = ...,
-    odd: Optional[_Odd] = ...,
     convention: Optional[Convention] = ...,
+    **fields: Unpack[_Fields],
 ) -> Iterator[List[float]]: ...
 def value(
     pos: int,
     dim: int,
     d_model: int,
     *,
-    base: float = ...,
     exact: bool = ...,
     dtype: _DType = ...,
-    preset: Optional[_Preset] = ...,
-    layout: Optional[_Layout] = ...,
-    spacing: Optional[_Spacing] = ...,
-    start: Optional[int] = ...,
-    odd: Optional[_Odd] = ...,
     convention: Optional[Convention] = ...,
+    **fields: Unpack[_Fields],
 ) -> float: ...
 def derivation(pos: int, dim: int, d_model: int, *, base: float = ...) -> str: ...
 def compare(
     actual: object,
     *,
-    base: float = ...,
     dtype: _DType = ...,
     atol: Optional[float] = ...,
     ulps: Optional[float] = ...,
-    preset: Optional[_Preset] = ...,
-    layout: Optional[_Layout] = ...,
-    spacing: Optional[_Spacing] = ...,
-    start: Optional[int] = ...,
-    odd: Optional[_Odd] = ...,
     convention: Optional[Convention] = ...,
+    **fields: Unpack[_Fields],
 ) -> Report: ...
-def assert_close(
-    actual: object,
-    *,
-    base: float = ...,
-    dtype: _DType = ...,
-    atol: Optional[float] = ...,
-    ulps: Optional[float] = ...,
-    preset: Optional[_Preset] = ...,
-    layout: Optional[_Layout] = ...,
-    spacing: Optional[_Spacing] = ...,
-    start: Optional[int] = ...,
-    odd: Optional[_Odd] = ...,
-    convention: Optional[Convention] = ...,
-) -> None: ...
+def assert_close(actual: object, **options: Any) -> None: ...
 def main(argv: Optional[Sequence[str]] = ...) -> int: ...

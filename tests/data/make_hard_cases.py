@@ -38,15 +38,17 @@ def undecided_cases() -> List[Case]:
             state["retried"] = True
         return result
 
-    def recording_value(position: int, kind: int, exponent: Tuple[int, int], base: Any, dtype: str) -> float:
+    def recording_value(
+        position: Tuple[int, int], kind: int, exponent: Tuple[int, int], frequencies: Any, scale: Tuple[int, int], dtype: str
+    ) -> float:
         state["key"] = (position, kind, exponent)
         state["retried"] = False
-        result = exact_value(position, kind, exponent, base, dtype)
-        if position > 0 and kind != pe_reference._ZERO:
+        result = exact_value(position, kind, exponent, frequencies, scale, dtype)
+        if position[0] > 0 and kind != pe_reference._ZERO:
             # The paper's convention: exponent (2i, d_model), column 2i + kind.
             pair, d_model = exponent[0] // 2, exponent[1]
             kind_name = "ziv-retry" if state["retried"] else "table-undecided"
-            found.append((position, 2 * pair + kind, d_model, state["base"], dtype, kind_name))
+            found.append((position[0] // position[1], 2 * pair + kind, d_model, state["base"], dtype, kind_name))
         del state["key"]
         return result
 
