@@ -932,10 +932,12 @@ def _exact_value(
     square of the output scale, a fraction.  An element that is rational
     (_rational_element) is rounded as the fraction it is.  Any other is
     irrational: for a non-zero angle that is an algebraic number, its sine
-    and cosine are transcendental (Lindemann-Weierstrass), and in full turns
-    sin(2 pi x) for a rational x is rational only at multiples of 1/12
-    (Niven), which _rational_element catches; so it is never a rounding
-    boundary and the loop ends.
+    and cosine are transcendental (Lindemann-Weierstrass); in full turns,
+    sin(2 pi x) for an algebraic irrational x is transcendental
+    (Gelfond-Schneider), and for a rational x algebraic, its product with
+    the scale rational only where _rational_element finds it.  So an
+    element left to the loop is never a number of the format or a midpoint,
+    and the loop ends.
     """
     if kind == _ZERO:
         return 0.0
@@ -1002,36 +1004,43 @@ def _rational_element(
 ) -> "Optional[Tuple[int, int]]":
     """The element as a fraction (n, m) when it is rational, else None.
 
-    The angle 0 gives sin 0 and cos 1.  In full turns, when x = position *
-    w / (2 pi) is rational and 12 x an integer, sin(2 pi x) and cos(2 pi x)
-    are 0, +-1/2 or +-1, or +-sqrt(3)/2 (irrational).  Times the output
-    scale, rational when scale (a square) is a square of a fraction.
+    The element is scale**0.5 * sin or cos, so its square is a fraction
+    times the square of the sine or cosine.  The angle 0 gives sin 0 and
+    cos 1.  In full turns the angle is 2 pi x; when x is rational, sin**2 is
+    (1 - cos(4 pi x)) / 2, rational exactly when 8 x or 12 x is whole
+    (Niven's theorem on cos(4 pi x)).  Any other element is irrational.
     """
     n, m = position
     if n == 0:
-        unit: "Optional[Tuple[int, int]]" = (0, 1) if kind == _SINE else (1, 1)
+        unit: "Optional[Tuple[int, Tuple[int, int]]]" = (0, (0, 1)) if kind == _SINE else (1, (1, 1))
     elif frequencies.full_turns:
-        unit = _turn_value(position, kind, exponent, frequencies)
+        unit = _turn_square(position, kind, exponent, frequencies)
     else:
         return None
-    if unit is None or unit[0] == 0 or scale == (1, 1):
-        return unit
-    p, q = scale
-    root_p, root_q = _root(p, 2), _root(q, 2)
-    if root_p is None or root_q is None:
+    if unit is None:
         return None
-    return unit[0] * root_p, unit[1] * root_q
+    sign, (a, b) = unit
+    if sign == 0:
+        return 0, 1
+    a, b = _reduced(a * scale[0], b * scale[1])
+    root_a, root_b = _root(a, 2), _root(b, 2)
+    if root_a is None or root_b is None:
+        return None
+    return sign * root_a, root_b
 
 
-# sin(2 pi k / 12) and cos(2 pi k / 12) as fractions, None where irrational (+-sqrt(3)/2).
-_TWELFTHS_SINE = ((0, 1), (1, 2), None, (1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-1, 2))
-_TWELFTHS_COSINE = ((1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-1, 2), (0, 1), (1, 2), None)
+# cos(pi j / 6) for j = 0 .. 11, where it is rational.
+_SIXTHS_COSINE = {0: (1, 1), 2: (1, 2), 3: (0, 1), 4: (-1, 2), 6: (-1, 1), 8: (-1, 2), 9: (0, 1), 10: (1, 2)}
 
 
-def _turn_value(
+def _turn_square(
     position: "Tuple[int, int]", kind: int, exponent: "Tuple[int, int]", frequencies: _Frequencies
-) -> "Optional[Tuple[int, int]]":
-    """sin or cos of 2 pi x, x = position * scale * base**(-t), when x is rational with 12 x whole; else None."""
+) -> "Optional[Tuple[int, Tuple[int, int]]]":
+    """(sign, square) of sin or cos of 2 pi x, x = position * scale * base**(-t), when the square is rational; else None.
+
+    With k = 24 x mod 24 whole, the angle is pi k / 12, and
+    sin**2 = (1 - cos(pi k / 6)) / 2, cos**2 = (1 + cos(pi k / 6)) / 2.
+    """
     a, b = exponent
     divisor = _gcd(a, b)
     a, b = a // divisor, b // divisor
@@ -1039,12 +1048,18 @@ def _turn_value(
     root_n, root_m = _root(base_n**a, b), _root(base_m**a, b)
     if root_n is None or root_m is None:
         return None  # base**t is irrational, and so is x
-    numerator = 12 * position[0] * frequencies.scale[0] * root_m
+    numerator = 24 * position[0] * frequencies.scale[0] * root_m
     denominator = position[1] * frequencies.scale[1] * root_n
     if numerator % denominator:
         return None
-    twelfths = (numerator // denominator) % 12
-    return _TWELFTHS_SINE[twelfths] if kind == _SINE else _TWELFTHS_COSINE[twelfths]
+    k = (numerator // denominator) % 24
+    double = _SIXTHS_COSINE.get(k % 12)
+    if double is None:
+        return None
+    c, d = double
+    if kind == _SINE:
+        return (0 if k % 12 == 0 else 1 if k < 12 else -1), (d - c, 2 * d)
+    return (0 if k % 12 == 6 else 1 if k < 6 or k > 18 else -1), (d + c, 2 * d)
 
 
 def _round_fraction(fraction: "Tuple[int, int]", dtype: str) -> float:
