@@ -140,7 +140,7 @@ def test_the_fast_path_is_close(fields: Dict[str, Any]) -> None:
 
 def test_a_rational_step_across_anchors() -> None:
     # The recurrence runs 1024 rows from each anchor; the anchors advance by 1024 steps of 1/3.
-    fields = {"start": "-100.5", "step": "1/3", "layout": "sin-cos"}
+    fields: Dict[str, Any] = {"start": "-100.5", "step": "1/3", "layout": "sin-cos"}
     table = list(rows(2100, 6, exact=True, **fields))
     truth = model(2100, 6, **fields)
     for r in (0, 1, 1023, 1024, 1025, 2047, 2048, 2099):
