@@ -2997,6 +2997,15 @@ def _describe(convention: "Convention", d_model: int) -> str:
         whose, what = _PRESETS[presets[0]][0].split(":", 1)
         same = f", the same as {_and(presets[1:])}" if presets[1:] else ""
         return f"{whose} convention (preset {presets[0]}{same}):{what}"
+    # A preset's table with another base or step (a framework's max_timescale, a granularity).
+    plain = convention._with(base=(10000, 1), step=(1, 1))
+    if plain._presets(d_model):
+        changed = [
+            f"{field} {_short(getattr(convention, field))}"
+            for field in ("base", "step")
+            if getattr(convention, field) != getattr(plain, field)
+        ]
+        return f"{_describe(plain, d_model)}, with {' and '.join(changed)}"
     key = convention._table_key(d_model)
     name, closest = max(
         PRESETS.items(), key=lambda item: _agreement(item[1]._table_key(d_model), key)
