@@ -9,6 +9,7 @@ import tracemalloc
 from pathlib import Path
 from typing import List, Set, Tuple
 
+import mpmath
 import pytest
 
 import pe_reference
@@ -275,3 +276,39 @@ def test_the_pos_column_shows_positions_not_rows(capsys: pytest.CaptureFixture[s
         lines = out.splitlines()
         assert status == 0 and lines[0].split()[0] == "pos"
         assert [int(line.split()[0]) for line in lines[1:]] == [first, first + 1, first + 2]
+
+
+def test_convention_fields_on_the_command_line() -> None:
+    status, out, err = run("3", "4", "--preset", "diffusers", "--positions", "999.5, 0.3,-2", "--exact", "--format", "csv")
+    assert (status, err) == (0, "")
+    expected = encoding(3, 4, preset="diffusers", positions=["999.5", "0.3", -2], exact=True)
+    assert [[float(cell) for cell in line.split(",")] for line in out.splitlines()] == expected
+    status, out, err = run("3", "4", "--preset", "diffusers", "--positions", "999.5,0.3,-2")
+    assert [line.split()[0] for line in out.splitlines()[1:]] == ["999.5", "0.3", "-2"]
+    status, out, err = run("2", "6", "--layout", "sin-cos", "--spacing", "tensor2tensor", "--shift", "0.5", "--base", "1e4",
+                           "--angle-scale", "1/3", "--full-turns", "--start", "-1.5", "--step", "1/4", "--descending",
+                           "--odd", "round-up", "--scale", "sqrt(2/d)", "--format", "csv", "--exact", "--dtype", "float32")
+    assert (status, err) == (0, "")
+    fields = dict(layout="sin-cos", spacing="tensor2tensor", shift="0.5", angle_scale="1/3", full_turns=True, start="-1.5",
+                  step="1/4", descending=True, odd="round-up", scale="sqrt(2/d)")
+    # float32 values are printed as the shortest decimals that read back as them.
+    with mpmath.workprec(200):
+        read = [[reference.round_to(mpmath.mpf(cell), "float32", exact=True) for cell in line.split(",")] for line in out.splitlines()]
+    assert read == encoding(2, 6, exact=True, dtype="float32", **fields)
+
+
+def test_check_a_table_of_timesteps(tmp_path: Path) -> None:
+    timesteps = "999.5,0.3,17,500.25"
+    path = tmp_path / "mlx.json"
+    path.write_text(json.dumps(encoding(4, 8, preset="mlx", positions=timesteps.split(","), exact=True, dtype="float32")))
+    status, out, err = run("--check", str(path), "--preset", "mlx", "--positions", timesteps, "--dtype", "float32")
+    assert (status, err) == (0, "") and "within tolerance" in out
+    status, out, err = run("--check", str(path), "--positions", timesteps, "--dtype", "float32")
+    assert (status, err) == (1, "") and "(preset mlx)" in out and "reproduces every element" in out
+    status, out, err = run("--check", str(path), "--positions", "1,2", "--dtype", "float32")
+    assert status == 2 and err.strip().endswith("seq_len must equal the number of positions (2), got 4")
+
+
+def test_explain_takes_no_convention_field() -> None:
+    status, out, err = run("2", "2", "--explain", "--positions", "1,2")
+    assert status == 2 and out == "" and "--explain prints the paper's float64 derivations" in err
