@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
-from typing import List, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 import mpmath
 import pytest
@@ -289,7 +289,7 @@ def test_convention_fields_on_the_command_line() -> None:
                            "--angle-scale", "1/3", "--full-turns", "--start", "-1.5", "--step", "1/4", "--descending",
                            "--odd", "round-up", "--scale", "sqrt(2/d)", "--format", "csv", "--exact", "--dtype", "float32")
     assert (status, err) == (0, "")
-    fields = dict(layout="sin-cos", spacing="tensor2tensor", shift="0.5", angle_scale="1/3", full_turns=True, start="-1.5",
+    fields: Dict[str, Any] = dict(layout="sin-cos", spacing="tensor2tensor", shift="0.5", angle_scale="1/3", full_turns=True, start="-1.5",
                   step="1/4", descending=True, odd="round-up", scale="sqrt(2/d)")
     # float32 values are printed as the shortest decimals that read back as them.
     with mpmath.workprec(200):
