@@ -1573,17 +1573,15 @@ class Convention:
         presets = self._presets(d_model)
         if presets:
             return self._preset if self._preset in presets else presets[0]
-        if self._fields[3] != (10000, 1):
-            # A preset with another base (keras-hub's max_wavelength, Whisper's max_timescale...).
-            named = self.replace(base=10000)
-            named._preset = self._preset
-            if named._presets(d_model):
-                return f"{named._name(d_model)} (base {_short(self.base)})"
-        return ", ".join(
+        # The preset named, or the closest one, and what differs from it.
+        key = self._table_key(d_model)
+        origin = self._preset if self._preset in PRESETS else max(PRESETS, key=lambda name: _agreement(PRESETS[name]._table_key(d_model), key))
+        changed = [
             f"{name}={_short(getattr(self, name))}".replace("'", "")
-            for name, field, default in zip(_FIELDS, self._fields, _DEFAULT_FIELDS)
-            if name in ("layout", "spacing", "base", "start", "odd") or field != default
-        )
+            for name, mine, theirs in zip(_FIELDS, self._fields, PRESETS[origin]._fields)
+            if mine != theirs and not (name == "odd" and d_model is not None and d_model % 2 == 0)
+        ]
+        return f"{origin} ({', '.join(changed)})" if changed else origin
 
     def _presets(self, d_model: "Optional[int]" = None) -> "List[str]":
         """Every preset whose table this one's is (for d_model, or for every d_model)."""

@@ -63,6 +63,19 @@ def exact_cases(digest: Digest) -> None:
     for row in pe.encoding(9, 9, base=12345.678, exact=True, dtype="float16", preset="guided-diffusion"):
         for x in row:
             digest.add(x)
+    # The fields of issue 11: real, negative, descending and given positions; shifts, rational bases,
+    # scaled and full-turn angles, and output scales (strings: MicroPython has no fractions module).
+    fields = [
+        {"preset": "diffusers", "positions": ["999.5", 0.3, -17, "1/3", "1e-4"], "shift": "0.5", "angle_scale": 2},
+        {"preset": "transformer-xl", "start": "-2.5", "step": "1/3"},
+        {"preset": "mlx", "positions": [0, "1/8", "1/6", "0.25", 7.5], "full_turns": True},
+        {"preset": "tatp22", "start": -1000, "scale": "sqrt(3)", "base": "1/3"},
+    ]
+    for keywords in fields:
+        for dtype in ("float64", "float32", "bfloat16"):
+            for row in pe.encoding(5, 7 if keywords["preset"] == "tatp22" else 8, exact=True, dtype=dtype, **keywords):
+                for x in row:
+                    digest.add(x)
     for row in pe.encoding(6, 10, base=2, exact=True, dtype="bfloat16", preset="fairseq"):
         for x in row:
             digest.add(x)
