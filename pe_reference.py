@@ -18,7 +18,7 @@ encoding            The whole table: seq_len rows of d_model floats.
 rows                The same rows one at a time, for streaming.
 value               One element, without building the table.
 derivation          The worked derivation of one element, step by step.
-Convention          A framework's layout and spacing; PRESETS by name.
+Convention          Every choice a framework makes; PRESETS by name.
 compare             Check another implementation's table; a Report.
 assert_close        compare() for a test suite: AssertionError on mismatch.
 main                The command line, ``python -m pe_reference``.
@@ -26,8 +26,9 @@ main                The command line, ``python -m pe_reference``.
 
 ``encoding``, ``rows`` and ``value`` take ``exact=True`` for correctly
 rounded values (the same bits on every platform), ``dtype`` for float32,
-bfloat16 or float16, and ``convention`` or ``preset`` (or ``layout``,
-``spacing``, ``start``, ``odd``) for the conventions frameworks use.
+bfloat16 or float16, and ``convention`` or ``preset`` (and any field of a
+Convention as a keyword: ``layout``, ``start``, ``positions``...) for the
+conventions frameworks use.
 
 Worked example, the table for four positions and ``d_model = 4``:
 
@@ -180,11 +181,12 @@ def encoding(
       ...
     ValueError: seq_len * d_model must be at most 67108864 for encoding(), which holds the whole table in memory, got 10000000 * 100000 = 1000000000000; stream it with rows() or the command line
 
-    Frameworks lay the table out in other ways.  ``preset`` names one:
-    ``paper`` (the default), ``tensor2tensor``, ``fairseq``, ``tf-tutorial``,
-    ``guided-diffusion``, or a framework that makes one of their tables
-    (``xlm``, ``keras-hub``, ``marian``, ``gpt-j``, ``whisper``, ``m2m100``;
-    docs/checking.md lists them).  tensor2tensor puts all sines before all
+    Frameworks lay the table out in other ways.  ``preset`` names one of
+    ``PRESETS``: ``paper`` (the default), ``tensor2tensor``, ``fairseq``,
+    ``tf-tutorial``, ``guided-diffusion``, ``xlm``, ``keras-hub``,
+    ``tatp22``, ``marian``, ``gpt-j``, ``transformer-xl``, ``whisper``,
+    ``m2m100``, ``diffusers``, ``pyg`` or ``mlx`` (docs/conventions.md gives
+    each one's formula and source).  tensor2tensor puts all sines before all
     cosines and spaces the frequencies by ``i / (h - 1)`` instead of
     ``2i / d_model``; fairseq's first token sits at position 2:
 
@@ -193,16 +195,23 @@ def encoding(
     >>> [round(x, 8) for x in encoding(1, 4, preset="fairseq")[0]]
     [0.90929743, 0.0002, -0.41614684, 0.99999998]
 
-    ``layout`` (``interleaved``, ``sin-cos`` or ``cos-sin``), ``spacing``
-    (``paper`` or ``tensor2tensor``), ``start`` (the first position) and
-    ``odd`` (``sine``: the last column is one more sine; ``zero``: a column
-    of zeros is appended; ``error``: refused) override the preset's
-    choices:
+    Every field of a ``Convention`` is also a keyword that changes the
+    preset's choice: ``layout`` (``interleaved``, ``sin-cos`` or
+    ``cos-sin``), ``spacing``, ``start`` (the first position), ``odd``
+    (``sine``: the last column is one more sine; ``zero``: a column of
+    zeros is appended; ``round-up``; ``error``: refused) and the others:
 
     >>> encoding(2, 3, preset="tensor2tensor")[1][2], encoding(2, 3)[1][2] != 0.0
     (0.0, True)
     >>> [round(x, 8) for x in encoding(1, 4, layout="cos-sin", start=1)[0]]
     [0.54030231, 0.99995, 0.84147098, 0.00999983]
+
+    Positions may be any real numbers, given exactly (a float is the binary
+    number it holds, a string the decimal it says), as diffusion timesteps
+    are:
+
+    >>> encoding(2, 4, preset="diffusers", positions=["999.5", "0.3"], exact=True, dtype="float16")
+    [[0.4560546875, 0.09979248046875, 0.89013671875, 0.9951171875], [0.29541015625, 2.9981136322021484e-05, 0.95556640625, 1.0]]
 
     Each value equals ``value(pos, dim, d_model, ...)`` with the same
     keywords, bit for bit.

@@ -17,7 +17,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no typing at run time: MicroPython has none
-    from typing import List
+    from typing import Any, Dict, List
 
 import pe_reference as pe
 
@@ -65,7 +65,7 @@ def exact_cases(digest: Digest) -> None:
             digest.add(x)
     # The fields of issue 11: real, negative, descending and given positions; shifts, rational bases,
     # scaled and full-turn angles, and output scales (strings: MicroPython has no fractions module).
-    fields = [
+    fields: "List[Dict[str, Any]]" = [
         {"preset": "diffusers", "positions": ["999.5", 0.3, -17, "1/3", "1e-4"], "shift": "0.5", "angle_scale": 2},
         {"preset": "transformer-xl", "start": "-2.5", "step": "1/3"},
         {"preset": "mlx", "positions": [0, "1/8", "1/6", "0.25", 7.5], "full_turns": True},

@@ -55,7 +55,7 @@ def test_schema_and_bits_of_the_paper_table() -> None:
 def test_a_preset_with_a_padding_column() -> None:
     document = vectors("4", "5", "--preset", "tensor2tensor", "--base", "500000")
     parameters = document["parameters"]
-    assert (parameters["convention"], parameters["layout"], parameters["odd"], parameters["base"]) == ("tensor2tensor (base 500000)", "sin-cos", "zero", "500000")
+    assert (parameters["convention"], parameters["layout"], parameters["odd"], parameters["base"]) == ("tensor2tensor (base=500000)", "sin-cos", "zero", "500000")
     assert document["columns"][-1] == {"function": "zero", "pair": 0, "exponent": [0, 1]}
     assert document["columns"][1] == {"function": "sin", "pair": 1, "exponent": [1, 1]}
     truth = independent("tensor2tensor", 4, 5, 500000.0)
