@@ -1522,7 +1522,7 @@ class Convention:
         fields: "Dict[str, object]" = dict(zip(_FIELDS, self._fields))
         fields.update(checked)
         if checked.get("positions") is not None:
-            fields.update(start=(0, 1), step=(1, 1), descending=False)
+            fields.update({"start": (0, 1), "step": (1, 1), "descending": False})
         copy = Convention()
         copy._fields = _checked_fields(fields, checked=True)
         return copy
@@ -1736,7 +1736,7 @@ class Convention:
         if seq_len is None and self.descending:
             raise ValueError(
                 "pos has no position in a descending convention without seq_len; use encoding() or rows(),"
-                " or start and a negative step"
+                " or descending=False with start and a negative step"
             )
         (start, step), denominator = self._progression(seq_len or 0)  # type: ignore[misc]
         return _reduced(start + r * step, denominator)
@@ -1903,7 +1903,8 @@ def _fraction_text(x: "Tuple[int, int]") -> str:
     if rest != 1 or max(twos, fives) > 30:
         return f"{n}/{m}"
     places = max(twos, fives)
-    digits = str(abs(n) * 10**places // m).rjust(places + 1, "0")
+    digits = str(abs(n) * 10**places // m)
+    digits = "0" * (places + 1 - len(digits)) + digits  # MicroPython's str has no rjust
     return ("-" if n < 0 else "") + digits[:-places] + "." + digits[-places:]
 
 

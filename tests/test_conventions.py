@@ -228,7 +228,7 @@ MISUSED_INT: Any = 5
         (lambda: pe_reference.Convention(positions=MISUSED_INT), TypeError, "positions must be a sequence of real numbers, got int 5"),
         (lambda: encoding(3, 4, positions=[1, 2]), ValueError, "seq_len must equal the number of positions (2), got 3"),
         (lambda: encoding(3, 4, preset="diffusers", shift=2), ValueError, "shift must be less than the number of frequencies (2, for d_model 4), got 2"),
-        (lambda: value(0, 0, 4, preset="transformer-xl"), ValueError, "pos has no position in a descending convention without seq_len; use encoding() or rows(), or start and a negative step"),
+        (lambda: value(0, 0, 4, preset="transformer-xl"), ValueError, "pos has no position in a descending convention without seq_len; use encoding() or rows(), or descending=False with start and a negative step"),
         (lambda: pe_reference.Convention(odd=MISUSED_NONE), TypeError, "odd must be a str, got NoneType None"),
         (lambda: encoding(2, 5, convention=pe_reference.PRESETS["gpt-j"]), ValueError, "d_model must be even in the gpt-j convention, which has no odd rule, got 5"),
     ],
