@@ -426,8 +426,11 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
 
 
 def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
-    """Return ``base**(a/b)``, the divisor of a pair's angle, for its exponent (a, b)."""
-    return math.pow(base, exponent[0] / exponent[1])
+    """Return ``base**(a/b)``, the divisor of a pair's angle, for its exponent (a, b); inf past float64."""
+    try:
+        return math.pow(base, exponent[0] / exponent[1])
+    except OverflowError:
+        return math.inf
 
 
 def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:
@@ -806,7 +809,7 @@ def _round_fixed(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
     if shift <= 0:
         if error:
             return None
-        return _make_float(negative, a << -shift, quantum)
+        return _finite_or_infinite(negative, a << -shift, quantum, precision, emin)
     if error:
         # Rounding boundaries are multiples of half a last place: none may
         # lie in (a - error, a + error].
@@ -820,6 +823,17 @@ def _round_fixed(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
         half = 1 << (shift - 1)
         if rest > half or (rest == half and m & 1):
             m += 1
+    return _finite_or_infinite(negative, m, quantum, precision, emin)
+
+
+def _finite_or_infinite(negative: bool, m: int, quantum: int, precision: int, emin: int) -> float:
+    """m * 2**quantum, rounded already, or infinity when it is past the format's largest number (2**(1 - emin) * 2).
+
+    A value rounds to infinity exactly when its rounding to the format's
+    precision, with an unbounded exponent, reaches 2**(emax + 1).
+    """
+    if m and _bit_length(m) + quantum > 2 - emin:
+        return -math.inf if negative else math.inf
     return _make_float(negative, m, quantum)
 
 
@@ -881,9 +895,11 @@ def _sin_cos(
     t = (a, b), the pair's exponent (2i/d_model in the paper's spacing).
 
     F gives about ``bits`` significant bits to theta even when it is tiny;
-    the frequency is taken with as many more bits as theta has above the
-    point, so that theta itself is known to a few units.  The sizing
-    estimate is off by at most 4 + t bits, which the margin 16 + t covers.
+    the frequency is taken with about bits + log2(theta) + margin bits of
+    relative precision, so that theta itself is known to a few units
+    (a tiny theta needs no more than ``bits``: its error is relative).  The
+    sizing estimate is off by at most 4 + t bits, which the margin 16 + t
+    covers.
 
     1. theta = n * W * 2**(k - Fw) / m, relative error < 4 * 2**-Fw, floored
        once: as T with F fraction bits its error is below
@@ -899,16 +915,19 @@ def _sin_cos(
     log2_angle = frequencies.log2_angle(position, exponent)
     margin = 16 + exponent[0] // exponent[1]
     F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + margin
-    Fw = F + (log2_angle if log2_angle > 0 else 0) + margin
+    Fw = F + log2_angle + margin
     W, k = frequencies.frequency(exponent, Fw)
     shift = k - Fw + F
     product = n * W
     T = (product << shift) // m if shift >= 0 else product // (m << -shift)
     error = ((T if T >= 0 else -T) >> (Fw - 3)) + 2
-    H = _pi(F - 1)  # pi / 2 with F fraction bits
-    q = (2 * T + H) // (2 * H)
-    r = T - q * H
-    error += q if q >= 0 else -q
+    if -(1 << (F - 1)) < T < 1 << (F - 1):
+        q, r = 0, T  # |theta| < 1/2 < pi/4: no reduction, and no pi to F bits
+    else:
+        H = _pi(F - 1)  # pi / 2 with F fraction bits
+        q = (2 * T + H) // (2 * H)
+        r = T - q * H
+        error += q if q >= 0 else -q
     negative_r = r < 0
     a = -r if negative_r else r
     a_squared = (a * a) >> F
@@ -953,7 +972,16 @@ def _exact_value(
     fraction = _rational_element(position, kind, exponent, frequencies, scale)
     if fraction is not None:
         return _round_fraction(fraction, dtype)
-    bits = _DTYPES[dtype][0] + 32
+    precision = _DTYPES[dtype][0]
+    if kind == _COSINE and frequencies.log2_angle(position, exponent) < -(2 * precision + 24 + exponent[0] // exponent[1]):
+        # cos of a tiny angle: scale**0.5 * (1 - theta**2 / 2 ...), just below the scale's root, closer to it
+        # than a quarter of the format's spacing; when that root is a number of the format or a midpoint,
+        # the loop could never tell, so round "just below" it here.
+        p, q = scale
+        root_p, root_q = _root(p, 2), _root(q, 2)
+        if root_p is not None and root_q is not None and root_q & (root_q - 1) == 0:
+            return _round_just_below((root_p, root_q), dtype)
+    bits = precision + 32
     while True:
         sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
         v = sine if kind == _SINE else cosine
@@ -977,10 +1005,23 @@ def _isqrt(n: int) -> int:
         x = y
 
 
+def _power_mod(x: int, e: int, modulus: int) -> int:
+    """x**e % modulus by squaring (MicroPython's pow may lack its third argument)."""
+    result, x = 1 % modulus, x % modulus
+    while e:
+        if e & 1:
+            result = result * x % modulus
+        x = x * x % modulus
+        e >>= 1
+    return result
+
+
 def _root(n: int, b: int) -> "Optional[int]":
     """The integer b-th root of n >= 0 if n is a perfect b-th power, else None."""
     if n < 2 or b == 1:
         return n
+    if b >= _bit_length(n):
+        return None  # 2**b > n: no whole root but 1
     low, high = 1, 1 << (_bit_length(n) // b + 1)
     while low < high:
         middle = (low + high) // 2
@@ -1054,14 +1095,23 @@ def _turn_square(
     divisor = _gcd(a, b)
     a, b = a // divisor, b // divisor
     base_n, base_m = frequencies.base
-    root_n, root_m = _root(base_n**a, b), _root(base_m**a, b)
+    # With a/b in lowest terms, base**(a/b) is rational exactly when both
+    # parts of base are b-th powers.
+    root_n, root_m = _root(base_n, b), _root(base_m, b)
     if root_n is None or root_m is None:
         return None  # base**t is irrational, and so is x
-    numerator = 24 * position[0] * frequencies.scale[0] * root_m
-    denominator = position[1] * frequencies.scale[1] * root_n
-    if numerator % denominator:
+    numerator = 24 * position[0] * frequencies.scale[0]
+    denominator = position[1] * frequencies.scale[1]
+    # x * 24 = numerator * root_m**a / (denominator * root_n**a), root_n and root_m coprime:
+    # whole only if root_n**a divides the numerator, which it cannot when it is larger.
+    if root_n > 1 and a * (_bit_length(root_n) - 1) > _bit_length(abs(numerator)):
         return None
-    k = (numerator // denominator) % 24
+    denominator *= root_n**a
+    modulus = 24 * denominator
+    twelfths = (numerator * _power_mod(root_m, a, modulus)) % modulus
+    if twelfths % denominator:
+        return None
+    k = twelfths // denominator
     double = _SIXTHS_COSINE.get(k % 12)
     if double is None:
         return None
@@ -1069,6 +1119,16 @@ def _turn_square(
     if kind == _SINE:
         return (0 if k % 12 == 0 else 1 if k < 12 else -1), (d - c, 2 * d)
     return (0 if k % 12 == 6 else 1 if k < 6 or k > 18 else -1), (d + c, 2 * d)
+
+
+def _round_just_below(fraction: "Tuple[int, int]", dtype: str) -> float:
+    """The rounding of a number a hair below the dyadic n/m > 0 (m a power of two): n/m itself if the format holds it, the lower neighbour if n/m is a midpoint."""
+    n, m = fraction
+    F = _bit_length(m) + _DTYPES[dtype][0] + 64
+    v = (n << F) // m  # exact: m divides 2**F
+    result = _round_fixed(2 * v - 1, F + 1, 0, dtype)
+    assert result is not None
+    return result
 
 
 def _round_fraction(fraction: "Tuple[int, int]", dtype: str) -> float:
@@ -1522,7 +1582,10 @@ class Convention:
         fields: "Dict[str, object]" = dict(zip(_FIELDS, self._fields))
         fields.update(checked)
         if checked.get("positions") is not None:
-            fields.update({"start": (0, 1), "step": (1, 1), "descending": False})
+            # Positions replace these; given in the same call, they conflict (refused below).
+            for name, default in (("start", (0, 1)), ("step", (1, 1)), ("descending", False)):
+                if name not in checked:
+                    fields[name] = default
         copy = Convention()
         copy._fields = _checked_fields(fields, checked=True)
         return copy
@@ -1608,7 +1671,7 @@ class Convention:
             return self._fields
         fields = list(self._fields)
         fields[11] = self._scale_square(d_model)
-        if fields[1] == "tensor2tensor" and self.odd != "sine" and d_model > 1:
+        if fields[1] == "tensor2tensor" and (self.odd != "sine" or d_model % 2 == 0) and d_model > 1:
             # i/(h - shift) with shift 0 is 2i/(2h): the paper's spacing for these rules.
             if fields[2] == (0, 1):
                 fields[1], fields[2] = "paper", (1, 1)
@@ -1747,8 +1810,9 @@ class Convention:
         if progression is None:
             return (_to_float(p) for p in self._positions_given()[first:seq_len])
         (start, step), denominator = progression
-        if denominator == 1 and -(1 << 1000) < start < 1 << 1000:
-            return (float(p) for p in range(start + first * step, start + seq_len * step, step))
+        end = start + seq_len * step
+        if denominator == 1 and -(1 << 1000) < start < 1 << 1000 and -(1 << 1000) < end < 1 << 1000:
+            return (float(p) for p in range(start + first * step, end, step))
         return (_to_float((start + r * step, denominator)) for r in range(first, seq_len))
 
     def _check_rows(self, seq_len: int) -> None:
@@ -1789,11 +1853,21 @@ def _times(x: "Tuple[int, int]", k: int) -> "Tuple[int, int]":
 
 
 def _to_float(x: "Tuple[int, int]") -> float:
-    """The nearest float (true division; infinite past float64's range), for the fast path and the diagnosis."""
+    """The nearest float (within an ulp past 2**1000; infinite past float64's range), for the fast path and the diagnosis."""
+    n, m = x
+    a = -n if n < 0 else n
+    if a < 1 << 1000 and m < 1 << 1000:
+        return n / m if m != 1 else float(n)
+    # MicroPython turns each int into a float before dividing: divide 64-bit
+    # leading parts, and scale by the power of two.
+    shift_a, shift_m = _bit_length(a) - 64, _bit_length(m) - 64
+    a = a >> shift_a if shift_a > 0 else a << -shift_a
+    m = m >> shift_m if shift_m > 0 else m << -shift_m
     try:
-        return x[0] / x[1] if x[1] != 1 else float(x[0])
+        value = math.ldexp(a / m, shift_a - shift_m)
     except OverflowError:
-        return math.inf if x[0] > 0 else -math.inf
+        value = math.inf
+    return -value if n < 0 else value
 
 
 def _rational(name: str, x: object) -> "Tuple[int, int]":
@@ -1817,7 +1891,10 @@ def _rational(name: str, x: object) -> "Tuple[int, int]":
         return _reduced(numerator, denominator)
     index = getattr(type(x), "__index__", None)
     if index is not None:
-        return index(x), 1
+        try:
+            return index(x), 1
+        except TypeError:
+            pass  # a 0-d array of floats has an __index__ that refuses
     ratio = getattr(x, "as_integer_ratio", None)
     if ratio is not None:
         try:
@@ -1848,15 +1925,22 @@ _DIGITS = "0123456789"
 
 
 def _parse_number(name: str, text: str) -> "Tuple[int, int]":
-    """A decimal (digits, a point, an exponent) or a fraction "n/m", exactly; no float() involved."""
-    refused = ValueError(f"{name} must be a decimal or a fraction such as '999.5' or '1/3', got {_short(text)}")
+    """A decimal (digits, a point, an exponent) or a fraction "n/m" of two decimals, exactly; no float() involved."""
+    parts = text.strip().split("/")
+    decimals = [_parse_decimal(part) for part in parts]
+    if len(parts) > 2 or None in decimals:
+        raise ValueError(f"{name} must be a decimal or a fraction such as '999.5' or '1/3', got {_short(text)}")
+    if len(parts) == 1:
+        return decimals[0]  # type: ignore[return-value]
+    (a, b), (c, d) = decimals  # type: ignore[misc]
+    if c == 0:
+        raise ValueError(f"{name} must have a denominator other than 0, got {_short(text)}")
+    return _reduced(a * d * (1 if c > 0 else -1), b * abs(c))
+
+
+def _parse_decimal(text: str) -> "Optional[Tuple[int, int]]":
+    """A decimal such as '-1.5e3' as a fraction, or None if it is not one."""
     body = text.strip()
-    if "/" in body:
-        top, _, bottom = body.partition("/")
-        upper, lower = _parse_number(name, top), _parse_number(name, bottom)
-        if lower[0] == 0:
-            raise ValueError(f"{name} must have a denominator other than 0, got {_short(text)}")
-        return _reduced(upper[0] * lower[1] * (1 if lower[0] > 0 else -1), upper[1] * abs(lower[0]))
     sign = 1
     if body[:1] in ("+", "-"):
         sign = -1 if body[0] == "-" else 1
@@ -1867,11 +1951,11 @@ def _parse_number(name: str, text: str) -> "Tuple[int, int]":
             mantissa, _, power = body.partition(marker)
             digits = power[1:] if power[:1] in ("+", "-") else power
             if not digits or any(c not in _DIGITS for c in digits) or len(digits) > 6:
-                raise refused
+                return None
             exponent = -int(digits) if power[0] == "-" else int(digits)
     whole, _, fraction = mantissa.partition(".")
     if not whole + fraction or any(c not in _DIGITS for c in whole + fraction):
-        raise refused
+        return None
     n = sign * int(whole + fraction)
     exponent -= len(fraction)
     return (n * 10**exponent, 1) if exponent >= 0 else _reduced(n, 10**-exponent)
@@ -1913,12 +1997,17 @@ def _check_scale(scale: object) -> "Tuple[int, int, bool]":
     if isinstance(scale, str) and scale.replace(" ", "").startswith("sqrt(") and scale.rstrip().endswith(")"):
         inside = scale.replace(" ", "")[5:-1]
         per_width = inside.endswith("/d")
-        p, q = _rational("scale", inside[:-2] if per_width else inside)
+        try:
+            p, q = _rational("scale", inside[:-2] if per_width else inside)
+        except ValueError:
+            raise ValueError(f"scale must be a number, 'sqrt(X)' or 'sqrt(X/d)' with X a decimal or a fraction, got {_short(scale)}") from None
     else:
         root = _rational("scale", scale)
         p, q, per_width = root[0] * root[0] * (1 if root[0] >= 0 else -1), root[1] * root[1], False
     if p <= 0:
         raise ValueError(f"scale must be greater than 0, got {_short(scale)}")
+    if not 0.0 < _to_float((p, q)) < math.inf:
+        raise ValueError(f"scale must be between 2**-511 and 2**511, its square a normal float64, got {_short(scale)}")
     return p, q, per_width
 
 
@@ -1939,8 +2028,11 @@ def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
         if isinstance(x, float) and not -math.inf < x < math.inf:
             raise ValueError(refused)
         fraction = _rational(name, x)
-        if fraction[0] <= 0 or _to_float(fraction) == math.inf:
+        if fraction[0] <= 0:
             raise ValueError(refused)
+        if not 0.0 < _to_float(fraction) < math.inf:
+            # The fast path and the diagnosis compute with it in float64.
+            raise ValueError(f"{name} must be finite and greater than 0 in float64, which the fast path uses, got {_short(x)}")
         return fraction
 
     return check
@@ -4041,7 +4133,7 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     checking.add_argument("--atol", type=_cli_tolerance("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)")
     checking.add_argument("--ulps", type=_cli_tolerance("ulps"), help="tolerance in units in the last place of --dtype")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    args = parser.parse_args(arguments)
+    args = parser.parse_args(_joined_negative_numbers(arguments))
     fields = {name: getattr(args, name) for name in ("preset",) + _FIELDS}
     if args.positions is not None:
         fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
@@ -4104,6 +4196,21 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     if (args.plot or args.waves) and args.format is None:
         return 0
     return _write(prog, request)
+
+
+# The options whose value may be a negative number, which argparse would take for an option.
+_NUMBER_OPTIONS = ("--shift", "--base", "--angle-scale", "--start", "--step", "--positions", "--scale")
+
+
+def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
+    """'--start -1e3' as '--start=-1e3': argparse reads only -N and -N.N as negative numbers."""
+    joined: "List[str]" = []
+    for argument in arguments:
+        if joined and joined[-1] in _NUMBER_OPTIONS and argument[:1] == "-" and argument[1:2] in tuple(_DIGITS) + (".",):
+            joined[-1] += "=" + argument
+        else:
+            joined.append(argument)
+    return joined
 
 
 def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", request: "_Request") -> int:

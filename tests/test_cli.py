@@ -174,7 +174,7 @@ BAD_USAGE = [
     (["4", "4", "--positions", "1,x"], "positions[1] must be a decimal or a fraction such as '999.5' or '1/3', got 'x'"),
     (["4", "4", "--positions", "1,2"], "seq_len must equal the number of positions (2), got 4"),
     (["4", "4", "--step", "0"], "step must not be 0, got '0'"),
-    (["4", "4", "--scale", "sqrt(2/x)"], "scale must be a decimal or a fraction such as '999.5' or '1/3', got 'x'"),
+    (["4", "4", "--scale", "sqrt(2/x)"], "scale must be a number, 'sqrt(X)' or 'sqrt(X/d)' with X a decimal or a fraction, got 'sqrt(2/x)'"),
     (["4", "4", "--preset", "diffusers", "--shift", "2"], "shift must be less than the number of frequencies (2, for d_model 4), got 2"),
     (["4", "4", "--format", "xml"], "invalid choice: 'xml'"),
     (["4", "4", "--digits", "-1"], "digits must be an integer from 0 to 17"),
@@ -312,3 +312,14 @@ def test_check_a_table_of_timesteps(tmp_path: Path) -> None:
 def test_explain_takes_no_convention_field() -> None:
     status, out, err = run("2", "2", "--explain", "--positions", "1,2")
     assert status == 2 and out == "" and "--explain prints the paper's float64 derivations" in err
+
+
+@pytest.mark.parametrize("option, text", [("--start", "-1e3"), ("--step", "-1/3"), ("--positions", "-1,2"), ("--shift", "-0.5")])
+def test_negative_numbers_after_an_option(option: str, text: str) -> None:
+    extra = ["--spacing", "tensor2tensor"] if option == "--shift" else []
+    status, out, err = run("2", "4", option, text, *extra, "--format", "csv")
+    assert (status, err) == (0, "")
+    field = {"--start": "start", "--step": "step", "--positions": "positions", "--shift": "shift"}[option]
+    given: Any = text.split(",") if field == "positions" else text
+    expected = encoding(2, 4, spacing="tensor2tensor" if extra else None, **{field: given})
+    assert [[float(cell) for cell in line.split(",")] for line in out.splitlines()] == expected

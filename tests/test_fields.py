@@ -165,3 +165,58 @@ def test_presets_name_their_fields() -> None:
     assert PRESETS["transformer-xl"].descending
     assert Convention(start="999.5").start == 999.5 and Convention(start="0.3").start == "0.3"
     assert Convention(base="1e4") == Convention() and Convention(base=Fraction(20000, 2)) == Convention()
+
+
+def test_values_past_the_format_round_to_infinity() -> None:
+    # 1 * 100000 is past float16's largest number, 65504; 65519 rounds down to it, 65520 up to infinity.
+    assert value(0, 1, 2, exact=True, dtype="float16", scale=100000) == float("inf")
+    assert value(0, 1, 2, exact=True, dtype="float16", scale=65520) == float("inf")
+    assert value(0, 1, 2, exact=True, dtype="float16", scale=65519) == 65504.0
+    assert value(0, 1, 2, dtype="float16", scale=65520) == float("inf")
+    assert value(0, 1, 2, exact=True, dtype="bfloat16", scale=2**200) == float("inf")
+    with pytest.raises(ValueError, match="scale must be between 2\\*\\*-511 and 2\\*\\*511"):
+        encoding(2, 4, scale="1e400")
+
+
+def test_numbers_the_fast_path_cannot_hold_are_refused_or_handled() -> None:
+    with pytest.raises(ValueError, match="angle_scale must be finite and greater than 0 in float64"):
+        encoding(2, 4, angle_scale="1e-400")
+    with pytest.raises(ValueError, match="base must be finite and greater than 0 in float64"):
+        encoding(2, 4, base="1e-400")
+    # base**t past float64: the frequency is 0 there, as float64 computes it.
+    assert encoding(2, 6, base=1e300, spacing="tensor2tensor", shift="1.5")[1][4:] == [0.0, 1.0]
+    with pytest.raises(ValueError, match="pos must be less than 2\\*\\*1024"):
+        encoding(2, 4, step=10**400)
+    assert encoding(2, 1, odd="zero", step=10**400) == [[0.0], [0.0]]
+
+
+def test_positions_conflict_with_start_given_with_them() -> None:
+    for call in (lambda: encoding(2, 2, positions=[1, 2], start=5), lambda: Convention().replace(positions=[1, 2], descending=True)):
+        with pytest.raises(ValueError, match="positions replace start, step and descending"):
+            call()
+    assert PRESETS["fairseq"].replace(positions=[1, 2]).start == 0
+
+
+def test_array_scalars_are_numbers() -> None:
+    numpy = pytest.importorskip("numpy")
+    assert encoding(2, 4, base=numpy.array(100.0)) == encoding(2, 4, base=100)
+    assert encoding(2, 4, start=numpy.float32(0.5)) == encoding(2, 4, start=0.5)
+
+
+def test_tiny_angles_and_huge_exponents_end_quickly() -> None:
+    # t = i / (h - 3.999) reaches 3000: angles near 2**-40000, whose cosines are a hair below 1.
+    assert encoding(2, 8, spacing="tensor2tensor", shift="3.999", exact=True)[1][2:] == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    assert encoding(2, 8, spacing="tensor2tensor", shift="3.999", exact=True, scale="sqrt(2/d)", dtype="bfloat16")[1][3] == 0.5
+    # A shift of 0.1 as a float has a denominator of 2**55: base**t is tested without raising base to it.
+    assert value(1, 2, 8, exact=True, full_turns=True, spacing="tensor2tensor", shift=0.1) == reference.round_to(
+        model(2, 8, full_turns=True, spacing="tensor2tensor", shift=0.1)[1][2], "float64"
+    )
+
+
+def test_malformed_numbers_are_refused_whole() -> None:
+    for text in ("1/2/3", "1/x", "1e", "--1", ".", "1_000"):
+        with pytest.raises(ValueError) as caught:
+            Convention(start=text)
+        assert str(caught.value) == f"start must be a decimal or a fraction such as '999.5' or '1/3', got {text!r}"
+    with pytest.raises(ValueError, match="got 'sqrt\\(/d\\)'"):
+        Convention(scale="sqrt(/d)")
