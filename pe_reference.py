@@ -667,13 +667,16 @@ def _exp(y: int, F: int) -> "Tuple[int, int]":
     W lies in [0.7, 1.42] * 2**F.  With y taken as exact: k = round(y / ln 2)
     and r = y - k ln 2 (|r| <= 0.35 + tiny), whose error is |k| e(ln 2) units
     of the fine grid; exp(r) by Taylor, each term floored from the last
-    (error < 3 units each, the tail after a zero term < 1 unit).  Relative to
-    exp(r) >= 0.7 these stay below 2**-(F+2) at F + _GUARD bits; rounding W
-    to F bits adds at most 0.72 * 2**-F.
+    (error < 3 units each, the tail after a zero term < 1 unit).  The fine
+    grid has F + _GUARD + E bits, E the bits of |y| above the point, so that
+    |k| < 2**(E + 1) keeps |k| e(ln 2) below 2**(E + 9) units.  Relative to
+    exp(r) >= 0.7 these stay below 2**-(F+2); rounding W to F bits adds at
+    most 0.72 * 2**-F.
     """
-    fine = F + _GUARD
+    guard = _GUARD + _bit_length((y if y >= 0 else -y) >> F)
+    fine = F + guard
     ln2, _ = _ln2_raw(fine)
-    y_fine = y << _GUARD
+    y_fine = y << guard
     k = (2 * y_fine + ln2) // (2 * ln2)
     r = y_fine - k * ln2
     total = term = 1 << fine
@@ -682,7 +685,7 @@ def _exp(y: int, F: int) -> "Tuple[int, int]":
         term = ((term * r) >> fine) // n
         total += term
         n += 1
-    return _round_shift(total, _GUARD), k
+    return _round_shift(total, guard), k
 
 
 class _Frequencies:
@@ -914,6 +917,11 @@ def _sin_cos(
     n, m = position
     log2_angle = frequencies.log2_angle(position, exponent)
     margin = 16 + exponent[0] // exponent[1]
+    if log2_angle < -(bits + margin):
+        # |theta| < 2**-G, G = bits + margin - (4 + t): sin is 0 and cos 1 within a unit of G bits
+        # (1 - cos < theta**2 / 2); an absolute answer needs no more.
+        G = bits + 12
+        return 0, 1 << G, G, 2
     F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + margin
     Fw = F + log2_angle + margin
     W, k = frequencies.frequency(exponent, Fw)
@@ -982,15 +990,54 @@ def _exact_value(
         if root_p is not None and root_q is not None and root_q & (root_q - 1) == 0:
             return _round_just_below((root_p, root_q), dtype)
     bits = precision + 32
+    margin = 16 + exponent[0] // exponent[1]
     while True:
-        sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
-        v = sine if kind == _SINE else cosine
-        if scale != (1, 1):
-            v, error = _scale_fixed(v, error, scale, F)
+        if frequencies.log2_angle(position, exponent) < -(bits + margin):
+            v, F, error = _tiny_angle(position, kind, exponent, frequencies, scale, bits)
+        else:
+            sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
+            v = sine if kind == _SINE else cosine
+            if scale != (1, 1):
+                v, error = _scale_fixed(v, error, scale, F)
         result = _round_fixed(v, F, error, dtype)
         if result is not None:
             return result
         bits *= 2
+
+
+def _tiny_angle(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: _Frequencies,
+    scale: "Tuple[int, int]",
+    bits: int,
+) -> "Tuple[int, int, int]":
+    """(v, F, error): scale**0.5 * sin or cos of a tiny theta, |theta| < 2**-(bits + 12), as v / 2**F.
+
+    The fixed point of _sin_cos would need |log2 theta| bits; here the sine
+    keeps relative precision instead.  sin theta = theta (1 - d) with
+    0 <= d < theta**2 / 6, far below 2**-Fw: v = n W 2**s / m floored is
+    theta in units of 2**-(Fw - k + s), relative error < 4 * 2**-Fw plus the
+    floor, so error <= |v| / 2**(Fw - 3) + 2.  The cosine is 1 - d with
+    d < theta**2 / 2, below a unit of 2**-bits: v = 2**bits, error 1; times
+    the scale's root to bits + 2 bits (error 2 + 1 for the floor).
+    """
+    p, q = scale
+    if kind == _COSINE:
+        G = bits + 2
+        return _isqrt((p << (2 * G)) // q), G, 4
+    Fw = bits + 16
+    W, k = frequencies.frequency(exponent, Fw)
+    n, m = position
+    extra = Fw + _bit_length(m)
+    v = ((n * W) << extra) // m
+    F = Fw - k + extra
+    error = ((v if v >= 0 else -v) >> (Fw - 3)) + 2
+    if scale != (1, 1):
+        G = _bit_length(v if v >= 0 else -v) + 1
+        v, error = _scale_fixed(v, error, scale, G)
+    return v, F, error
 
 
 def _isqrt(n: int) -> int:
@@ -1033,7 +1080,7 @@ def _root(n: int, b: int) -> "Optional[int]":
 
 
 def _scale_fixed(v: int, error: int, scale: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
-    """v * sqrt(p/q) with F fraction bits, for |v| <= 2**F + error, and its error bound in units.
+    """v * sqrt(p/q) in v's units, for |v| <= 2**F + error (sqrt(p/q) taken to F bits), and its error bound in units.
 
     s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
     With v = V + e and s = S - f (f <= 2): v s / 2**F is off by at most

@@ -70,8 +70,8 @@ def model(seq_len: int, d_model: int, **fields: Any) -> List[List["mpmath.mpf"]]
             for kind, i in plan:
                 angle = mpf(p) * angle_scale * turn * mpmath.power(base, -mpf(exponents[i]))
                 x = mpmath.mpf(0) if kind == "zero" else scale * (mpmath.sin(angle) if kind == "sin" else mpmath.cos(angle))
-                # cos(2 pi / 4) is 0 exactly but about 1e-180 at 600 bits; no true value here is that small.
-                row.append(mpmath.mpf(0) if abs(x) < mpmath.ldexp(1, -400) else x)
+                # In full turns cos(2 pi / 4) is 0 exactly but about 1e-180 at 600 bits; no other value there is that small.
+                row.append(mpmath.mpf(0) if fields.get("full_turns") and abs(x) < mpmath.ldexp(1, -400) else x)
         table.append(row)
     return table
 
@@ -220,3 +220,13 @@ def test_malformed_numbers_are_refused_whole() -> None:
         assert str(caught.value) == f"start must be a decimal or a fraction such as '999.5' or '1/3', got {text!r}"
     with pytest.raises(ValueError, match="got 'sqrt\\(/d\\)'"):
         Convention(scale="sqrt(/d)")
+
+
+@pytest.mark.parametrize("scale", [1, "sqrt(2/d)", "sqrt(3)"])
+def test_tiny_angles_keep_relative_precision(scale: Any) -> None:
+    # t = 1 / (2 - 1.995) = 200: w = 2**-200, far below the working precision of _sin_cos.
+    fields: Dict[str, Any] = {"spacing": "tensor2tensor", "shift": "1.995", "base": 2, "layout": "sin-cos", "scale": scale}
+    fields["positions"] = [1, -3, "1/3", 12345.5, "1e-300"]
+    truth = model(5, 4, **fields)
+    for dtype in reference.FORMATS:
+        assert encoding(5, 4, exact=True, dtype=dtype, **fields) == [[reference.round_to(x, dtype) for x in row] for row in truth]
