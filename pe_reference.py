@@ -385,7 +385,7 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     dim = _check_integer("dim", dim, 0)
     if dim >= d_model:
         raise ValueError(f"dim must be less than d_model ({d_model}), got {dim}")
-    base = float(_check_base(base))
+    base = _to_float(_FIELD_CHECKS["base"](base))  # type: ignore[arg-type]
     pair = dim // 2
     function = "sin" if dim % 2 == 0 else "cos"
     exponent = (2 * pair) / d_model
@@ -1708,9 +1708,8 @@ class Convention:
         if self._fields[9] is None:
             return [name for name, preset in PRESETS.items() if preset._table_key(d_model) == key]
         # Positions given one by one are the data, not the convention: the rest must match.
-        return [
-            name for name, preset in PRESETS.items() if preset._table_key(d_model)[:6] + preset._table_key(d_model)[10:] == key[:6] + key[10:]
-        ]
+        mine = _without_positions(key)
+        return [name for name, preset in PRESETS.items() if _without_positions(preset._table_key(d_model)) == mine]
 
     def _table_key(self, d_model: "Optional[int]") -> "Tuple[object, ...]":
         """What sets the table of this width: equal keys, equal tables (any width when d_model is None)."""
@@ -1866,6 +1865,11 @@ class Convention:
         given = self._fields[9]
         if given is not None and len(given) != seq_len:
             raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
+
+
+def _without_positions(key: "Tuple[object, ...]") -> "Tuple[object, ...]":
+    """A table key without start, step, descending and positions (fields 6 to 9)."""
+    return key[:6] + key[10:]
 
 
 _LAWS: "Dict[object, _Frequencies]" = {}
@@ -3422,37 +3426,8 @@ def _check_integer(name: str, value: object, minimum: int) -> int:
     return value
 
 
-def _check_base(base: object) -> "Union[int, float]":
-    """Return ``base`` as an int or a float, or raise TypeError or ValueError.
-
-    An int stays an int, so that exact mode takes its exact value; any other
-    real number is converted with float().  Either way it must be finite in
-    float64, as the fast path needs.
-    """
-    if isinstance(base, bool) or isinstance(base, str):
-        raise TypeError(f"base must be a real number, got {type(base).__name__} {_short(base)}")
-    # MicroPython's float has no __float__ attribute, so test the built-in types first.
-    if not isinstance(base, (int, float)) and getattr(type(base), "__float__", None) is None:
-        raise TypeError(f"base must be a real number, got {type(base).__name__} {_short(base)}")
-    try:
-        number = float(base)  # type: ignore[arg-type]
-    except OverflowError:
-        raise ValueError(f"base must be finite and greater than 0, got {_short(base)}") from None
-    except (TypeError, ValueError):
-        # complex has a __float__ that refuses, before Python 3.10.
-        raise TypeError(f"base must be a real number, got {type(base).__name__} {_short(base)}") from None
-    # NaN fails every comparison, so this also refuses it.
-    if not 0.0 < number < math.inf:
-        raise ValueError(f"base must be finite and greater than 0, got {number!r}")
-    if isinstance(base, int):
-        return int(base)
-    return number
-
-
 def _check_exact(exact: object) -> bool:
-    if not isinstance(exact, bool):
-        raise TypeError(f"exact must be True or False, got {type(exact).__name__} {_short(exact)}")
-    return exact
+    return _check_flag("exact")(exact)
 
 
 def _check_choice(name: str, value: object, choices: "Sequence[str]") -> str:
