@@ -70,7 +70,21 @@ copies.  THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND.
 import math
 
 __version__ = "0.1.0"
-__all__ = ["Convention", "PRESETS", "Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"]
+__all__ = [
+    "Convention",
+    "PRESETS",
+    "Report",
+    "apply_rope",
+    "assert_close",
+    "compare",
+    "compare_rope",
+    "derivation",
+    "encoding",
+    "main",
+    "rope",
+    "rows",
+    "value",
+]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -92,6 +106,8 @@ if TYPE_CHECKING:
         str,  # odd
         Tuple[int, int, bool],  # scale: its square p/q, divided by d_model if the flag is set
     ]
+    # The exact kernel's output scale: the square of a rational scale, or a transcendental attention factor.
+    _Scale = Union[Tuple[int, int], "_AttentionFactor"]
 
 # The base of the paper: wavelengths run from 2*pi to 10000*2*pi.
 DEFAULT_BASE = 10000.0
@@ -959,7 +975,7 @@ def _exact_value(
     kind: int,
     exponent: "Tuple[int, int]",
     frequencies: _Frequencies,
-    scale: "Tuple[int, int]",
+    scale: "_Scale",
     dtype: str,
 ) -> float:
     """One correctly rounded element, scale**0.5 * sin or cos, by the Ziv loop: more bits until the rounding is decided.
@@ -981,7 +997,8 @@ def _exact_value(
     if fraction is not None:
         return _round_fraction(fraction, dtype)
     precision = _DTYPES[dtype][0]
-    if kind == _COSINE and frequencies.log2_angle(position, exponent) < -(2 * precision + 24 + exponent[0] // exponent[1]):
+    tiny = frequencies.log2_angle(position, exponent) < -(2 * precision + 24 + exponent[0] // exponent[1])
+    if kind == _COSINE and tiny and isinstance(scale, tuple):
         # cos of a tiny angle: scale**0.5 * (1 - theta**2 / 2 ...), just below the scale's root, closer to it
         # than a quarter of the format's spacing; when that root is a number of the format or a midpoint,
         # the loop could never tell, so round "just below" it here.
@@ -1010,7 +1027,7 @@ def _tiny_angle(
     kind: int,
     exponent: "Tuple[int, int]",
     frequencies: _Frequencies,
-    scale: "Tuple[int, int]",
+    scale: "_Scale",
     bits: int,
 ) -> "Tuple[int, int, int]":
     """(v, F, error): scale**0.5 * sin or cos of a tiny theta, |theta| < 2**-(bits + 12), as v / 2**F.
@@ -1023,9 +1040,12 @@ def _tiny_angle(
     d < theta**2 / 2, below a unit of 2**-bits: v = 2**bits, error 1; times
     the scale's root to bits + 2 bits (error 2 + 1 for the floor).
     """
-    p, q = scale
     if kind == _COSINE:
         G = bits + 2
+        if not isinstance(scale, tuple):
+            s, e = scale.fixed(G)
+            return s, G, e + 2
+        p, q = scale
         return _isqrt((p << (2 * G)) // q), G, 4
     Fw = bits + 16
     W, k = frequencies.frequency(exponent, Fw)
@@ -1079,7 +1099,7 @@ def _root(n: int, b: int) -> "Optional[int]":
     return low if low**b == n else None
 
 
-def _scale_fixed(v: int, error: int, scale: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "Tuple[int, int]":
     """v * sqrt(p/q) in v's units, for |v| <= 2**F + error (sqrt(p/q) taken to F bits), and its error bound in units.
 
     s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
@@ -1087,6 +1107,11 @@ def _scale_fixed(v: int, error: int, scale: "Tuple[int, int]", F: int) -> "Tuple
     |e| (s + 4) / 2**F + 2 |V| / 2**F + 1 for the floor, so the error is at
     most error * ceil((s + 4) / 2**F) + 4 units.
     """
+    if not isinstance(scale, tuple):
+        # A transcendental scale, s within e units: the product is off by
+        # at most (error s + (|v| + error) e) / 2**F, plus 1 for the floor.
+        s, e = scale.fixed(F)
+        return (v * s) >> F, ((error * s + ((v if v >= 0 else -v) + error) * e) >> F) + 2
     p, q = scale
     s = _isqrt((p << (2 * F)) // q)
     return (v * s) >> F, error * ((s + (1 << F) + 3) >> F) + 4
@@ -1097,7 +1122,7 @@ def _rational_element(
     kind: int,
     exponent: "Tuple[int, int]",
     frequencies: _Frequencies,
-    scale: "Tuple[int, int]",
+    scale: "_Scale",
 ) -> "Optional[Tuple[int, int]]":
     """The element as a fraction (n, m) when it is rational, else None.
 
@@ -1119,6 +1144,8 @@ def _rational_element(
     sign, (a, b) = unit
     if sign == 0:
         return 0, 1
+    if not isinstance(scale, tuple):
+        return None  # a transcendental scale times a non-zero rational
     a, b = _reduced(a * scale[0], b * scale[1])
     root_a, root_b = _root(a, 2), _root(b, 2)
     if root_a is None or root_b is None:
@@ -1297,7 +1324,7 @@ def _finish_rows(
     plan: "List[Tuple[int, int]]",
     exponents: "List[Tuple[int, int]]",
     frequencies: _Frequencies,
-    scale: "Tuple[int, int]",
+    scale: "_Scale",
     dtype: str,
 ) -> "Iterator[List[float]]":
     """Round each row of fixed-point values to dtype, times the output scale.
@@ -1309,14 +1336,23 @@ def _finish_rows(
     """
     P = _TABLE_BITS
     scaled = scale != (1, 1)
-    multiplier = _isqrt((scale[0] << (2 * P)) // scale[1])
-    float64 = dtype == "float64" and scale[0] <= scale[1]
+    if isinstance(scale, tuple):
+        multiplier, multiplier_error = _isqrt((scale[0] << (2 * P)) // scale[1]), 0
+        float64 = dtype == "float64" and scale[0] <= scale[1]
+    else:
+        multiplier, multiplier_error = scale.fixed(P)
+        float64 = False
+    transcendental = not isinstance(scale, tuple)
     high, low, smallest = _finish_constants()
     for position, values, error in fixed:
         if scaled:
             # As _scale_fixed, with the multiplier computed once.
             values = [(v * multiplier) >> P for v in values]
-            error = error * ((multiplier + (1 << P) + 3) >> P) + 4
+            if transcendental:
+                # As _scale_fixed's transcendental case, with |v| <= 2**P + error.
+                error = ((error * multiplier + ((1 << P) + 2 * error) * multiplier_error) >> P) + 2
+            else:
+                error = error * ((multiplier + (1 << P) + 3) >> P) + 4
         if float64 and error < _HALF_WINDOW:
             # The finish and the window test stated beside _HALF_WINDOW,
             # written out: a call per value would cost a third more.
@@ -1358,7 +1394,7 @@ def _complete_row(
     plan: "List[Tuple[int, int]]",
     exponents: "List[Tuple[int, int]]",
     frequencies: _Frequencies,
-    scale: "Tuple[int, int]",
+    scale: "_Scale",
     dtype: str,
     error: int,
 ) -> None:
@@ -2248,6 +2284,11 @@ class Report:
         self.not_finite_count = not_finite_count
         #: Why the default tolerance cannot pass this table in its format, or None.
         self.unrepresentable = unrepresentable
+        #: What the table was compared with, in words, and the default rule (compare_rope sets its own).
+        self.subject = f"the {convention} convention"
+        self.rule: "Optional[str]" = None
+        #: What explains a mismatch, as keys (compare_rope's; empty when nothing is named).
+        self.causes: "Tuple[str, ...]" = ()
 
     @property
     def ok(self) -> bool:
@@ -2263,6 +2304,8 @@ class Report:
     def tolerance(self) -> str:
         """The rule an element must meet, in words."""
         if self.atol is None and self.ulps is None:
+            if self.rule is not None:
+                return self.rule
             precision = _DTYPES[self.dtype][0]
             if 5 - precision >= -10:
                 return "default tolerance 2**-10"  # the cap is below even the allowance at angle 0
@@ -2277,7 +2320,7 @@ class Report:
     def __str__(self) -> str:
         rows, columns = self.shape
         lines = [
-            f"{rows} x {columns} table against the exact {self.dtype} values of the {self.convention} convention"
+            f"{rows} x {columns} table against the exact {self.dtype} values of {self.subject}"
             f" ({self.tolerance()})"
         ]
         if self.not_finite_count < self.count and self.max_abs_error == self.max_abs_error:
@@ -2431,7 +2474,7 @@ def assert_close(actual: object, **options: "Any") -> None:
         raise AssertionError(str(report))
 
 
-def _as_table(actual: object) -> "List[List[float]]":
+def _as_table(actual: object, name: str = "actual") -> "List[List[float]]":
     """Read a 2-D table of numbers into lists of floats, refusing anything else."""
     tolist = getattr(actual, "tolist", None)
     if callable(tolist):
@@ -2439,30 +2482,30 @@ def _as_table(actual: object) -> "List[List[float]]":
     # iter(), not hasattr(x, "__iter__"): MicroPython's list has no such attribute.
     lines = _iterate(actual)
     if isinstance(actual, (str, bytes)) or lines is None:
-        raise TypeError(f"actual must be a 2-D table of numbers, got {type(actual).__name__}")
+        raise TypeError(f"{name} must be a 2-D table of numbers, got {type(actual).__name__}")
     table: "List[List[float]]" = []
     for r, row in enumerate(lines):
         if type(row) is list and all(type(x) is float for x in row):
             values = row  # the common case, already floats
         else:
-            values = _as_row(row, r)
+            values = _as_row(row, r, name)
         if table and len(values) != len(table[0]):
-            raise ValueError(f"actual must be rectangular: row {r} has {len(values)} values, row 0 has {len(table[0])}")
+            raise ValueError(f"{name} must be rectangular: row {r} has {len(values)} values, row 0 has {len(table[0])}")
         table.append(values)
     if not table or not table[0]:
-        raise ValueError("actual must have at least one row and one column, got an empty table")
+        raise ValueError(f"{name} must have at least one row and one column, got an empty table")
     return table
 
 
-def _as_row(row: object, r: int) -> "List[float]":
+def _as_row(row: object, r: int, name: str = "actual") -> "List[float]":
     cells = _iterate(row)
     if isinstance(row, (str, bytes)) or cells is None:
-        raise ValueError(f"actual must be a 2-D table of numbers, got row {r} of type {type(row).__name__}")
+        raise ValueError(f"{name} must be a 2-D table of numbers, got row {r} of type {type(row).__name__}")
     values = []
     for c, x in enumerate(cells):
         number = _real_number(x)
         if number is None:
-            raise TypeError(f"actual[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}")
+            raise TypeError(f"{name}[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}")
         values.append(number)
     return values
 
@@ -3458,6 +3501,1198 @@ def _make_presets() -> "Dict[str, Convention]":
 
 # The frameworks' conventions by name (made here, once the checks they use exist).
 PRESETS = _make_presets()
+
+
+# ---------------------------------------------------------------------------
+# Rotary position embeddings (RoPE)
+# ---------------------------------------------------------------------------
+#
+# A rotary embedding turns each pair of a query or key vector by the angle
+# p * w_k, w_k = base**(-2k/d) over a head of d columns: the encoding's
+# sines and cosines, used as rotations.  Its cache holds cos(p w_k) and
+# sin(p w_k) in one of two layouts; its scaling variants (HF transformers'
+# modeling_rope_utils.py) change the frequencies, and some multiply every
+# value by an attention factor.  docs/rope.md gives each variant's formula
+# and source.  The exact kernel above computes them: a _RopeFrequencies is
+# a frequency law like _Frequencies, one per pair, and an attention factor
+# that is not rational is an _AttentionFactor, computed to the bits asked.
+
+def rope(
+    seq_len: int,
+    head_dim: int,
+    *,
+    base: "Optional[object]" = None,
+    layout: str = "half",
+    scaling: "Optional[object]" = None,
+    positions: "Optional[object]" = None,
+    exact: bool = False,
+    dtype: str = "float64",
+) -> "Tuple[List[List[float]], List[List[float]]]":
+    """Return a rotary embedding's cos and sin caches: each seq_len rows of head_dim floats.
+
+    >>> cos, sin = rope(3, 4)
+    >>> [round(x, 6) for x in cos[2]]
+    [-0.416147, 0.9998, -0.416147, 0.9998]
+    >>> [round(x, 6) for x in sin[2]]
+    [0.909297, 0.019999, 0.909297, 0.019999]
+
+    Pair k of the head turns position p by the angle p * w_k, w_k =
+    base**(-2k/head_dim), the encoding's frequencies.  ``layout="half"``
+    (HF transformers' rotate_half, GPT-NeoX) repeats the pairs' values,
+    ``"interleaved"`` (GPT-J, Meta's Llama) doubles each:
+
+    >>> [round(x, 6) for x in rope(3, 4, layout="interleaved")[0][2]]
+    [-0.416147, -0.416147, 0.9998, 0.9998]
+
+    ``scaling`` takes a model's rope parameters as HF transformers writes
+    them (``config.rope_parameters``): ``rope_type`` linear, dynamic, yarn,
+    llama3 or longrope, with that variant's keys; docs/rope.md gives each
+    formula.  ``positions`` gives the rows' positions, any real numbers.
+    With ``exact=True`` every value is correctly rounded to ``dtype``, the
+    same bits on every platform:
+
+    >>> scaling = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096}
+    >>> cos, sin = rope(2, 128, base=500000, scaling=scaling, exact=True, dtype="bfloat16")
+    >>> cos[0][0], cos[1][:3]
+    (1.140625, [0.61328125, 0.78125, 0.8984375])
+
+    Position 0 gives cos 1 times YaRN's attention factor, 0.1 ln 4 + 1.
+    """
+    seq_len = _check_integer("seq_len", seq_len, 0)
+    setup = _Rope(head_dim, base, layout, scaling)
+    given = _rope_positions(positions, seq_len)
+    exact = _check_exact(exact)
+    dtype = _check_dtype(dtype)
+    if 2 * seq_len * setup.head_dim > _MAX_TABLE:
+        raise ValueError(f"seq_len * head_dim must be at most {_MAX_TABLE // 2} for rope(), got {seq_len * setup.head_dim}")
+    h = setup.pairs
+    cos_rows, sin_rows = [], []
+    for row in _rope_pairs(setup, seq_len, given, exact, dtype):
+        cos_rows.append(_rope_arrange(setup, row[:h]))
+        sin_rows.append(_rope_arrange(setup, row[h:]))
+    return cos_rows, sin_rows
+
+
+def apply_rope(
+    x: object,
+    *,
+    base: "Optional[object]" = None,
+    layout: str = "half",
+    scaling: "Optional[object]" = None,
+    positions: "Optional[object]" = None,
+    exact: bool = False,
+    dtype: str = "float64",
+) -> "List[List[float]]":
+    """Return the rows of x rotated by a rotary embedding: what a fused rotary kernel computes.
+
+    >>> [round(v, 6) for v in apply_rope([[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])[1]]
+    [0.540302, 0.0, 0.841471, 0.0]
+
+    Row r of ``x`` (a query or key vector, head_dim numbers) sits at
+    position r, or ``positions[r]``.  Each pair of columns (a, b) turns by
+    its angle: ``out[a] = x[a] cos - x[b] sin`` and ``out[b] = x[b] cos +
+    x[a] sin``, times the attention factor; the pairs are (k, k + h) in the
+    half layout and (2k, 2k + 1) interleaved.  The keywords are those of
+    ``rope``.  With ``exact=True`` each element is the real value rounded
+    once to ``dtype``, ``x`` taken as the floats it holds:
+
+    >>> apply_rope([[0.0, 0.0], [3.0, 4.0]], exact=True, dtype="float16")[1]
+    [-1.7451171875, 4.6875]
+    """
+    table = _as_table(x, "x")
+    setup = _Rope(len(table[0]), base, layout, scaling)
+    given = _rope_positions(positions, len(table), "len(x)")
+    if given is not None and len(given) != len(table):
+        raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
+    exact = _check_exact(exact)
+    dtype = _check_dtype(dtype)
+    for r, row in enumerate(table):
+        for c, v in enumerate(row):
+            if not -math.inf < v < math.inf:
+                raise ValueError(f"x[{r}][{c}] must be finite, got {v!r}")
+    return list(_rotated(setup, table, given, exact, dtype))
+
+
+def compare_rope(
+    actual: object,
+    *,
+    kind: str = "cos",
+    x: "Optional[object]" = None,
+    base: "Optional[object]" = None,
+    layout: str = "half",
+    scaling: "Optional[object]" = None,
+    positions: "Optional[object]" = None,
+    dtype: str = "float64",
+    atol: "Optional[float]" = None,
+    ulps: "Optional[float]" = None,
+) -> Report:
+    """Compare a rotary cache (``kind`` "cos" or "sin") or rotated vectors ("rotated", of ``x``) with the exact values.
+
+    >>> cos, sin = rope(64, 8)
+    >>> compare_rope(cos).ok, compare_rope(sin, kind="sin").ok
+    (True, True)
+
+    The rules are ``compare``'s: each value is rounded to ``dtype``; by
+    default an element passes when its error is at most
+    ``min(2**-10, 2**(5-p) * (1 + |angle|))`` times the attention factor
+    (times ``|x[a]| + |x[b]|`` for rotated vectors); ``atol`` and ``ulps``
+    replace that rule.  A table that fails gets a diagnosis, and
+    ``report.causes`` names what explains it: ``layout``, ``base``,
+    ``scaling``, ``attention_factor:missing`` or ``:twice``, or a step
+    rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
+    ``output``, as ``inv_freq:bfloat16``):
+
+    >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
+    Diagnosis: the table is the RoPE cos cache (half layout, base 10000) in the interleaved layout; that reproduces 100% of the sampled elements.
+    """
+    kind = _check_choice("kind", kind, ("cos", "sin", "rotated"))
+    table = _as_table(actual)
+    seq_len, width = len(table), len(table[0])
+    setup = _Rope(width, base, layout, scaling)
+    given = _rope_positions(positions, seq_len, "the table's rows")
+    dtype = _check_dtype(dtype)
+    if atol is not None:
+        atol = _check_tolerance("atol", atol)
+    if ulps is not None:
+        ulps = _check_tolerance("ulps", ulps)
+    vectors: "Optional[List[List[float]]]" = None
+    if kind == "rotated":
+        if x is None:
+            raise ValueError("x must be given for kind 'rotated': the vectors before rotation, got None")
+        vectors = _as_table(x, "x")
+        if len(vectors) != seq_len or len(vectors[0]) != width:
+            raise ValueError(
+                f"x must have the table's shape {seq_len} x {width}, got {len(vectors)} x {len(vectors[0])}"
+            )
+    elif x is not None:
+        raise ValueError(f"x is only for kind 'rotated', got kind {kind!r}")
+    rounded = [_round_row(row, dtype) for row in table]
+    not_finite = [
+        (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -math.inf < v < math.inf
+    ]
+    allowance = _RopeAllowance(setup, seq_len, given, dtype, vectors)
+    if vectors is not None:
+        expected_rows = _rotated(setup, vectors, given, True, dtype)
+    else:
+        h = setup.pairs
+        part = slice(0, h) if kind == "cos" else slice(h, 2 * h)
+        expected_rows = (_rope_arrange(setup, row[part]) for row in _rope_pairs(setup, seq_len, given, True, dtype))
+    comparison = _Comparison(allowance, dtype, atol, ulps)
+    rows_with_not_finite = set(r for r, _, _ in not_finite)
+    for r, (row, expected_row) in enumerate(zip(rounded, expected_rows)):
+        comparison.add(r, row, expected_row, r in rows_with_not_finite)
+    unrepresentable = allowance.unrepresentable(seq_len) if atol is None and ulps is None else None
+    what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
+    diagnosis: "Optional[str]" = None
+    causes: "Tuple[str, ...]" = ()
+    if comparison.failures:
+        diagnosis, causes = _diagnose_rope(rounded, setup, kind, vectors, given, dtype, comparison.damaged, allowance)
+    report = Report(
+        (seq_len, width),
+        setup.name(what),
+        dtype,
+        atol,
+        ulps,
+        comparison.failures,
+        comparison.max_abs,
+        comparison.max_ulps,
+        comparison.worst,
+        diagnosis,
+        not_finite[:5],
+        len(not_finite),
+        unrepresentable,
+    )
+    report.subject = f"the {setup.name(what)}"
+    report.rule = allowance.rule()
+    report.causes = causes
+    return report
+
+
+class _RopeAllowance(_Allowance):
+    """The default tolerance of a rotary cache's elements: min(2**-10, unit (1 + |p w_k|)) A, times |x[a]| + |x[b]| for rotated vectors."""
+
+    def __init__(
+        self,
+        rope: "_Rope",
+        seq_len: int,
+        positions: "Optional[List[Tuple[int, int]]]",
+        dtype: str,
+        vectors: "Optional[List[List[float]]]",
+    ) -> None:
+        self.dtype = dtype
+        self.precision = _DTYPES[dtype][0]
+        self.factor = abs(rope.attention_value)
+        self.unit = _power_of_two(5 - self.precision)
+        by_pair = rope.float_frequencies(_last_position(positions, seq_len))
+        self.frequencies = [by_pair[k] for k in rope.columns()]
+        self.positions = [float(r) for r in range(seq_len)] if positions is None else [_to_float(p) for p in positions]
+        self.weights: "Optional[List[List[float]]]" = None
+        if vectors is not None:
+            partner = [0] * rope.head_dim
+            for a, b in rope.partners():
+                partner[a], partner[b] = b, a
+            self.weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(rope.head_dim)] for row in vectors]
+
+    def row(self, r: int) -> "List[float]":
+        tolerances = _allowances(self.frequencies, self.positions[r], self.unit)
+        if self.factor != 1.0:
+            tolerances = [t * self.factor for t in tolerances]
+        if self.weights is not None:
+            tolerances = [t * w for t, w in zip(tolerances, self.weights[r])]
+        return tolerances
+
+    def rule(self) -> str:
+        scale = "" if self.factor == 1.0 else f" * {self.factor:.6g}"
+        weight = "" if self.weights is None else " * (|x[a]| + |x[b]|)"
+        if 5 - self.precision >= -10:
+            return f"default tolerance 2**-10{scale}{weight}"
+        return f"default tolerance min(2**-10, 2**{5 - self.precision} * (1 + |angle|)){scale}{weight}"
+
+
+# The bases the rotary diagnosis tries besides the one asked for: the ones models use.
+_ROPE_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000)
+# The pipeline steps a precision mistake can round, in order, and the formats each is tried in.
+_ROPE_STEPS = ("positions", "inv_freq", "angles", "output")
+_ROPE_STEP_FORMATS = {
+    "positions": ("float16", "bfloat16"),
+    "inv_freq": ("float16", "bfloat16", "float16 arithmetic", "bfloat16 arithmetic"),
+    "angles": ("float16", "bfloat16"),
+    "output": ("float16", "bfloat16"),
+}
+_ROPE_STEP_WORDS = {
+    "positions": "the positions",
+    "inv_freq": "inv_freq",
+    "angles": "the angles",
+    "output": "the values",
+}
+
+
+def _diagnose_rope(
+    table: "List[List[float]]",
+    rope: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    dtype: str,
+    damaged: "Dict[int, List[int]]",
+    allowance: "_RopeAllowance",
+) -> "Tuple[str, Tuple[str, ...]]":
+    """What explains a rotary table that fails: (the diagnosis in words, the cause keys).
+
+    1. Every failing element within 2**(5-p) (1 + |angle|) of a float32 or
+       float64 table but above the cap: the errors are the size float32
+       arithmetic on the angle makes (cause ``angles:float32``).
+    2. Else each candidate (the other layout, another base, a missing or
+       different scaling, the attention factor missing or twice, and each
+       combination of steps rounded to float16 or bfloat16) computes the
+       sampled rows in float64 with that change; one reproduces the table
+       when at least 99% of the sampled elements lie within 2**-18 (1 +
+       |angle|) A of it (float32 arithmetic in the rest of a pipeline) plus
+       an ulp of the table's format.  The simplest such candidate is named,
+       the one reproducing most among equals; nothing is named otherwise.
+    """
+    what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
+    name = rope.name(what)
+    precision = _DTYPES[dtype][0]
+    if precision >= 24 and _rope_errors_within(table, rope, kind, vectors, positions, damaged, _power_of_two(5 - precision)):
+        largest = max(
+            abs(allowance.positions[r] * allowance.frequencies[c]) for r, columns in damaged.items() for c in columns
+        )
+        return (
+            f"Diagnosis: every error is within 2**{5 - precision} * (1 + |angle|), what float32 arithmetic on the"
+            f" angles loses, but above the cap 2**-10: the failing elements have angles up to {largest:.6g},"
+            " which float32 holds only to its last place",
+            ("angles:float32",),
+        )
+    rows = _sample_rows(len(table))
+    sampled = [table[r] for r in rows]
+    floats = allowance.positions
+    best: "Optional[Tuple[int, float, int, str, Tuple[str, ...]]]" = None
+    for order, (text, causes, variant, steps, factor) in enumerate(_rope_candidates(rope)):
+        try:
+            share = _rope_share(sampled, rows, variant, kind, vectors, floats, positions, steps, factor, dtype)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            continue
+        if share >= _EXPLAINED_SHARE:
+            rank = (len(causes), -share, order, text, causes)
+            if best is None or rank < best:
+                best = rank
+    if best is None:
+        return (
+            "Diagnosis: no known cause explains the table (tried the other layout, other bases, the scaling variants,"
+            " the attention factor, and positions, inv_freq, angles and values rounded to float16 or bfloat16).",
+            (),
+        )
+    _, share, _, text, causes = best
+    return f"Diagnosis: the table is the {name} {text}; that reproduces {_percent(-share)} of the sampled elements.", causes
+
+
+def _rope_errors_within(
+    table: "List[List[float]]",
+    rope: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    damaged: "Dict[int, List[int]]",
+    unit: float,
+) -> bool:
+    """Whether every damaged element is within unit (1 + |angle|) A of the float64 value (the uncapped rule)."""
+    frequencies = rope.float_frequencies(_last_position(positions, len(table)))
+    columns = rope.columns()
+    for r, cells in damaged.items():
+        p = float(r) if positions is None else _to_float(positions[r])
+        row = _rope_candidate_row(rope, kind, vectors, r, p, frequencies, {}, rope.attention_value, "float64")
+        for c in cells:
+            angle = abs(p * frequencies[columns[c]])
+            bound = unit * (1 + angle) * abs(rope.attention_value) * 2
+            if vectors is not None:
+                bound *= sum(abs(v) for v in vectors[r])
+            if not abs(table[r][c] - row[c]) <= bound:
+                return False
+    return True
+
+
+def _rope_candidates(rope: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Rope, Dict[str, str], float]]":
+    """(words, causes, the rope computed, the steps rounded, the attention factor) for each way the table may have been made."""
+    base, layout, scaling = rope.inputs
+    other = "interleaved" if rope.layout == "half" else "half"
+    yield f"in the {other} layout", ("layout",), _Rope(rope.head_dim, base, other, scaling), {}, rope.attention_value
+    for b in _ROPE_BASES:
+        if (b, 1) != rope.base:
+            try:
+                variant = _Rope(rope.head_dim, b, rope.layout, _without_theta(scaling))
+            except ValueError:
+                continue
+            yield f"with base {b}", ("base",), variant, {}, variant.attention_value
+    if rope.kind != "default":
+        plain = _Rope(rope.head_dim, base, rope.layout, None)
+        yield f"without its {rope.kind} scaling", ("scaling",), plain, {}, 1.0
+    for kind, scaled in _other_scalings(rope):
+        try:
+            variant = _Rope(rope.head_dim, base, rope.layout, scaled)
+        except ValueError:
+            continue
+        yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention_value
+    if rope.attention_value != 1.0:
+        yield f"without its attention factor {rope.attention_value:.6g}", ("attention_factor:missing",), rope, {}, 1.0
+        twice = rope.attention_value * rope.attention_value
+        yield "with its attention factor applied twice", ("attention_factor:twice",), rope, {}, twice
+    for steps in _step_combinations():
+        causes = tuple(f"{step}:{fmt.split()[0]}" for step, fmt in steps.items())
+        words = []
+        for step, fmt in steps.items():
+            if fmt.endswith("arithmetic"):
+                words.append(f"inv_freq computed in {fmt}")
+            else:
+                words.append(f"{_ROPE_STEP_WORDS[step]} rounded to {fmt}")
+        yield "with " + _join(words), causes, rope, steps, rope.attention_value
+
+
+def _without_theta(scaling: object) -> object:
+    if scaling is None:
+        return None
+    return {key: entry for key, entry in scaling.items() if key != "rope_theta"}  # type: ignore[attr-defined]
+
+
+def _other_scalings(rope: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
+    """The other variants with the asked one's factor and length, where it has them."""
+    if rope.kind == "default":
+        return []
+    factor = _number(rope.factor)
+    length = _number(rope.length) if rope.length[0] else None
+    tried: "List[Tuple[str, Dict[str, object]]]" = [("linear", {"rope_type": "linear", "factor": factor})]
+    if length is not None:
+        tried.append(("dynamic", {"rope_type": "dynamic", "factor": factor, "max_position_embeddings": length}))
+        tried.append(("yarn", {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length}))
+        tried.append(
+            ("llama3", {"rope_type": "llama3", "factor": factor, "low_freq_factor": 1, "high_freq_factor": 4,
+                        "original_max_position_embeddings": length})
+        )
+    return [(kind, scaled) for kind, scaled in tried if kind != rope.kind]
+
+
+def _step_combinations() -> "List[Dict[str, str]]":
+    """Every non-empty choice of steps and formats, fewest steps first."""
+    combinations: "List[Dict[str, str]]" = [{}]
+    for step in _ROPE_STEPS:
+        combinations = combinations + [dict(list(c.items()) + [(step, fmt)]) for c in combinations for fmt in _ROPE_STEP_FORMATS[step]]
+    combinations = combinations[1:]
+    combinations.sort(key=len)
+    return combinations
+
+
+def _rope_candidate_row(
+    rope: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    r: int,
+    p: float,
+    frequencies: "List[float]",
+    steps: "Dict[str, str]",
+    factor: float,
+    dtype: str,
+) -> "List[float]":
+    """Row r as a pipeline computes it in float64 with the given steps rounded, then rounded to dtype."""
+
+    def narrow(values: "List[float]", step: str) -> "List[float]":
+        return _round_row(values, steps[step]) if step in steps else values
+
+    if "positions" in steps:
+        p = _round_row([p], steps["positions"])[0]
+    h = rope.pairs
+    fmt = steps.get("inv_freq", "")
+    if fmt.endswith("arithmetic"):
+        narrow_format = fmt.split()[0]
+        rounded_base = _round_row([_to_float(rope.base)], narrow_format)[0]
+        exponents = _round_row([2 * k / rope.head_dim for k in range(h)], narrow_format)
+        powers = _round_row([rounded_base**e for e in exponents], narrow_format)
+        computed = _round_row([1.0 / x if x else math.inf for x in powers], narrow_format)
+        default = [math.pow(_to_float(rope.base), -k / h) for k in range(h)]
+        frequencies = [c * w / d if d else c for c, w, d in zip(computed, frequencies, default)]
+    elif fmt:
+        frequencies = _round_row(frequencies, fmt)
+    angles = narrow([p * w for w in frequencies], "angles")
+    cosines = [math.cos(a) * factor for a in angles]
+    sines = [math.sin(a) * factor for a in angles]
+    if vectors is None:
+        values = cosines if kind == "cos" else sines
+        row = _rope_arrange(rope, narrow(values, "output"))
+    else:
+        cosines, sines = narrow(cosines, "output"), narrow(sines, "output")
+        x = vectors[r]
+        row = [0.0] * rope.head_dim
+        for k, (a, b) in enumerate(rope.partners()):
+            row[a] = x[a] * cosines[k] - x[b] * sines[k]
+            row[b] = x[b] * cosines[k] + x[a] * sines[k]
+    return _round_row(row, dtype)
+
+
+def _rope_share(
+    sampled: "List[List[float]]",
+    rows: "List[int]",
+    rope: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    floats: "List[float]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    steps: "Dict[str, str]",
+    factor: float,
+    dtype: str,
+) -> float:
+    """The share of the sampled elements the candidate gives within its allowance."""
+    frequencies = rope.float_frequencies(_last_position(positions, len(floats)))
+    columns = rope.columns()
+    slack = _power_of_two(1 - _DTYPES[dtype][0])
+    scale = _power_of_two(-18) * abs(factor)
+    reproduced = total = 0
+    for row, r in zip(sampled, rows):
+        p = floats[r]
+        made = _rope_candidate_row(rope, kind, vectors, r, p, frequencies, steps, factor, dtype)
+        weight = [1.0] * len(row)
+        if vectors is not None:
+            x = vectors[r]
+            weight = [0.0] * len(row)
+            for a, b in rope.partners():
+                weight[a] = weight[b] = abs(x[a]) + abs(x[b])
+        for c, (actual, value) in enumerate(zip(row, made)):
+            bound = scale * (1 + abs(p * frequencies[columns[c]])) * weight[c] + slack * max(1.0, abs(value))
+            if abs(actual - value) <= bound:
+                reproduced += 1
+            total += 1
+    return reproduced / total if total else 0.0
+
+
+_ROPE_LAYOUTS = ("half", "interleaved")
+# Each variant's keys in a scaling dict: those it needs, then those it may take.
+_ROPE_KEYS: "Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]" = {
+    "default": ((), ()),
+    "linear": (("factor",), ()),
+    "dynamic": (("factor",), ("max_position_embeddings", "original_max_position_embeddings")),
+    "yarn": (
+        ("original_max_position_embeddings",),
+        ("factor", "max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"),
+    ),
+    "llama3": (("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"), ()),
+    "longrope": (
+        ("short_factor", "long_factor", "original_max_position_embeddings"),
+        ("factor", "max_position_embeddings", "attention_factor"),
+    ),
+}
+# Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
+_ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
+
+
+class _AttentionFactor:
+    """A transcendental attention factor, to any precision: YaRN's or LongRoPE's default.
+
+    ``fixed(F)`` returns (A, 1): A is the factor times 2**F, within 1 unit.
+    YaRN: (0.1 m1 ln f + 1) / (0.1 m2 ln f + 1), m2 = 0 for no denominator;
+    LongRoPE: sqrt(1 + ln f / ln L0).  Either is transcendental when it is
+    not rational: ln f is (Lindemann), and so is a ratio of logarithms
+    that is irrational (Gelfond-Schneider), which _Rope checks first.
+    """
+
+    def __init__(self, kind: str, numbers: "Tuple[Tuple[int, int], ...]", value: float) -> None:
+        self.kind = kind
+        self.numbers = numbers
+        self.value = value  # in float64, for the fast path and the allowance
+        self.cache: "Dict[int, Tuple[int, int]]" = {}
+        # Guard bits: each step's error in units, bounded by the numbers' sizes (see fixed()).
+        sizes = sum(_bit_length(n // m + 1) for n, m in numbers)
+        self.guard = 24 + 2 * sizes
+
+    def fixed(self, F: int) -> "Tuple[int, int]":
+        found = self.cache.get(F)
+        if found is not None:
+            return found
+        G = F + self.guard
+        one = 1 << G
+        if self.kind == "yarn":
+            # ln f within 2 units; N = 1 + 0.1 m1 ln f within m1 + 1 units,
+            # D likewise (or exact); N / D >= ... with D >= 1: the quotient
+            # is off by at most (m1 + 1) + (N / D)(m2 + 1) + 1 units, far
+            # below 2**(guard - 2) units.
+            factor, m1, m2 = self.numbers
+            ln_factor = _ln_ratio(factor, G)
+            numerator = one + (m1[0] * ln_factor) // (10 * m1[1])
+            denominator = one + (m2[0] * ln_factor) // (10 * m2[1]) if m2[0] else one
+            v = (numerator << G) // denominator
+        else:
+            # R = ln f / ln L0 (L0 >= 2, ln L0 >= 0.69): off by at most
+            # (2 + 2R) / 0.69 + 1 units; the square root of (1 + R) halves
+            # that and adds 1 for the floor.
+            factor, length = self.numbers
+            ratio = (_ln_ratio(factor, G) << G) // _ln_ratio(length, G)
+            v = _isqrt((one + ratio) << G)
+        found = self.cache[F] = (_round_shift(v, self.guard), 1)
+        return found
+
+
+class _RopeFrequencies(_Frequencies):
+    """A rotary embedding's frequency law, exactly: one frequency per pair k of h, the exponent (k, h).
+
+    w_k = r_k * base**(-k/h) * g**(-k/(h - 1)): r_k a rational multiplier
+    (linear, YaRN, LongRoPE), g dynamic NTK's growth of the base (None
+    without).  A llama3 pair in the band between its two wavelengths
+    blends w and w / f (``blends``).  The contract is _Frequencies': the
+    frequency with relative error below 4 * 2**-F.
+    """
+
+    def __init__(
+        self,
+        base: "Tuple[int, int]",
+        pairs: int,
+        multipliers: "List[Tuple[int, int]]",
+        growth: "Optional[Tuple[int, int]]",
+        blend: "Optional[_Llama3]",
+    ) -> None:
+        _Frequencies.__init__(self, base, (1, 1), False)
+        self.pairs = pairs
+        self.multipliers = multipliers
+        self.growth = growth
+        self.blend = blend
+        self.plain = _Frequencies(base, (1, 1), False)
+        self.log2: "Dict[int, int]" = {}
+
+    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+        """(W, k): w = W * 2**(k - F) within a relative 4 * 2**-F.
+
+        Without a blend, at G2 = G + 4 = F + 12 bits: y = ln r - (k/h) ln base
+        - (k/(h-1)) ln g, each logarithm within 2 units and each product
+        floored, is off by at most 8 units of G2, half a unit of G; rounded
+        to G bits, by 1 unit, a relative 1.01 * 2**-G on exp(y); _exp adds
+        less than 2**-G.  Rounding W to F bits adds 0.72 * 2**-F.
+        """
+        key = (exponent[0], 0, F)
+        found = self.frequencies.get(key)
+        if found is not None:
+            return found
+        if len(self.frequencies) > 4096:
+            self.frequencies.clear()
+        k = exponent[0]
+        h = self.pairs
+        if self.blend is not None and self.blend.bands(k) == "blend":
+            found = self.blend.frequency(k, F)
+        else:
+            G = F + 8
+            G2 = G + 4
+            y = 0
+            r = self.multipliers[k]
+            if r != (1, 1):
+                y += _ln_ratio(r, G2)
+            if k:
+                y -= (k * _ln_ratio(self.base, G2)) // h
+                if self.growth is not None:
+                    y -= (k * _ln_ratio(self.growth, G2)) // (h - 1)
+            W, e = _exp(_round_shift(y, G2 - G), G)
+            found = (_round_shift(W, G - F), e)
+        self.frequencies[key] = found
+        return found
+
+    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
+        """An integer within 3 of log2(|position| * w_k): the position's within 1, the frequency's within 2."""
+        k = exponent[0]
+        e = self.log2.get(k)
+        if e is None:
+            e = self.log2[k] = self.frequency(exponent, 64)[1]
+        n, m = position
+        return _bit_length(abs(n)) - _bit_length(m) + e
+
+
+class _Llama3:
+    """llama3's frequency law: w / f past the long wavelength, w below the short one, a blend between.
+
+    With X = L0 w / (2 pi) = L0 / wavelength: X < low_freq_factor gives
+    w / f, X > high_freq_factor gives w, and between (ends included)
+    w' = (1 - s) w / f + s w, s = (X - low) / (high - low).  X is
+    transcendental (pi is, and w is algebraic), so it never equals either
+    end, and the band is decided by computing X to more bits until its
+    interval lies on one side.
+    """
+
+    def __init__(self, base: "Tuple[int, int]", pairs: int, factor: "Tuple[int, int]", low: "Tuple[int, int]", high: "Tuple[int, int]", length: "Tuple[int, int]") -> None:
+        self.plain = _Frequencies(base, (1, 1), False)
+        self.pairs = pairs
+        self.factor = factor
+        self.low = low
+        self.high = high
+        self.length = length
+        # q = (1 - 1/f) / (high - low), the blend's slope in X.
+        fn, fd = factor
+        width = _add(high, (-low[0], low[1]))
+        self.slope = _reduced((fn - fd) * width[1], fn * width[0])
+        # Bits the blend loses: f (q (5 high + 3) + 4) relative units, see frequency().
+        self.blend_bits = _bit_length(_ceiling(factor) * (_ceiling(self.slope) * (5 * _ceiling(high) + 3) + 4)) + 2
+        self.decided: "Dict[int, str]" = {}
+
+    def ratio(self, k: int, G: int) -> "Tuple[int, int, int, int]":
+        """(X, error, W, e): X = L0 w_k / (2 pi) with G fraction bits, within error units, and w_k = W 2**(e - G).
+
+        w within a relative 1.7 * 2**-G and pi within 1 unit (a relative
+        2**-G / 3): X within a relative 2.1 * 2**-G, plus 1 for the floor.
+        """
+        W, e = self.plain.frequency((k, self.pairs), G)
+        numerator = self.length[0] * W
+        denominator = 2 * self.length[1] * _pi(G)
+        shift = e + G
+        X = (numerator << shift) // denominator if shift >= 0 else numerator // (denominator << -shift)
+        return X, ((3 * X) >> G) + 2, W, e
+
+    def bands(self, k: int) -> str:
+        """"long" (w / f), "short" (w) or "blend": where pair k's wavelength lies, decided exactly."""
+        found = self.decided.get(k)
+        if found is not None:
+            return found
+        G = 64
+        while True:
+            X, error, _, _ = self.ratio(k, G)
+            low = self._compare(X, error, G, self.low)
+            high = self._compare(X, error, G, self.high)
+            if low == -1:
+                found = "long"
+            elif high == 1:
+                found = "short"
+            elif low == 1 and high == -1:
+                found = "blend"
+            else:
+                G *= 2
+                continue
+            self.decided[k] = found
+            return found
+
+    @staticmethod
+    def _compare(X: int, error: int, G: int, bound: "Tuple[int, int]") -> int:
+        """-1 if X (within error) is surely below the bound, 1 if surely above, 0 if undecided."""
+        n, m = bound
+        if (X + error) * m < n << G:
+            return -1
+        if (X - error) * m > n << G:
+            return 1
+        return 0
+
+    def frequency(self, k: int, F: int) -> "Tuple[int, int]":
+        """The blend w' = w (1/f + q (X - low)) as (W, k) with relative error below 2 * 2**-F.
+
+        At G = F + 12 + blend_bits: X within 3 X / 2**G + 2 units (X <= high
+        in the band), M = 1/f + q (X - low) within q (3 high + 2) + 2 units,
+        and M >= 1/f; so w M is within a relative 1.7 * 2**-G +
+        f (q (3 high + 2) + 2) * 2**-G < 2**(blend_bits - G).  Cutting W M
+        to F + 1 bits adds at most 2**-F.
+        """
+        G = F + 12 + self.blend_bits
+        X, _, W, e = self.ratio(k, G)
+        (fn, fd), (ln_, ld), (qn, qd) = self.factor, self.low, self.slope
+        above_low = X * ld - (ln_ << G)  # (X - low) 2**G, times ld
+        M = (fd << G) // fn + (qn * above_low) // (qd * ld)
+        product = W * M  # w M = product * 2**(e - 2G)
+        n = _bit_length(product)
+        return product >> (n - F - 1), n - 1 + e - 2 * G
+
+
+class _Rope:
+    """A rotary embedding's choices, checked: head_dim, base, layout, and the scaling variant's numbers as fractions.
+
+    ``function`` names the caller in messages.  The numbers of ``scaling``
+    are exact fractions, as a Convention's: a float is the binary number it
+    holds, a string the decimal it says.
+    """
+
+    def __init__(self, head_dim: object, base: object, layout: object, scaling: object) -> None:
+        self.head_dim = _check_integer("head_dim", head_dim, 2)
+        if self.head_dim % 2:
+            raise ValueError(f"head_dim must be even, got {self.head_dim}")
+        self.pairs = self.head_dim // 2
+        self.layout = _check_choice("layout", layout, _ROPE_LAYOUTS)
+        given = self._scaling(scaling)
+        theta = given.pop("rope_theta", None)
+        if base is None:
+            base = 10000 if theta is None else theta
+        elif theta is not None and _rational("base", base) != _rational("scaling['rope_theta']", theta):
+            raise ValueError(f"base and scaling['rope_theta'] must agree, got {_short(base)} and {_short(theta)}")
+        self.base = _positive("base")(base)
+        self.inputs = (base, self.layout, scaling)
+        self.kind = str(given.pop("kind"))
+        self.given = given
+        self.factor = (1, 1)
+        self.length: "Tuple[int, int]" = (0, 1)
+        self.multipliers = [(1, 1)] * self.pairs
+        self.long_multipliers = self.multipliers
+        self.llama3: "Optional[_Llama3]" = None
+        self.attention: "_Scale" = (1, 1)
+        self.attention_value = 1.0
+        getattr(self, "_" + self.kind)()
+        self.laws: "Dict[Tuple[int, int], _RopeFrequencies]" = {}
+
+    def _scaling(self, scaling: object) -> "Dict[str, object]":
+        """The scaling dict's entries, checked against its variant's keys, with the variant as "kind"."""
+        if scaling is None:
+            scaling = {}
+        items = getattr(scaling, "items", None)
+        if not callable(items):
+            raise TypeError(f"scaling must be a dict of rope parameters, got {type(scaling).__name__} {_short(scaling)}")
+        given: "Dict[str, object]" = {}
+        for key, entry in items():
+            if not isinstance(key, str):
+                raise TypeError(f"scaling's keys must be str, got {type(key).__name__} {_short(key)}")
+            if entry is not None:  # HF configs write an unset parameter as None
+                given[key] = entry
+        kind = given.pop("rope_type", None)
+        old = given.pop("type", None)
+        if kind is not None and old is not None and kind != old:
+            raise ValueError(f"scaling['rope_type'] and scaling['type'] must agree, got {_short(kind)} and {_short(old)}")
+        kind = _check_choice("scaling['rope_type']", "default" if kind is None and old is None else kind or old, tuple(_ROPE_KEYS))
+        partial = given.pop("partial_rotary_factor", None)
+        if partial is not None and _rational("scaling['partial_rotary_factor']", partial) != (1, 1):
+            raise ValueError(
+                f"scaling['partial_rotary_factor'] must be 1 (give the rotated width as head_dim), got {_short(partial)}"
+            )
+        required, optional = _ROPE_KEYS[kind]
+        for key in given:
+            if key not in required and key not in optional and key != "rope_theta":
+                takes = ", ".join(required + optional) or "no parameters"
+                raise ValueError(f"scaling for rope_type {kind} takes {takes}, got {_short(key)}")
+        for key in required:
+            if key not in given:
+                raise ValueError(f"scaling for rope_type {kind} needs {key!r}, got none")
+        given["kind"] = kind
+        return given
+
+    def _number(self, key: str, default: "Optional[Tuple[int, int]]" = None) -> "Tuple[int, int]":
+        if key not in self.given:
+            if default is None:
+                raise ValueError(f"scaling for rope_type {self.kind} needs {key!r}, got none")
+            return default
+        return _positive(f"scaling[{key!r}]")(self.given[key])
+
+    def _whole(self, key: str) -> "Tuple[int, int]":
+        number = self._number(key)
+        if number[1] != 1:
+            raise ValueError(f"scaling[{key!r}] must be a whole number, got {_short(self.given[key])}")
+        return number
+
+    def _factor_or_ratio(self) -> "Tuple[int, int]":
+        """factor, or max_position_embeddings / original_max_position_embeddings as HF takes it."""
+        if "factor" in self.given:
+            return self._number("factor")
+        if "max_position_embeddings" in self.given:
+            n, m = self._whole("max_position_embeddings")
+            return _reduced(n * self.length[1], m * self.length[0])
+        return (1, 1)
+
+    def _list(self, key: str) -> "List[Tuple[int, int]]":
+        entries = self.given[key]
+        tolist = getattr(entries, "tolist", None)
+        if callable(tolist):
+            entries = tolist()
+        items = _iterate(entries)
+        if isinstance(entries, (str, bytes)) or items is None:
+            raise TypeError(f"scaling[{key!r}] must be a list of numbers, got {type(entries).__name__} {_short(entries)}")
+        numbers = [_positive(f"scaling[{key!r}][{i}]")(x) for i, x in enumerate(items)]
+        if len(numbers) != self.pairs:
+            raise ValueError(f"scaling[{key!r}] must have head_dim / 2 = {self.pairs} numbers, got {len(numbers)}")
+        return numbers
+
+    def _default(self) -> None:
+        pass
+
+    def _linear(self) -> None:
+        self.factor = self._number("factor")
+        self.multipliers = [(self.factor[1], self.factor[0])] * self.pairs
+
+    def _dynamic(self) -> None:
+        self.factor = self._number("factor")
+        key = "max_position_embeddings" if "max_position_embeddings" in self.given else "original_max_position_embeddings"
+        if key not in self.given:
+            raise ValueError("scaling for rope_type dynamic needs 'max_position_embeddings', got none")
+        self.length = self._whole(key)
+
+    def _yarn(self) -> None:
+        self.length = self._whole("original_max_position_embeddings")
+        self.factor = self._factor_or_ratio()
+        if "factor" not in self.given and "max_position_embeddings" not in self.given:
+            raise ValueError("scaling for rope_type yarn needs 'factor' or 'max_position_embeddings', got neither")
+        if self.base[0] <= self.base[1]:
+            raise ValueError(f"base must be greater than 1 for rope_type yarn, got {_short(_number(self.base))}")
+        # HF takes beta_fast and beta_slow with `or`: 0 means the default too.
+        fast = self._number("beta_fast", (32, 1)) if self.given.get("beta_fast") else (32, 1)
+        slow = self._number("beta_slow", (1, 1)) if self.given.get("beta_slow") else (1, 1)
+        truncate = _check_flag("scaling['truncate']")(self.given.get("truncate", True))
+        if not truncate:
+            raise ValueError("scaling['truncate'] must be True: the ramp between real bounds is not modelled, got False")
+        d = self.head_dim
+        low = max(_yarn_bound(self.pairs, self.length, fast, self.base, False), 0)
+        high = min(_yarn_bound(self.pairs, self.length, slow, self.base, True), d - 1)
+        top = (high, 1) if low != high else (1000 * high + 1, 1000)  # HF adds 0.001 to an empty ramp
+        fn, fd = self.factor
+        multipliers = []
+        for k in range(self.pairs):
+            # ramp = clamp((k - low) / (high - low), 0, 1); w_k is w (1 - ramp) + (w / f) ramp.
+            numerator, denominator = (k - low) * top[1], top[0] - low * top[1]
+            if denominator < 0:
+                numerator, denominator = -numerator, -denominator
+            ramp = (0, 1) if numerator <= 0 else (1, 1) if numerator >= denominator else _reduced(numerator, denominator)
+            # 1 - ramp (1 - 1/f) = (f - ramp (f - 1)) / f
+            multipliers.append(_reduced(fn * ramp[1] - ramp[0] * (fn - fd), fn * ramp[1]))
+        self.multipliers = multipliers
+        if "attention_factor" in self.given:
+            self._given_attention()
+        elif self.factor[0] > self.factor[1]:
+            # HF: the ratio of two mscales when both are given and non-zero, else 0.1 ln f + 1.
+            m1, m2 = (1, 1), (0, 1)
+            if self.given.get("mscale") and self.given.get("mscale_all_dim"):
+                m1, m2 = self._number("mscale"), self._number("mscale_all_dim")
+            if m1 != m2:
+                ln_factor = math.log(_to_float(self.factor))
+                value = (0.1 * _to_float(m1) * ln_factor + 1) / (0.1 * _to_float(m2) * ln_factor + 1)
+                self.attention = _AttentionFactor("yarn", (self.factor, m1, m2), value)
+                self.attention_value = value
+
+    def _llama3(self) -> None:
+        self.factor = self._number("factor")
+        low, high = self._number("low_freq_factor"), self._number("high_freq_factor")
+        if low[0] * high[1] >= high[0] * low[1]:
+            raise ValueError(
+                f"scaling['high_freq_factor'] must be greater than scaling['low_freq_factor'],"
+                f" got {_short(self.given['high_freq_factor'])} and {_short(self.given['low_freq_factor'])}"
+            )
+        length = self._whole("original_max_position_embeddings")
+        self.llama3 = _Llama3(self.base, self.pairs, self.factor, low, high, length)
+        self.multipliers = [
+            (self.factor[1], self.factor[0]) if self.llama3.bands(k) == "long" else (1, 1) for k in range(self.pairs)
+        ]
+
+    def _longrope(self) -> None:
+        self.length = self._whole("original_max_position_embeddings")
+        self.factor = self._factor_or_ratio()
+        self.multipliers = [(m, n) for n, m in self._list("short_factor")]
+        self.long_multipliers = [(m, n) for n, m in self._list("long_factor")]
+        if "attention_factor" in self.given:
+            self._given_attention()
+        elif self.factor[0] > self.factor[1]:
+            if self.length[0] < 2:
+                raise ValueError("scaling['original_max_position_embeddings'] must be at least 2 for rope_type longrope, got 1")
+            value = math.sqrt(1 + math.log(_to_float(self.factor)) / math.log(self.length[0]))
+            self.attention_value = value
+            ratio = _log_ratio(self.factor, self.length[0])
+            if ratio is None:
+                self.attention = _AttentionFactor("longrope", (self.factor, self.length), value)
+            else:
+                self.attention = _reduced(ratio[1] + ratio[0], ratio[1])  # its square, 1 + R
+
+    def _given_attention(self) -> None:
+        n, m = self._number("attention_factor")
+        self.attention = (n * n, m * m)
+        self.attention_value = _to_float((n, m))
+
+    def law(self, last: "Tuple[int, int]") -> "_RopeFrequencies":
+        """The frequency law for rows whose largest position is ``last`` (dynamic and longrope look at last + 1)."""
+        length = _add(last, (1, 1))
+        long = self.length[0] and length[0] * self.length[1] > self.length[0] * length[1]
+        growth = None
+        multipliers = self.multipliers
+        if self.kind == "dynamic" and long and self.pairs > 1:
+            # base' = base g**(d/(d-2)), g = f L / L0 - (f - 1): w_k = base**(-k/h) g**(-k/(h-1)).
+            (fn, fd), (n, m), (ln_, ld) = self.factor, length, self.length
+            growth = _reduced(fn * n * ld - (fn - fd) * m * ln_, fd * m * ln_)
+            if growth[0] <= 0:
+                raise ValueError(f"scaling['factor'] gives dynamic NTK a base growth of {_fraction_text(growth)}, not above 0")
+        if self.kind == "longrope" and long:
+            multipliers = self.long_multipliers
+        key = (0, 0) if growth is None and multipliers is self.multipliers else length
+        found = self.laws.get(key)
+        if found is None:
+            found = self.laws[key] = _RopeFrequencies(self.base, self.pairs, multipliers, growth, self.llama3)
+        return found
+
+    def float_frequencies(self, last: "Tuple[int, int]") -> "List[float]":
+        """Each pair's frequency in float64, from the same exact choices (bands, ramps, growth)."""
+        law = self.law(last)
+        h = self.pairs
+        base = _to_float(self.base)
+        growth = _to_float(law.growth) if law.growth is not None else 1.0
+        frequencies = []
+        for k in range(h):
+            w = math.pow(base, -k / h) * _to_float(law.multipliers[k])
+            if law.growth is not None and k:
+                w *= math.pow(growth, -k / (h - 1))
+            if self.llama3 is not None and self.llama3.bands(k) == "blend":
+                low, high, f = _to_float(self.llama3.low), _to_float(self.llama3.high), _to_float(self.factor)
+                s = (_to_float(self.llama3.length) * w / (2 * math.pi) - low) / (high - low)
+                w = (1 - s) * w / f + s * w
+            frequencies.append(w)
+        return frequencies
+
+    def columns(self) -> "List[int]":
+        """The pair of each column: half repeats 0..h-1, interleaved doubles each."""
+        h = self.pairs
+        return [c % h for c in range(2 * h)] if self.layout == "half" else [c // 2 for c in range(2 * h)]
+
+    def partners(self) -> "List[Tuple[int, int]]":
+        """Each pair's two columns (a, b): out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos + x[a] sin."""
+        h = self.pairs
+        return [(k, k + h) for k in range(h)] if self.layout == "half" else [(2 * k, 2 * k + 1) for k in range(h)]
+
+    def name(self, what: str) -> str:
+        scaling = "" if self.kind == "default" else f", {self.kind} scaling"
+        return f"RoPE {what} ({self.layout} layout, base {_fraction_text(self.base)}{scaling})"
+
+
+def _ceiling(x: "Tuple[int, int]") -> int:
+    return -((-x[0]) // x[1])
+
+
+def _log_ratio(factor: "Tuple[int, int]", length: int) -> "Optional[Tuple[int, int]]":
+    """ln(factor) / ln(length) as a fraction (n, m) when it is rational, else None (then it is transcendental).
+
+    With length = c**j, c not a perfect power, the ratio is rational exactly
+    when factor is a whole power c**e: then it is e / j.
+    """
+    j = _bit_length(length)
+    while j > 1 and _root(length, j) is None:
+        j -= 1
+    c = _root(length, j)
+    n, m = factor
+    if m != 1 or c is None or c < 2:
+        return None
+    e = 0
+    while n % c == 0:
+        n //= c
+        e += 1
+    return _reduced(e, j) if n == 1 else None
+
+
+def _yarn_bound(pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", ceiling: bool) -> int:
+    """floor (or ceil) of YaRN's correction dimension h ln(L0 / (2 pi beta)) / ln(base), decided exactly.
+
+    The value is never whole (that would make pi**h rational), so more
+    bits always decide: the numerator h (ln(L0 / (2 beta)) - ln pi) is
+    within 4h units (each logarithm within 2), the denominator within 2;
+    the quotient lies between the four corner quotients.
+    """
+    G = 64
+    while True:
+        numerator = pairs * (_ln_ratio(_reduced(length[0] * beta[1], 2 * length[1] * beta[0]), G) - _ln(_pi(G), -G, G))
+        denominator = _ln_ratio(base, G)
+        error = 4 * pairs
+        if denominator > 2:
+            corners = [
+                (n // m if not ceiling else -((-n) // m))
+                for n in (numerator - error, numerator + error)
+                for m in (denominator - 2, denominator + 2)
+            ]
+            if min(corners) == max(corners):
+                return corners[0]
+        G *= 2
+
+
+def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[Tuple[int, int]]]":
+    """The positions given, as fractions, at least ``count`` of them; None for 0, 1, 2..."""
+    given = _check_positions(positions)
+    if given is None:
+        return None
+    if len(given) < count:
+        raise ValueError(f"{name} must be at most len(positions) = {len(given)}, got {count}")
+    return list(given[:count])
+
+
+def _last_position(positions: "Optional[List[Tuple[int, int]]]", count: int) -> "Tuple[int, int]":
+    """The largest position of the rows (0 for none), compared exactly."""
+    if positions is None:
+        return (count - 1, 1) if count else (0, 1)
+    last = positions[0] if positions else (0, 1)
+    for p in positions:
+        if p[0] * last[1] > last[0] * p[1]:
+            last = p
+    return last
+
+
+def _rope_pairs(
+    rope: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", exact: bool, dtype: str
+) -> "Iterator[List[float]]":
+    """Rows of [cos of each pair..., sin of each pair...], times the attention factor, rounded to dtype."""
+    h = rope.pairs
+    last = _last_position(positions, count)
+    if exact:
+        law = rope.law(last)
+        exponents = [(k, h) for k in range(h)]
+        plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
+        if positions is None:
+            fixed = _fixed_rows(count, 0, 1, 1, plan, exponents, law)
+        else:
+            fixed = _fixed_rows_at(positions, plan, exponents, law)
+        return _finish_rows(fixed, plan, exponents, law, rope.attention, dtype)
+    return _rope_fast_pairs(rope, count, positions, last, dtype)
+
+
+def _rope_fast_pairs(
+    rope: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", last: "Tuple[int, int]", dtype: str
+) -> "Iterator[List[float]]":
+    frequencies = rope.float_frequencies(last)
+    factor = rope.attention_value
+    floats = [float(p) for p in range(count)] if positions is None else [_to_float(p) for p in positions]
+    largest = max(map(abs, floats)) * max(frequencies) if floats else 0.0
+    if not largest < math.inf:
+        raise ValueError(f"angles p * w_k must be finite in float64, got positions up to {max(map(abs, floats))!r}; exact=True has no such limit")
+    cos, sin = math.cos, math.sin
+    for p in floats:
+        angles = [p * w for w in frequencies]
+        row = list(map(cos, angles))
+        row += map(sin, angles)
+        if factor != 1.0:
+            row = [x * factor for x in row]
+        yield row if dtype == "float64" else [_round_float(x, dtype) for x in row]
+
+
+def _rope_arrange(rope: "_Rope", values: "List[float]") -> "List[float]":
+    """A cache row from one value per pair, in the rope's layout."""
+    if rope.layout == "half":
+        return values + values
+    return [x for x in values for _ in (0, 1)]
+
+
+def _rotated(
+    rope: "_Rope",
+    x: "List[List[float]]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    exact: bool,
+    dtype: str,
+) -> "Iterator[List[float]]":
+    """Rows of x rotated: out[a] = A (x[a] cos - x[b] sin), out[b] = A (x[b] cos + x[a] sin) for each pair (a, b)."""
+    count = len(x)
+    h = rope.pairs
+    partners = rope.partners()
+    if not exact:
+        for row, values in zip(x, _rope_pairs(rope, count, positions, False, "float64")):
+            out = [0.0] * (2 * h)
+            for k, (a, b) in enumerate(partners):
+                c, s = values[k], values[h + k]
+                out[a] = row[a] * c - row[b] * s
+                out[b] = row[b] * c + row[a] * s
+            yield out if dtype == "float64" else [_round_float(v, dtype) for v in out]
+        return
+    last = _last_position(positions, count)
+    law = rope.law(last)
+    exponents = [(k, h) for k in range(h)]
+    plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
+    if positions is None:
+        fixed = _fixed_rows(count, 0, 1, 1, plan, exponents, law)
+    else:
+        fixed = _fixed_rows_at(positions, plan, exponents, law)
+    for row, (position, pairs, error) in zip(x, fixed):
+        out = [0.0] * (2 * h)
+        for k, (a, b) in enumerate(partners):
+            c, s = pairs[k], pairs[h + k]
+            out[a] = _rotated_element(row[a], row[b], -1, c, s, error, position, k, law, rope.attention, dtype)
+            out[b] = _rotated_element(row[b], row[a], 1, c, s, error, position, k, law, rope.attention, dtype)
+        yield out
+
+
+def _rotated_element(
+    first: float,
+    second: float,
+    sign: int,
+    c: int,
+    s: int,
+    error: int,
+    position: "Tuple[int, int]",
+    k: int,
+    law: "_RopeFrequencies",
+    scale: "_Scale",
+    dtype: str,
+) -> float:
+    """A (first cos + sign second sin), correctly rounded: from the row's cos and sin, else by the Ziv loop.
+
+    first and second are floats, m 2**q exactly; on their common grid 2**q
+    they are integers X1, X2, and with cos and sin each within ``error``
+    units of P bits the sum is within (|X1| + |X2|) error units of P - q
+    fraction bits.  At position 0 the value is A first, rational or not as
+    A is.  Otherwise it is Re((X1 + i sign X2) e^(i theta)) for theta != 0
+    algebraic; were that rational, e^(i theta) would be a root of a
+    quadratic with algebraic coefficients, which Lindemann-Weierstrass
+    forbids: the value is irrational (times A, transcendental as far as the
+    loop is concerned), so the loop ends.
+    """
+    if first == 0.0 and second == 0.0:
+        return 0.0
+    X1, X2, q = _common_grid(first, second)
+    if position[0] == 0:
+        if isinstance(scale, tuple):
+            root_p, root_q = _root(scale[0], 2), _root(scale[1], 2)
+            if root_p is not None and root_q is not None:
+                if q >= 0:
+                    return _round_fraction((X1 * root_p << q, root_q), dtype)
+                return _round_fraction((X1 * root_p, root_q << -q), dtype)
+        if X1 == 0:
+            return 0.0
+    P = _TABLE_BITS
+    bits = _DTYPES[dtype][0] + 32
+    v, v_error, F = X1 * c + sign * X2 * s, (abs(X1) + abs(X2)) * error, P
+    while True:
+        if scale != (1, 1):
+            v, v_error = _scale_fixed(v, v_error, scale, _bit_length(abs(v) + v_error) + 2)
+        F -= q
+        if F < 0:
+            v, v_error, F = v << -F, v_error << -F, 0
+        result = _round_fixed(v, F, v_error, dtype)
+        if result is not None:
+            return result
+        bits *= 2
+        sine, cosine, F, E = _sin_cos(position, (k, law.pairs), law, bits + _bit_length(abs(X1) + abs(X2)))
+        v, v_error = X1 * cosine + sign * X2 * sine, (abs(X1) + abs(X2)) * E
+
+
+def _common_grid(first: float, second: float) -> "Tuple[int, int, int]":
+    """(X1, X2, q): first = X1 2**q and second = X2 2**q, integers, exactly."""
+    parts = []
+    for x in (first, second):
+        if x == 0.0:
+            parts.append((0, 0))
+        else:
+            m, e = _float_parts(-x if x < 0.0 else x)
+            parts.append((-m if x < 0.0 else m, e))
+    q = min(e for m, e in parts if m)
+    (m1, e1), (m2, e2) = parts
+    return (m1 << (e1 - q) if m1 else 0), (m2 << (e2 - q) if m2 else 0), q
 
 
 # ---------------------------------------------------------------------------

@@ -5,12 +5,26 @@
 # pe_reference.py.  CI checks it against the module with mypy.stubtest and
 # type-checks a consumer project with it.
 from fractions import Fraction
-from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
 from typing_extensions import Unpack
 
 __version__: str
-__all__ = ["Convention", "PRESETS", "Report", "assert_close", "compare", "derivation", "encoding", "main", "rows", "value"]
+__all__ = [
+    "Convention",
+    "PRESETS",
+    "Report",
+    "apply_rope",
+    "assert_close",
+    "compare",
+    "compare_rope",
+    "derivation",
+    "encoding",
+    "main",
+    "rope",
+    "rows",
+    "value",
+]
 DEFAULT_BASE: float
 
 _DType = Literal["float64", "float32", "bfloat16", "float16"]
@@ -133,6 +147,9 @@ class Report:
     not_finite: List[Tuple[int, int, float]]
     not_finite_count: int
     unrepresentable: Optional[str]
+    subject: str
+    rule: Optional[str]
+    causes: Tuple[str, ...]
     def __init__(
         self,
         shape: Tuple[int, int],
@@ -195,3 +212,42 @@ def compare(
 ) -> Report: ...
 def assert_close(actual: object, **options: Any) -> None: ...
 def main(argv: Optional[Sequence[str]] = ...) -> int: ...
+
+_RopeLayout = Literal["half", "interleaved"]
+# A model's rope parameters as HF transformers writes them (config.rope_parameters).
+_Scaling = Mapping[str, Any]
+
+def rope(
+    seq_len: int,
+    head_dim: int,
+    *,
+    base: Optional[_Number] = ...,
+    layout: _RopeLayout = ...,
+    scaling: Optional[_Scaling] = ...,
+    positions: Optional[Sequence[_Number]] = ...,
+    exact: bool = ...,
+    dtype: _DType = ...,
+) -> Tuple[List[List[float]], List[List[float]]]: ...
+def apply_rope(
+    x: Any,
+    *,
+    base: Optional[_Number] = ...,
+    layout: _RopeLayout = ...,
+    scaling: Optional[_Scaling] = ...,
+    positions: Optional[Sequence[_Number]] = ...,
+    exact: bool = ...,
+    dtype: _DType = ...,
+) -> List[List[float]]: ...
+def compare_rope(
+    actual: Any,
+    *,
+    kind: Literal["cos", "sin", "rotated"] = ...,
+    x: Optional[Any] = ...,
+    base: Optional[_Number] = ...,
+    layout: _RopeLayout = ...,
+    scaling: Optional[_Scaling] = ...,
+    positions: Optional[Sequence[_Number]] = ...,
+    dtype: _DType = ...,
+    atol: Optional[float] = ...,
+    ulps: Optional[float] = ...,
+) -> Report: ...

@@ -39,7 +39,7 @@ def undecided_cases() -> List[Case]:
         return result
 
     def recording_value(
-        position: Tuple[int, int], kind: int, exponent: Tuple[int, int], frequencies: Any, scale: Tuple[int, int], dtype: str
+        position: Tuple[int, int], kind: int, exponent: Tuple[int, int], frequencies: Any, scale: Any, dtype: str
     ) -> float:
         state["key"] = (position, kind, exponent)
         state["retried"] = False
