@@ -88,7 +88,7 @@ __all__ = [
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from argparse import Namespace
+    from argparse import ArgumentParser, Namespace
     from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional, Pattern, Sequence, Set, Tuple, Type, Union
 
     # A Convention's fields, checked: fractions are (numerator, denominator > 0) in lowest terms.
@@ -3671,12 +3671,7 @@ def compare_rope(
         (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -math.inf < v < math.inf
     ]
     allowance = _RopeAllowance(setup, seq_len, given, dtype, vectors)
-    if vectors is not None:
-        expected_rows = _rotated(setup, vectors, given, True, dtype)
-    else:
-        h = setup.pairs
-        part = slice(0, h) if kind == "cos" else slice(h, 2 * h)
-        expected_rows = (_rope_arrange(setup, row[part]) for row in _rope_pairs(setup, seq_len, given, True, dtype))
+    expected_rows = _rope_rows(setup, kind, seq_len, given, vectors, True, dtype)
     comparison = _Comparison(allowance, dtype, atol, ulps)
     rows_with_not_finite = set(r for r, _, _ in not_finite)
     for r, (row, expected_row) in enumerate(zip(rounded, expected_rows)):
@@ -4583,6 +4578,24 @@ def _rope_fast_pairs(
         yield row if dtype == "float64" else [_round_float(x, dtype) for x in row]
 
 
+def _rope_rows(
+    rope: "_Rope",
+    kind: str,
+    count: int,
+    positions: "Optional[List[Tuple[int, int]]]",
+    vectors: "Optional[List[List[float]]]",
+    exact: bool,
+    dtype: str,
+) -> "Iterator[List[float]]":
+    """The rows of a cos or sin cache, or of the rotated vectors: what the command line prints."""
+    if kind == "rotated":
+        assert vectors is not None
+        return _rotated(rope, vectors, positions, exact, dtype)
+    h = rope.pairs
+    part = slice(0, h) if kind == "cos" else slice(h, 2 * h)
+    return (_rope_arrange(rope, row[part]) for row in _rope_pairs(rope, count, positions, exact, dtype))
+
+
 def _rope_arrange(rope: "_Rope", values: "List[float]") -> "List[float]":
     """A cache row from one value per pair, in the rope's layout."""
     if rope.layout == "half":
@@ -4975,6 +4988,7 @@ def _check_table_size(rows_count: int, columns: int, name: str) -> None:
 
 
 _VECTOR_SCHEMA = "pe_reference.vectors/2"
+_ROPE_VECTOR_SCHEMA = "pe_reference.rope-vectors/1"
 
 
 def _write_vectors(out: "IO[str]", request: "_Request") -> None:
@@ -5016,6 +5030,41 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
         digits = (exponent_bits + precision) // 4
         out.write(("," if index else "") + f'\n"{dtype}": [')
         for r, row in enumerate(_rows(convention, seq_len, d_model, True, dtype)):
+            cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
+            out.write(("," if r else "") + f"\n[{cells}]")
+        out.write("\n]")
+    out.write("\n}\n}\n")
+
+
+def _write_rope_vectors(out: "IO[str]", request: "_Request") -> None:
+    """Golden test vectors of a rotary cache or rotated vectors: the parameters, and every element's bits in the four formats."""
+    assert request.rope is not None
+    setup, kind, positions, vectors, scaling = request.rope
+    seq_len = request.seq_len
+    shown = [str(r) for r in range(seq_len)] if positions is None else [_fraction_text(p) for p in positions]
+    out.write("{\n")
+    out.write(f'"schema": "{_ROPE_VECTOR_SCHEMA}",\n')
+    out.write(f'"generator": "pe_reference {__version__}",\n')
+    out.write(
+        '"formula": "cos or sin of positions[row] * w_k, times the attention factor, w_k the scaling variant\'s'
+        ' frequency of the column\'s pair k (docs/rope.md); rotated: out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos +'
+        ' x[a] sin per pair (a, b)",\n'
+    )
+    out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
+    out.write(
+        f'"parameters": {{"seq_len": {seq_len}, "head_dim": {setup.head_dim}, "kind": "{kind}", '
+        f'"layout": "{setup.layout}", "base": "{_fraction_text(setup.base)}", "scaling": {scaling or "null"}, '
+        f'"positions": [{", ".join(chr(34) + p + chr(34) for p in shown)}]}},\n'
+    )
+    if vectors is not None:
+        out.write('"x": [\n' + ",\n".join("[" + ", ".join(map(repr, row)) + "]" for row in vectors) + "\n],\n")
+    out.write('"pairs": [' + ", ".join(map(str, setup.columns())) + "],\n")
+    out.write('"bits": {')
+    for index, dtype in enumerate(_DTYPES):
+        precision, _, exponent_bits = _DTYPES[dtype]
+        digits = (exponent_bits + precision) // 4
+        out.write(("," if index else "") + f'\n"{dtype}": [')
+        for r, row in enumerate(_rope_rows(setup, kind, seq_len, positions, vectors, True, dtype)):
             cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
             out.write(("," if r else "") + f"\n[{cells}]")
         out.write("\n]")
@@ -5383,6 +5432,21 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     pictures.add_argument(
         "--waves", metavar="FILE.png", help=f"write the first {_WAVE_DIMENSIONS} dimensions as curves over the positions"
     )
+    rotary = parser.add_argument_group(
+        "rotary embeddings (RoPE)", "D_MODEL is the head's width; --base and --positions apply (docs/rope.md)"
+    )
+    rotary.add_argument(
+        "--rope",
+        choices=("cos", "sin", "rotated"),
+        help="print (or --check) a rotary cos or sin cache, or the rotated vectors of --input, instead of the encoding",
+    )
+    rotary.add_argument("--rope-layout", choices=_ROPE_LAYOUTS, help="half (rotate_half, the default) or interleaved")
+    rotary.add_argument(
+        "--rope-scaling",
+        metavar="JSON",
+        help='a model\'s rope parameters as HF writes them, e.g. \'{"rope_type": "linear", "factor": 4}\'',
+    )
+    rotary.add_argument("--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)")
     checking = parser.add_argument_group("checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
     checking.add_argument(
         "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
@@ -5394,6 +5458,11 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     fields = {name: getattr(args, name) for name in ("preset",) + _FIELDS}
     if args.positions is not None:
         fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
+    if args.rope is not None:
+        return _rope_command(prog, parser, args, fields)
+    for option, value in (("--rope-layout", args.rope_layout), ("--rope-scaling", args.rope_scaling), ("--input", args.input)):
+        if value is not None:
+            parser.error(f"{option} goes with --rope")
 
     if args.check is not None:
         if (args.seq_len is None) != (args.d_model is None):
@@ -5482,6 +5551,99 @@ def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", re
     return 0
 
 
+def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
+    """--rope: print a rotary cache or rotated vectors, or --check one; the exit status."""
+    import sys
+
+    others = [name for name, value in fields.items() if value is not None and name not in ("base", "positions")]
+    if others:
+        parser.error(f"--rope takes --base and --positions, not --{others[0].replace('_', '-')}")
+    if args.explain or args.plot or args.waves:
+        parser.error("--rope takes no --explain, --plot or --waves")
+    scaling = None
+    if args.rope_scaling is not None:
+        import json
+
+        try:
+            scaling = json.loads(args.rope_scaling)
+        except ValueError:
+            parser.error(f"--rope-scaling must be a JSON object, got {_short(args.rope_scaling)}")
+        if not isinstance(scaling, dict):
+            parser.error(f"--rope-scaling must be a JSON object, got {_short(args.rope_scaling)}")
+    if (args.input is None) != (args.rope != "rotated"):
+        parser.error("--rope rotated needs --input FILE, the vectors before rotation" if args.input is None else "--input goes with --rope rotated")
+    tables = []
+    try:
+        for path in (args.input, args.check):
+            tables.append(None if path is None else _read_table(path))
+    except _Unreadable as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        return 2
+    vectors, table = tables
+    shape = (args.seq_len, args.d_model)
+    found = (len(vectors), len(vectors[0])) if vectors is not None else (len(table), len(table[0])) if table is not None else shape
+    if shape[0] is None and shape[1] is None:
+        shape = found
+    if shape[0] is None or shape[1] is None:
+        parser.error("give both SEQ_LEN and D_MODEL, or neither (then the table's shape is taken)")
+    if found != shape or table is not None and vectors is not None and (len(table), len(table[0])) != shape:
+        text = f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {shape[0]} x {shape[1]}"
+        if table is None:
+            parser.error(text)
+        return _print_report(prog, text, 1)
+    layout = args.rope_layout or "half"
+    base, positions = fields["base"], fields["positions"]
+    if table is not None:
+        if args.format or args.digits is not None or args.header or args.exact:
+            parser.error("--check takes no --format, --digits, --header or --exact (it always compares exactly)")
+        try:
+            report = compare_rope(
+                table, kind=args.rope, x=vectors, base=base, layout=layout, scaling=scaling, positions=positions,
+                dtype=args.dtype, atol=args.atol, ulps=args.ulps,
+            )
+        except ValueError as error:
+            sys.stderr.write(f"{prog}: error: {error}\n")
+            return 2
+        return _print_report(prog, str(report), 0 if report.ok else 1)
+    if args.atol is not None or args.ulps is not None:
+        parser.error("--atol and --ulps go with --check")
+    output_format = args.format or "table"
+    if args.header and output_format not in ("csv", "hex"):
+        parser.error("--header goes with --format csv or hex")
+    if args.digits is not None and output_format in ("hex", "vectors"):
+        parser.error(f"--digits does not go with --format {output_format}, which shows every bit")
+    if output_format == "vectors" and (args.exact or args.dtype != "float64"):
+        parser.error("--format vectors is always exact and holds all four formats; it takes no --exact or --dtype")
+    try:
+        setup = _Rope(shape[1], base, layout, scaling)
+        given = _rope_positions(positions, shape[0])
+        request = _Request(shape[0], shape[1], None, args.exact, args.dtype, output_format, args.digits, args.header)
+        request.rope = (setup, args.rope, given, vectors, args.rope_scaling)
+        next(request.rows(), None)
+    except ValueError as error:
+        parser.error(str(error))
+    return _write(prog, request)
+
+
+def _print_report(prog: str, text: str, status: int) -> int:
+    """Print a check's report; the status, or 2 if it cannot be written."""
+    import sys
+
+    if sys.stdout is None:
+        sys.stderr.write(f"{prog}: error: cannot write the report: standard output is closed\n")
+        return 2
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except _BROKEN_PIPE:
+        _silence_stdout()
+    except OSError as error:
+        _silence_stdout()
+        sys.stderr.write(f"{prog}: error: cannot write the report: {error.strerror or error}\n")
+        return 2
+    return status
+
+
 def _check(prog: str, args: "Namespace", fields: "Dict[str, object]") -> int:
     """--check: read the table, compare it, print the report; 0 within tolerance, 1 outside, 2 unreadable."""
     import sys
@@ -5543,12 +5705,20 @@ class _Request:
         self.digits = digits
         self.header = header
         self.explain = explain
+        #: With --rope: (the rotary embedding, "cos", "sin" or "rotated", its positions, the vectors, the scaling's JSON).
+        self.rope: "Optional[Tuple[_Rope, str, Optional[List[Tuple[int, int]]], Optional[List[List[float]]], Optional[str]]]" = None
 
     def rows(self) -> "Iterator[List[float]]":
+        if self.rope is not None:
+            setup, kind, positions, vectors, _ = self.rope
+            return _rope_rows(setup, kind, self.seq_len, positions, vectors, self.exact, self.dtype)
         return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
 
     def position_text(self, r: int) -> str:
         """Row r's position as the first column and the plots show it."""
+        if self.rope is not None:
+            positions = self.rope[2]
+            return str(r) if positions is None else _fraction_text(positions[r])
         return _fraction_text(self.convention._position(r, self.seq_len))
 
     def sampled_rows(self, indices: "List[int]") -> "Iterator[List[float]]":
@@ -5605,6 +5775,8 @@ def _write(prog: str, request: _Request) -> int:
             _write_table(out, request)
         elif request.output_format == "json":
             _write_json(out, request)
+        elif request.output_format == "vectors" and request.rope is not None:
+            _write_rope_vectors(out, request)
         elif request.output_format == "vectors":
             _write_vectors(out, request)
         else:
@@ -5706,7 +5878,10 @@ def _write_json(out: "IO[str]", request: _Request) -> None:
 
 
 def _column_names(request: _Request) -> "List[str]":
-    """sin_0, cos_0, ... in the convention's order; zero for a padding column."""
+    """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
+    if request.rope is not None:
+        prefix = "x" if request.rope[1] == "rotated" else request.rope[1]
+        return [prefix + "_" + str(k) for k in request.rope[0].columns()]
     names = []
     for kind, pair in request.convention._plan(request.d_model):
         names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))

@@ -83,6 +83,28 @@ def exact_cases(digest: Digest) -> None:
         for dim in (0, 1, 255, 510, 511):
             for dtype in DTYPES:
                 digest.add(pe.value(pos, dim, 512, exact=True, dtype=dtype))
+    # Rotary caches (issue 12): every scaling variant, a transcendental attention factor (yarn),
+    # llama3's blended pairs, dynamic NTK's grown base, and rotated vectors.
+    scalings: "List[Any]" = [
+        None,
+        {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64},
+        {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 64},
+        {"rope_type": "dynamic", "factor": 2, "max_position_embeddings": 40},
+        {"rope_type": "longrope", "short_factor": [1, "1.5", 2, 3, 4, 5], "long_factor": [1, 2, 4, 8, 16, 32],
+         "original_max_position_embeddings": 16, "factor": 4},
+    ]
+    for scaling in scalings:
+        for dtype in DTYPES:
+            positions = [0, 1, 7, "0.5", 1000, 65535, 1048575]
+            cos, sin = pe.rope(7, 12, base=500000, scaling=scaling, positions=positions, exact=True, dtype=dtype)
+            for row in cos + sin:
+                for x in row:
+                    digest.add(x)
+    vectors = [[1.0, -2.0, 0.5, 0.0], [3.0, 4.0, -0.25, 1e-30], [0.0, 0.0, 1.0, 1.0]]
+    for dtype in DTYPES:
+        for row in pe.apply_rope(vectors, positions=[0, 1, 100000], layout="interleaved", exact=True, dtype=dtype):
+            for x in row:
+                digest.add(x)
 
 
 def fast_path_check() -> float:
