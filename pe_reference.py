@@ -1338,11 +1338,11 @@ def _finish_rows(
     scaled = scale != (1, 1)
     if isinstance(scale, tuple):
         multiplier, multiplier_error = _isqrt((scale[0] << (2 * P)) // scale[1]), 0
-        float64 = dtype == "float64" and scale[0] <= scale[1]
     else:
         multiplier, multiplier_error = scale.fixed(P)
-        float64 = False
     transcendental = not isinstance(scale, tuple)
+    # The float64 finish needs |v| < 1.5 * 2**105: a scale below 1.5.
+    float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1)
     high, low, smallest = _finish_constants()
     for position, values, error in fixed:
         if scaled:
@@ -1415,8 +1415,8 @@ def _complete_row(
 # The float64 finish of a table row, P = 105 fraction bits, written out in
 # _exact_rows: (v >> 53) * 2**-52 + (v & _LOW_MASK) * 2**-105.
 #
-# Rounding: v = high * 2**53 + low with |high| <= 2**52 + 1 and
-# 0 <= low < 2**53.  Multiplying an int by a float converts the int first,
+# Rounding: v = high * 2**53 + low with |high| < 1.5 * 2**52 + 1 (a value
+# below 1.5, as _finish_rows ensures) and 0 <= low < 2**53.  Multiplying an int by a float converts the int first,
 # exactly for these (CPython rounds correctly, and MicroPython too accumulates
 # integers below 2**53 exactly); the scalings by powers of two are exact, and
 # the one addition is correctly rounded by IEEE 754: the result is v rounded
@@ -1425,7 +1425,7 @@ def _complete_row(
 # Deciding: the error is below 2**21 units.  If (v + 2**21) mod 2**40 >= 2**22,
 # that is if bits 22 to 39 of v + 2**21 are not all zero, no multiple of 2**40
 # lies within 2**21 of v; the rounding boundaries of a value of magnitude
-# above 2**-11 (at least 94 bits) are such multiples, so v rounds as the true
+# above 2**-11 (at least 94 bits; above 1, coarser still) are such multiples, so v rounds as the true
 # value does.  Smaller values, or a failed test, take the general path.
 _HALF_WINDOW = 1 << 21
 _WINDOW_BITS = (1 << 40) - (1 << 22)
