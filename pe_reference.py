@@ -3600,8 +3600,10 @@ def apply_rope(
     [-1.7451171875, 4.6875]
     """
     table = _as_table(x, "x")
+    if len(table[0]) % 2:
+        raise ValueError(f"x must have an even number of columns (head_dim), got {len(table[0])}")
     setup = _Rope(len(table[0]), base, layout, scaling)
-    given = _rope_positions(positions, len(table), "len(x)")
+    given = _check_positions(positions)
     if given is not None and len(given) != len(table):
         raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
     exact = _check_exact(exact)
@@ -3610,7 +3612,7 @@ def apply_rope(
         for c, v in enumerate(row):
             if not -math.inf < v < math.inf:
                 raise ValueError(f"x[{r}][{c}] must be finite, got {v!r}")
-    return list(_rotated(setup, table, given, exact, dtype))
+    return list(_rotated(setup, table, None if given is None else list(given), exact, dtype))
 
 
 def compare_rope(

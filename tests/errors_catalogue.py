@@ -67,6 +67,28 @@ API_CASES = [
     "encoding(2, 4, convention=PRESETS['paper'], preset='paper')",
     "Convention(layout='zigzag')",
     "Convention(start=float('nan'))",
+    "rope(4, 5)",
+    "rope(4, 0)",
+    "rope(4, 8, layout='rotate_half')",
+    "rope(4, 8, base=0)",
+    "rope(4, 8, scaling=[4])",
+    "rope(4, 8, scaling={'rope_type': 'ntk'})",
+    "rope(4, 8, scaling={'rope_type': 'linear'})",
+    "rope(4, 8, scaling={'rope_type': 'linear', 'factor': 0})",
+    "rope(4, 8, scaling={'rope_type': 'linear', 'factor': 2, 'low_freq_factor': 1})",
+    "rope(4, 8, base=10000, scaling={'rope_theta': 500000})",
+    "rope(4, 8, scaling={'rope_type': 'yarn', 'factor': 4})",
+    "rope(4, 8, scaling={'rope_type': 'yarn', 'factor': 4, 'original_max_position_embeddings': 64, 'truncate': False})",
+    "rope(4, 8, scaling={'rope_type': 'llama3', 'factor': 8, 'low_freq_factor': 4, 'high_freq_factor': 1, 'original_max_position_embeddings': 64})",
+    "rope(4, 8, scaling={'rope_type': 'longrope', 'short_factor': [1], 'long_factor': [1], 'original_max_position_embeddings': 64})",
+    "rope(4, 8, scaling={'rope_type': 'default', 'partial_rotary_factor': 0.5})",
+    "rope(4, 8, positions=[1, 2])",
+    "apply_rope([[1.0, 2.0, 3.0]])",
+    "apply_rope([[1.0, float('nan')]])",
+    "apply_rope([[1.0, 2.0]], positions=[0, 1])",
+    "compare_rope(rope(2, 4)[0], kind='tan')",
+    "compare_rope(rope(2, 4)[0], kind='rotated')",
+    "compare_rope(rope(2, 4)[0], x=[[1.0, 2.0, 3.0, 4.0]])",
 ]
 
 CLI_CASES = [
@@ -102,6 +124,13 @@ CLI_CASES = [
     ["--check", "FOLDER"],
     ["4", "4", "--plot", "FOLDER/missing/p.png"],
     ["4", "4", "--waves", "FOLDER/a-file/p.png"],
+    ["4", "5", "--rope", "cos"],
+    ["4", "4", "--rope", "cos", "--preset", "fairseq"],
+    ["4", "4", "--rope", "cos", "--rope-scaling", "{factor: 4}"],
+    ["4", "4", "--rope", "cos", "--rope-scaling", '{"rope_type": "linear"}'],
+    ["4", "4", "--rope", "rotated"],
+    ["4", "4", "--rope-layout", "half"],
+    ["--rope", "cos", "--check", "FOLDER/t.csv", "--rope-layout", "diagonal"],
 ]
 
 
