@@ -108,6 +108,8 @@ if TYPE_CHECKING:
     ]
     # The exact kernel's output scale: the square of a rational scale, or a transcendental attention factor.
     _Scale = Union[Tuple[int, int], "_AttentionFactor"]
+    # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
+    _Blend = Union["_Llama3", "_YarnRamp"]
 
 # The base of the paper: wavelengths run from 2*pi to 10000*2*pi.
 DEFAULT_BASE = 10000.0
@@ -4081,7 +4083,7 @@ class _RopeFrequencies(_Frequencies):
         pairs: int,
         multipliers: "List[Tuple[int, int]]",
         growth: "Optional[Tuple[int, int]]",
-        blend: "Optional[_Llama3]",
+        blend: "Optional[_Blend]",
     ) -> None:
         _Frequencies.__init__(self, base, (1, 1), False)
         self.pairs = pairs
@@ -4108,7 +4110,7 @@ class _RopeFrequencies(_Frequencies):
             self.frequencies.clear()
         k = exponent[0]
         h = self.pairs
-        if self.blend is not None and self.blend.bands(k) == "blend":
+        if self.blend is not None and self.blend.blends(k):
             found = self.blend.frequency(k, F)
         else:
             G = F + 8
@@ -4174,6 +4176,9 @@ class _Llama3:
         shift = e + G
         X = (numerator << shift) // denominator if shift >= 0 else numerator // (denominator << -shift)
         return X, ((3 * X) >> G) + 2, W, e
+
+    def blends(self, k: int) -> bool:
+        return self.bands(k) == "blend"
 
     def bands(self, k: int) -> str:
         """"long" (w / f), "short" (w) or "blend": where pair k's wavelength lies, decided exactly."""
@@ -4255,6 +4260,7 @@ class _Rope:
         self.multipliers = [(1, 1)] * self.pairs
         self.long_multipliers = self.multipliers
         self.llama3: "Optional[_Llama3]" = None
+        self.ramp: "Optional[_YarnRamp]" = None
         self.attention: "_Scale" = (1, 1)
         self.attention_value = 1.0
         getattr(self, "_" + self.kind)()
@@ -4354,23 +4360,29 @@ class _Rope:
         fast = self._number("beta_fast", (32, 1)) if self.given.get("beta_fast") else (32, 1)
         slow = self._number("beta_slow", (1, 1)) if self.given.get("beta_slow") else (1, 1)
         truncate = _check_flag("scaling['truncate']")(self.given.get("truncate", True))
+        fn, fd = self.factor
         if not truncate:
-            raise ValueError("scaling['truncate'] must be True: the ramp between real bounds is not modelled, got False")
+            ramp = self.ramp = _YarnRamp(self.base, self.pairs, self.head_dim, self.length, fast, slow, self.factor)
+            self.multipliers = [(fd, fn) if ramp.region(k) == "interpolate" else (1, 1) for k in range(self.pairs)]
+            self._yarn_attention()
+            return
         d = self.head_dim
         low = max(_yarn_bound(self.pairs, self.length, fast, self.base, False), 0)
         high = min(_yarn_bound(self.pairs, self.length, slow, self.base, True), d - 1)
         top = (high, 1) if low != high else (1000 * high + 1, 1000)  # HF adds 0.001 to an empty ramp
-        fn, fd = self.factor
         multipliers = []
         for k in range(self.pairs):
             # ramp = clamp((k - low) / (high - low), 0, 1); w_k is w (1 - ramp) + (w / f) ramp.
             numerator, denominator = (k - low) * top[1], top[0] - low * top[1]
             if denominator < 0:
                 numerator, denominator = -numerator, -denominator
-            ramp = (0, 1) if numerator <= 0 else (1, 1) if numerator >= denominator else _reduced(numerator, denominator)
+            share = (0, 1) if numerator <= 0 else (1, 1) if numerator >= denominator else _reduced(numerator, denominator)
             # 1 - ramp (1 - 1/f) = (f - ramp (f - 1)) / f
-            multipliers.append(_reduced(fn * ramp[1] - ramp[0] * (fn - fd), fn * ramp[1]))
+            multipliers.append(_reduced(fn * share[1] - share[0] * (fn - fd), fn * share[1]))
         self.multipliers = multipliers
+        self._yarn_attention()
+
+    def _yarn_attention(self) -> None:
         if "attention_factor" in self.given:
             self._given_attention()
         elif self.factor[0] > self.factor[1]:
@@ -4438,7 +4450,8 @@ class _Rope:
         key = (0, 0) if growth is None and multipliers is self.multipliers else length
         found = self.laws.get(key)
         if found is None:
-            found = self.laws[key] = _RopeFrequencies(self.base, self.pairs, multipliers, growth, self.llama3)
+            blend: "Optional[_Blend]" = self.llama3 if self.llama3 is not None else self.ramp
+            found = self.laws[key] = _RopeFrequencies(self.base, self.pairs, multipliers, growth, blend)
         return found
 
     def float_frequencies(self, last: "Tuple[int, int]") -> "List[float]":
@@ -4456,8 +4469,23 @@ class _Rope:
                 low, high, f = _to_float(self.llama3.low), _to_float(self.llama3.high), _to_float(self.factor)
                 s = (_to_float(self.llama3.length) * w / (2 * math.pi) - low) / (high - low)
                 w = (1 - s) * w / f + s * w
+            if self.ramp is not None and self.ramp.region(k) == "ramp":
+                w *= self._float_ramp_multiplier(k)
             frequencies.append(w)
         return frequencies
+
+    def _float_ramp_multiplier(self, k: int) -> float:
+        """1 - ramp_k (1 - 1/f) for YaRN's real bounds, in float64 as HF computes them."""
+        assert self.ramp is not None
+        h, base, length = self.pairs, _to_float(self.base), _to_float(self.length)
+
+        def bound(beta: "Tuple[int, int]") -> float:
+            return h * math.log(length / (_to_float(beta) * 2 * math.pi)) / math.log(base)
+
+        low = max(bound(self.ramp.fast), 0.0)
+        high = min(bound(self.ramp.slow), self.head_dim - 1.0)
+        ramp = min(max((k - low) / (high - low), 0.0), 1.0)
+        return 1 - ramp * (1 - 1 / _to_float(self.factor))
 
     def columns(self) -> "List[int]":
         """The pair of each column: half repeats 0..h-1, interleaved doubles each."""
@@ -4508,19 +4536,118 @@ def _yarn_bound(pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", 
     """
     G = 64
     while True:
+        low, high = _yarn_interval(pairs, length, beta, base, G)
+        if ceiling and -((-low) >> G) == -((-high) >> G):
+            return -((-low) >> G)
+        if not ceiling and low >> G == high >> G:
+            return low >> G
+        G *= 2
+
+
+def _yarn_interval(
+    pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", G: int
+) -> "Tuple[int, int]":
+    """(a, b): YaRN's correction dimension lies in [a, b] * 2**-G (base > 1).
+
+    The numerator h (ln(L0 / (2 beta)) - ln pi) is within 4h units (each
+    logarithm within 2), the denominator ln(base) within 2; the quotient
+    lies between the four corner quotients, floored and ceiled.
+    """
+    while True:
         numerator = pairs * (_ln_ratio(_reduced(length[0] * beta[1], 2 * length[1] * beta[0]), G) - _ln(_pi(G), -G, G))
         denominator = _ln_ratio(base, G)
         error = 4 * pairs
         if denominator > 2:
-            corners = [
-                (n // m if not ceiling else -((-n) // m))
-                for n in (numerator - error, numerator + error)
-                for m in (denominator - 2, denominator + 2)
-            ]
-            if min(corners) == max(corners):
-                return corners[0]
+            corners = [(n << G, m) for n in (numerator - error, numerator + error) for m in (denominator - 2, denominator + 2)]
+            return min(n // m for n, m in corners), max(-((-n) // m) for n, m in corners)
         G *= 2
 
+
+class _YarnRamp:
+    """YaRN's ramp between real bounds (truncate False): w_k (1 - ramp_k (1 - 1/f)) for the pairs inside it.
+
+    low = max(cd(beta_fast), 0), high = min(cd(beta_slow), d - 1), the
+    correction dimensions real; ramp_k = clamp((k - low) / (high - low), 0, 1).
+    A bound is never whole where it is not clamped (pi**h would be
+    rational), so whether k lies below, inside or above the ramp is decided
+    with more bits.  Inside it, the multiplier is computed by interval
+    arithmetic on the bounds and checked against the precision asked.
+    """
+
+    def __init__(
+        self,
+        base: "Tuple[int, int]",
+        pairs: int,
+        head_dim: int,
+        length: "Tuple[int, int]",
+        fast: "Tuple[int, int]",
+        slow: "Tuple[int, int]",
+        factor: "Tuple[int, int]",
+    ) -> None:
+        self.plain = _Frequencies(base, (1, 1), False)
+        self.base, self.pairs, self.head_dim = base, pairs, head_dim
+        self.length, self.fast, self.slow, self.factor = length, fast, slow, factor
+        self.decided: "Dict[int, str]" = {}
+
+    def bounds(self, G: int) -> "Tuple[Tuple[int, int], Tuple[int, int]]":
+        """The intervals of low and high, clamped, in units of 2**-G."""
+        low = _yarn_interval(self.pairs, self.length, self.fast, self.base, G)
+        high = _yarn_interval(self.pairs, self.length, self.slow, self.base, G)
+        top = (self.head_dim - 1) << G
+        return (max(low[0], 0), max(low[1], 0)), (min(high[0], top), min(high[1], top))
+
+    def region(self, k: int) -> str:
+        """"extrapolate" (ramp 0: w), "interpolate" (ramp 1: w / f) or "ramp", decided exactly."""
+        found = self.decided.get(k)
+        if found is not None:
+            return found
+        G = 64
+        while True:
+            (low_a, low_b), (high_a, high_b) = self.bounds(G)
+            if high_a <= low_b:
+                raise ValueError("scaling['beta_fast'] must be greater than scaling['beta_slow'] for a ramp between real bounds")
+            point = k << G
+            if point <= low_a:
+                found = "extrapolate"
+            elif point >= high_b:
+                found = "interpolate"
+            elif low_b < point < high_a:
+                found = "ramp"
+            else:
+                G *= 2
+                continue
+            self.decided[k] = found
+            return found
+
+    def blends(self, k: int) -> bool:
+        return self.region(k) == "ramp"
+
+    def frequency(self, k: int, F: int) -> "Tuple[int, int]":
+        """w_k M, M = 1 - ramp (1 - 1/f) >= min(1, 1/f), relative error below 2 * 2**-F.
+
+        With low and high in intervals, ramp lies between the quotients of
+        the extreme numerators and denominators, and M between the two
+        values it gives; its midpoint is within half the width plus 1 unit.
+        More bits are taken until that, over M, is below 2**-(F + 4).
+        """
+        fn, fd = self.factor
+        G = F + 24
+        while True:
+            (low_a, low_b), (high_a, high_b) = self.bounds(G)
+            point = k << G
+            ramp_low = ((point - low_b) << G) // (high_b - low_a)
+            ramp_high = -((-((point - low_a) << G)) // (high_a - low_b))
+            # M = 1 - ramp (f - 1)/f, decreasing in ramp when f > 1.
+            ends = [(1 << G) - (r * (fn - fd)) // fn for r in (ramp_low, ramp_high)]
+            M = (ends[0] + ends[1]) // 2
+            error = (max(ends) - min(ends)) // 2 + 2
+            if M > 0 and error << (F + 4) < M:
+                break
+            G *= 2
+        W, e = self.plain.frequency((k, self.pairs), G)
+        product = W * M  # w M = product * 2**(e - 2G)
+        n = _bit_length(product)
+        return product >> (n - F - 1), n - 1 + e - 2 * G
 
 def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[Tuple[int, int]]]":
     """The positions given, as fractions, at least ``count`` of them; None for 0, 1, 2..."""

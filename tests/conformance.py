@@ -88,6 +88,7 @@ def exact_cases(digest: Digest) -> None:
     scalings: "List[Any]" = [
         None,
         {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64},
+        {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64, "truncate": False, "beta_fast": 8},
         {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 64},
         {"rope_type": "dynamic", "factor": 2, "max_position_embeddings": 40},
         {"rope_type": "longrope", "short_factor": [1, "1.5", 2, 3, 4, 5], "long_factor": [1, 2, 4, 8, 16, 32],

@@ -78,7 +78,7 @@ API_CASES = [
     "rope(4, 8, scaling={'rope_type': 'linear', 'factor': 2, 'low_freq_factor': 1})",
     "rope(4, 8, base=10000, scaling={'rope_theta': 500000})",
     "rope(4, 8, scaling={'rope_type': 'yarn', 'factor': 4})",
-    "rope(4, 8, scaling={'rope_type': 'yarn', 'factor': 4, 'original_max_position_embeddings': 64, 'truncate': False})",
+    "rope(4, 8, scaling={'rope_type': 'yarn', 'factor': 4, 'original_max_position_embeddings': 64, 'truncate': 'no'})",
     "rope(4, 8, scaling={'rope_type': 'llama3', 'factor': 8, 'low_freq_factor': 4, 'high_freq_factor': 1, 'original_max_position_embeddings': 64})",
     "rope(4, 8, scaling={'rope_type': 'longrope', 'short_factor': [1], 'long_factor': [1], 'original_max_position_embeddings': 64})",
     "rope(4, 8, scaling={'rope_type': 'default', 'partial_rotary_factor': 0.5})",
