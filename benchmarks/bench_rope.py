@@ -32,6 +32,10 @@ SCALINGS: Dict[str, Optional[Dict[str, Any]]] = {
 }
 
 
+def cache(base: int, scaling: Optional[Dict[str, Any]], exact: bool) -> Callable[[], object]:
+    return lambda: pe_reference.rope(SEQ_LEN, HEAD_DIM, base=base, scaling=scaling, exact=exact)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
@@ -39,10 +43,8 @@ def main() -> None:
     contenders: Dict[str, Callable[[], object]] = {}
     for name, scaling in SCALINGS.items():
         base = 500000 if name == "llama3" else 10000
-        contenders[f"{name} fast"] = lambda s=scaling, b=base: pe_reference.rope(SEQ_LEN, HEAD_DIM, base=b, scaling=s)
-        contenders[f"{name} exact"] = lambda s=scaling, b=base: pe_reference.rope(
-            SEQ_LEN, HEAD_DIM, base=b, scaling=s, exact=True
-        )
+        contenders[f"{name} fast"] = cache(base, scaling, False)
+        contenders[f"{name} exact"] = cache(base, scaling, True)
     best = {name: math.inf for name in contenders}
     for _ in range(args.rounds):
         for name, function in contenders.items():
