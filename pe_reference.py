@@ -3636,11 +3636,13 @@ def compare_rope(
     >>> compare_rope(cos).ok, compare_rope(sin, kind="sin").ok
     (True, True)
 
-    The rules are ``compare``'s: each value is rounded to ``dtype``; by
-    default an element passes when its error is at most
-    ``min(2**-10, 2**(5-p) * (1 + |angle|))`` times the attention factor
-    (times ``|x[a]| + |x[b]|`` for rotated vectors); ``atol`` and ``ulps``
-    replace that rule.  A table that fails gets a diagnosis, and
+    Each value is first rounded to ``dtype``.  By default an element passes
+    when its error is at most ``min(2**-10, u * (1 + |angle|))`` times the
+    attention factor (times ``|x[a]| + |x[b]|`` for rotated vectors), plus
+    ``2**(1-p) * |exact|`` for storing it in a format of p bits; u is
+    ``2**(5-p)`` in float32 and float64 and float32's ``2**-19`` in the
+    narrow formats, since a cache is computed in float32 or wider and then
+    stored.  ``atol`` and ``ulps`` replace that rule, as in ``compare``.  A table that fails gets a diagnosis, and
     ``report.causes`` names what explains it: ``layout``, ``base``,
     ``scaling``, ``attention_factor:missing`` or ``:twice``, or a step
     rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
