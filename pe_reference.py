@@ -3646,7 +3646,10 @@ def compare_rope(
     ``report.causes`` names what explains it: ``layout``, ``base``,
     ``scaling``, ``attention_factor:missing`` or ``:twice``, or a step
     rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
-    ``output``, as ``inv_freq:bfloat16``):
+    ``output``, as ``inv_freq:bfloat16``), ``angles:float32`` for errors
+    the size float32 arithmetic on the angles makes, ``output:float32``
+    (or another format) for values all held by a narrower format than
+    ``dtype``:
 
     >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
     Diagnosis: the table is the RoPE cos cache (half layout, base 10000) in the interleaved layout; that reproduces 100% of the sampled elements.
@@ -3797,9 +3800,10 @@ def _diagnose_rope(
 ) -> "Tuple[str, Tuple[str, ...]]":
     """What explains a rotary table that fails: (the diagnosis in words, the cause keys).
 
-    1. Every failing element within 2**(5-p) (1 + |angle|) of a float32 or
-       float64 table but above the cap: the errors are the size float32
-       arithmetic on the angle makes (cause ``angles:float32``).
+    1. Every failing element within 2**-21 (1 + |angle|) of the value, a
+       few ulps of a float32 angle, but above the cap: the errors are the
+       size float32 arithmetic on the angle makes (``angles:float32``).
+       Values all held by a narrower format than dtype: ``output:FORMAT``.
     2. Else each candidate (the other layout, another base, a missing or
        different scaling, the attention factor missing or twice, and each
        combination of steps rounded to float16 or bfloat16) computes the
@@ -3811,14 +3815,13 @@ def _diagnose_rope(
     """
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     name = rope.name(what)
-    unit = allowance.unit
-    exponent = 5 - (allowance.precision if allowance.precision >= 24 else 24)
-    if _rope_errors_within(table, rope, kind, vectors, positions, damaged, unit, allowance.storing):
+    # A few ulps of a float32 angle: its rounding, inv_freq's, and a reduction in float32.
+    if _rope_errors_within(table, rope, kind, vectors, positions, damaged, _power_of_two(-21), allowance.storing):
         largest = max(
             abs(allowance.positions[r] * allowance.frequencies[c]) for r, columns in damaged.items() for c in columns
         )
         return (
-            f"Diagnosis: every error is within 2**{exponent} * (1 + |angle|), what float32 arithmetic on the"
+            "Diagnosis: every error is within 2**-21 * (1 + |angle|), what float32 arithmetic on the"
             f" angles loses, but above the cap 2**-10: the failing elements have angles up to {largest:.6g},"
             " which float32 holds only to its last place",
             ("angles:float32",),
@@ -3826,6 +3829,13 @@ def _diagnose_rope(
     rows = _rope_sample_rows(len(table))
     sampled = [table[r] for r in rows]
     floats = allowance.positions
+    held = _narrowest_format(table, dtype)
+    if held is not None:
+        return (
+            f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: check it with"
+            f" dtype={held!r} (its values rounded to {held}).",
+            (f"output:{held}",),
+        )
     nothing = _rope_share(sampled, rows, rope, kind, vectors, floats, positions, {}, rope.attention_value, dtype)
     if nothing >= _EXPLAINED_SHARE:
         # The table agrees with the cache computed in floating point, sampled: no change would explain more.
@@ -3854,6 +3864,19 @@ def _diagnose_rope(
     return f"Diagnosis: the table is the {name} {text}; that reproduces {_percent(-share)} of the sampled elements.", causes
 
 
+def _narrowest_format(table: "List[List[float]]", dtype: str) -> "Optional[str]":
+    """The narrowest format narrower than dtype that holds every value of a table with some non-trivial value, or None."""
+    found = None
+    for narrow in ("float32", "float16", "bfloat16"):  # fewer bits of precision each
+        if _DTYPES[narrow][0] >= _DTYPES[dtype][0] or narrow == dtype:
+            continue
+        if all(_round_row(row, narrow) == row for row in table):
+            found = narrow
+    if found is not None and all(x in (0.0, 1.0, -1.0) for row in table for x in row):
+        return None  # zeros and ones are every format's
+    return found
+
+
 def _rope_sample_rows(count: int) -> "List[int]":
     """The first and last 8 rows and 48 spread by the golden ratio: a regular spread could hit only round positions."""
     spread = set(int(((i * 0.6180339887498949) % 1.0) * count) for i in range(1, 49))
@@ -3870,7 +3893,7 @@ def _rope_errors_within(
     unit: float,
     storing: float,
 ) -> bool:
-    """Whether every damaged element is within 2 unit (1 + |angle|) A W + storing |value| of the float64 value: the rule uncapped."""
+    """Whether every damaged element is within unit (1 + |angle|) A W + storing |value| of the float64 value."""
     frequencies = rope.float_frequencies(_last_position(positions, len(table)))
     columns = rope.columns()
     for r, cells in damaged.items():
@@ -3878,7 +3901,7 @@ def _rope_errors_within(
         row = _rope_candidate_row(rope, kind, vectors, r, p, frequencies, {}, rope.attention_value, "float64")
         for c in cells:
             angle = abs(p * frequencies[columns[c]])
-            bound = unit * (1 + angle) * abs(rope.attention_value) * 2
+            bound = unit * (1 + angle) * abs(rope.attention_value)
             if vectors is not None:
                 bound *= sum(abs(v) for v in vectors[r])
             if not abs(table[r][c] - row[c]) <= bound + storing * abs(row[c]):
@@ -3919,7 +3942,7 @@ def _rope_candidates(rope: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Ro
                 words.append(f"inv_freq computed in {fmt}")
             else:
                 words.append(f"{_ROPE_STEP_WORDS[step]} rounded to {fmt}")
-        yield "with " + _join(words), causes, rope, steps, rope.attention_value
+        yield "with " + _and(words), causes, rope, steps, rope.attention_value
 
 
 def _without_theta(scaling: object) -> object:
