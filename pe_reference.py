@@ -897,6 +897,8 @@ def _bit_pattern(x: float, dtype: str) -> int:
     sign = 1 << (width - 1) if x < 0.0 or (x == 0.0 and _float_bits(x) >> 63) else 0
     if x == 0.0:
         return sign
+    if x in (math.inf, -math.inf):
+        return sign | ((1 << exponent_bits) - 1) << (precision - 1)
     m, e = _float_parts(-x if x < 0.0 else x)
     top = _bit_length(m) - 1 + e
     if top >= emin:
@@ -1044,11 +1046,13 @@ def _tiny_angle(
     """
     if kind == _COSINE:
         G = bits + 2
+        # 1 - cos theta < theta**2 / 2 < 2**-(2 bits + 24): times the scale s, s >> (2 bits + 24) units more.
         if not isinstance(scale, tuple):
             s, e = scale.fixed(G)
-            return s, G, e + 2
+            return s, G, e + 3 + (s >> (2 * bits + 24))
         p, q = scale
-        return _isqrt((p << (2 * G)) // q), G, 4
+        s = _isqrt((p << (2 * G)) // q)
+        return s, G, 4 + (s >> (2 * bits + 24))
     Fw = bits + 16
     W, k = frequencies.frequency(exponent, Fw)
     n, m = position
@@ -3610,10 +3614,7 @@ def apply_rope(
         raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
     exact = _check_exact(exact)
     dtype = _check_dtype(dtype)
-    for r, row in enumerate(table):
-        for c, v in enumerate(row):
-            if not -math.inf < v < math.inf:
-                raise ValueError(f"x[{r}][{c}] must be finite, got {v!r}")
+    _check_vectors(table, setup)
     return list(_rotated(setup, table, None if given is None else list(given), exact, dtype))
 
 
@@ -3673,6 +3674,7 @@ def compare_rope(
             raise ValueError(
                 f"x must have the table's shape {seq_len} x {width}, got {len(vectors)} x {len(vectors[0])}"
             )
+        _check_vectors(vectors, setup)
     elif x is not None:
         raise ValueError(f"x is only for kind 'rotated', got kind {kind!r}")
     rounded = [_round_row(row, dtype) for row in table]
@@ -3713,6 +3715,19 @@ def compare_rope(
     report.rule = allowance.rule()
     report.causes = causes
     return report
+
+
+def _check_vectors(vectors: "List[List[float]]", rope: "_Rope") -> None:
+    """Refuse a vector element that is not finite, or a pair whose |x[a]| + |x[b]| is not (its rotation could overflow)."""
+    for r, row in enumerate(vectors):
+        for c, v in enumerate(row):
+            if not -math.inf < v < math.inf:
+                raise ValueError(f"x[{r}][{c}] must be finite, got {v!r}")
+        for a, b in rope.partners():
+            if not abs(row[a]) + abs(row[b]) < math.inf:
+                raise ValueError(
+                    f"x[{r}] must have |x[a]| + |x[b]| finite for each pair, got {row[a]!r} and {row[b]!r} in columns {a}, {b}"
+                )
 
 
 class _RopeAllowance(_Allowance):
@@ -3815,27 +3830,33 @@ def _diagnose_rope(
     """
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     name = rope.name(what)
+    held = _narrowest_format(table, dtype)
+    stored: "Tuple[str, ...]" = ()
+    if held is not None:
+        if not _rope_failures(table, rope, kind, vectors, positions, held):
+            return (
+                f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: checked as {held},"
+                " it passes (its values were rounded to that format).",
+                (f"output:{held}",),
+            )
+        # Stored in the narrower format and wrong besides: the candidates are rounded to it too.
+        dtype, stored = held, (f"output:{held}",)
     # A few ulps of a float32 angle: its rounding, inv_freq's, and a reduction in float32.
-    if _rope_errors_within(table, rope, kind, vectors, positions, damaged, _power_of_two(-21), allowance.storing):
+    if _rope_errors_within(
+        table, rope, kind, vectors, positions, damaged, _power_of_two(-21), allowance.storing, allowance.weights
+    ):
         largest = max(
             abs(allowance.positions[r] * allowance.frequencies[c]) for r, columns in damaged.items() for c in columns
         )
         return (
             "Diagnosis: every error is within 2**-21 * (1 + |angle|), what float32 arithmetic on the"
             f" angles loses, but above the cap 2**-10: the failing elements have angles up to {largest:.6g},"
-            " which float32 holds only to its last place",
-            ("angles:float32",),
+            " which float32 holds only to its last place" + (f"; its values are {held} numbers" if stored else ""),
+            ("angles:float32",) + stored,
         )
     rows = _rope_sample_rows(len(table))
     sampled = [table[r] for r in rows]
     floats = allowance.positions
-    held = _narrowest_format(table, dtype)
-    if held is not None:
-        return (
-            f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: check it with"
-            f" dtype={held!r} (its values rounded to {held}).",
-            (f"output:{held}",),
-        )
     nothing = _rope_share(sampled, rows, rope, kind, vectors, floats, positions, {}, rope.attention_value, dtype)
     if nothing >= _EXPLAINED_SHARE:
         # The table agrees with the cache computed in floating point, sampled: no change would explain more.
@@ -3861,7 +3882,30 @@ def _diagnose_rope(
             (),
         )
     _, share, _, text, causes = best
-    return f"Diagnosis: the table is the {name} {text}; that reproduces {_percent(-share)} of the sampled elements.", causes
+    if stored:
+        text += f", its values rounded to {dtype}"
+    return (
+        f"Diagnosis: the table is the {name} {text}; that reproduces {_percent(-share)} of the sampled elements.",
+        causes + stored,
+    )
+
+
+def _rope_failures(
+    table: "List[List[float]]",
+    rope: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    dtype: str,
+) -> int:
+    """How many elements fail the default rule when the table is checked in dtype (no diagnosis)."""
+    allowance = _RopeAllowance(rope, len(table), positions, dtype, vectors)
+    comparison = _Comparison(allowance, dtype, None, None)
+    expected_rows = _rope_rows(rope, kind, len(table), positions, vectors, True, dtype)
+    for r, (row, expected) in enumerate(zip(table, expected_rows)):
+        allowance.expected = expected
+        comparison.add(r, _round_row(row, dtype), expected, False)
+    return comparison.failures
 
 
 def _narrowest_format(table: "List[List[float]]", dtype: str) -> "Optional[str]":
@@ -3892,6 +3936,7 @@ def _rope_errors_within(
     damaged: "Dict[int, List[int]]",
     unit: float,
     storing: float,
+    allowance_weights: "Optional[List[List[float]]]",
 ) -> bool:
     """Whether every damaged element is within unit (1 + |angle|) A W + storing |value| of the float64 value."""
     frequencies = rope.float_frequencies(_last_position(positions, len(table)))
@@ -3901,9 +3946,11 @@ def _rope_errors_within(
         row = _rope_candidate_row(rope, kind, vectors, r, p, frequencies, {}, rope.attention_value, "float64")
         for c in cells:
             angle = abs(p * frequencies[columns[c]])
+            if angle >= 1 << 18:
+                return False  # beyond, a float32 angle is off by 1/64 or more: no explanation
             bound = unit * (1 + angle) * abs(rope.attention_value)
-            if vectors is not None:
-                bound *= sum(abs(v) for v in vectors[r])
+            if allowance_weights is not None:
+                bound *= allowance_weights[r][c]
             if not abs(table[r][c] - row[c]) <= bound + storing * abs(row[c]):
                 return False
     return True
@@ -4533,17 +4580,15 @@ class _Rope:
         return frequencies
 
     def _float_ramp_multiplier(self, k: int) -> float:
-        """1 - ramp_k (1 - 1/f) for YaRN's real bounds, in float64 as HF computes them."""
+        """1 - ramp_k (1 - 1/f) for YaRN's real bounds, in float64, from the exact bounds' intervals."""
         assert self.ramp is not None
-        h, base, length = self.pairs, _to_float(self.base), _to_float(self.length)
-
-        def bound(beta: "Tuple[int, int]") -> float:
-            return h * math.log(length / (_to_float(beta) * 2 * math.pi)) / math.log(base)
-
-        low = max(bound(self.ramp.fast), 0.0)
-        high = min(bound(self.ramp.slow), self.head_dim - 1.0)
-        ramp = min(max((k - low) / (high - low), 0.0), 1.0)
-        return 1 - ramp * (1 - 1 / _to_float(self.factor))
+        G = 64
+        ramp = self.ramp.ramp(k, G)
+        while ramp is None:
+            G *= 2
+            ramp = self.ramp.ramp(k, G)
+        share = _to_float((ramp[0] + ramp[1], 2 << G))  # the bounds (from exact logarithms) within 2**-50
+        return 1 - share * (1 - 1 / _to_float(self.factor))
 
     def columns(self) -> "List[int]":
         """The pair of each column: half repeats 0..h-1, interleaved doubles each."""
@@ -4661,21 +4706,33 @@ class _YarnRamp:
             return found
         G = 64
         while True:
-            (low_a, low_b), (high_a, high_b) = self.bounds(G)
-            if high_a <= low_b:
-                raise ValueError("scaling['beta_fast'] must be greater than scaling['beta_slow'] for a ramp between real bounds")
-            point = k << G
-            if point <= low_a:
+            ramp = self.ramp(k, G)
+            if ramp is not None and ramp[1] <= 0:
                 found = "extrapolate"
-            elif point >= high_b:
+            elif ramp is not None and ramp[0] >= 1 << G:
                 found = "interpolate"
-            elif low_b < point < high_a:
+            elif ramp is not None and 0 < ramp[0] and ramp[1] < 1 << G:
                 found = "ramp"
             else:
                 G *= 2
                 continue
             self.decided[k] = found
             return found
+
+    def ramp(self, k: int, G: int) -> "Optional[Tuple[int, int]]":
+        """(k - low) / (high - low) lies in [a, b] * 2**-G; None while high - low is not known to be non-zero.
+
+        Either order of the bounds is allowed, as HF's formula allows it
+        (clamping can put high below low): the quotient lies between the
+        corner quotients of the numerator's and the denominator's intervals.
+        """
+        (low_a, low_b), (high_a, high_b) = self.bounds(G)
+        point = k << G
+        denominators = (high_a - low_b, high_b - low_a)
+        if denominators[0] <= 0 <= denominators[1]:
+            return None
+        corners = [((point - low) << G, d) for low in (low_a, low_b) for d in denominators]
+        return min(n // d for n, d in corners), max(-((-n) // d) for n, d in corners)
 
     def blends(self, k: int) -> bool:
         return self.region(k) == "ramp"
@@ -4691,12 +4748,12 @@ class _YarnRamp:
         fn, fd = self.factor
         G = F + 24
         while True:
-            (low_a, low_b), (high_a, high_b) = self.bounds(G)
-            point = k << G
-            ramp_low = ((point - low_b) << G) // (high_b - low_a)
-            ramp_high = -((-((point - low_a) << G)) // (high_a - low_b))
-            # M = 1 - ramp (f - 1)/f, decreasing in ramp when f > 1.
-            ends = [(1 << G) - (r * (fn - fd)) // fn for r in (ramp_low, ramp_high)]
+            ramp = self.ramp(k, G)
+            if ramp is None:
+                G *= 2
+                continue
+            # M = 1 - ramp (f - 1)/f, monotonic in ramp.
+            ends = [(1 << G) - (r * (fn - fd)) // fn for r in ramp]
             M = (ends[0] + ends[1]) // 2
             error = (max(ends) - min(ends)) // 2 + 2
             if M > 0 and error << (F + 4) < M:
@@ -5773,7 +5830,9 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         shape = found
     if shape[0] is None or shape[1] is None:
         parser.error("give both SEQ_LEN and D_MODEL, or neither (then the table's shape is taken)")
-    if found != shape or table is not None and vectors is not None and (len(table), len(table[0])) != shape:
+    if table is not None and vectors is not None:
+        found = (len(table), len(table[0]))  # the table must have the vectors' shape
+    if found != shape:
         text = f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {shape[0]} x {shape[1]}"
         if table is None:
             parser.error(text)
@@ -5788,7 +5847,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
                 table, kind=args.rope, x=vectors, base=base, layout=layout, scaling=scaling, positions=positions,
                 dtype=args.dtype, atol=args.atol, ulps=args.ulps,
             )
-        except ValueError as error:
+        except (TypeError, ValueError) as error:
             sys.stderr.write(f"{prog}: error: {error}\n")
             return 2
         return _print_report(prog, str(report), 0 if report.ok else 1)
@@ -5807,7 +5866,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         request = _Request(shape[0], shape[1], None, args.exact, args.dtype, output_format, args.digits, args.header)
         request.rope = (setup, args.rope, given, vectors, args.rope_scaling)
         next(request.rows(), None)
-    except ValueError as error:
+    except (TypeError, ValueError) as error:
         parser.error(str(error))
     return _write(prog, request)
 
@@ -6067,8 +6126,9 @@ def _write_json(out: "IO[str]", request: _Request) -> None:
 def _column_names(request: _Request) -> "List[str]":
     """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
     if request.rope is not None:
-        prefix = "x" if request.rope[1] == "rotated" else request.rope[1]
-        return [prefix + "_" + str(k) for k in request.rope[0].columns()]
+        if request.rope[1] == "rotated":
+            return ["x_" + str(c) for c in range(request.d_model)]
+        return [request.rope[1] + "_" + str(k) for k in request.rope[0].columns()]
     names = []
     for kind, pair in request.convention._plan(request.d_model):
         names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
