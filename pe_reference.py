@@ -21,6 +21,9 @@ derivation          The worked derivation of one element, step by step.
 Convention          Every choice a framework makes; PRESETS by name.
 compare             Check another implementation's table; a Report.
 assert_close        compare() for a test suite: AssertionError on mismatch.
+rope                A rotary embedding's cos and sin caches (RoPE).
+apply_rope          Vectors rotated by a rotary embedding.
+compare_rope        Check a rotary cache or rotated vectors; a Report.
 main                The command line, ``python -m pe_reference``.
 ==================  ===================================================
 
