@@ -1350,8 +1350,8 @@ def _finish_rows(
     else:
         multiplier, multiplier_error = scale.fixed(P)
     transcendental = not isinstance(scale, tuple)
-    # The float64 finish needs |v| < 1.5 * 2**105: a scale below 1.5.
-    float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1)
+    # The float64 finish needs |v| < 1.5 * 2**105 (a scale below 1.5), and an addition that rounds once.
+    float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1) and _addition_rounds_once()
     high, low, smallest = _finish_constants()
     for position, values, error in fixed:
         if scaled:
@@ -1443,6 +1443,24 @@ def _complete_row(
 _HALF_WINDOW = 1 << 21
 _WINDOW_BITS = (1 << 40) - (1 << 22)
 _LOW_MASK = (1 << 53) - 1
+
+
+_ROUNDS_ONCE: "List[bool]" = []
+
+
+def _addition_rounds_once() -> bool:
+    """Whether a float addition is rounded once to float64, as IEEE 754 says, and not twice.
+
+    The x87 unit (32-bit x86 without SSE2) adds in 64-bit significands and
+    rounds again when the result is stored: 1 + (2**-53 + 2**-78) becomes
+    1 + 2**-53, a tie, then 1.0, where the true rounding is 1 + 2**-52.
+    There the float64 finish is not used; every value is built from
+    integers instead (_round_fixed).  Decided once, on first use.
+    """
+    if not _ROUNDS_ONCE:
+        one = _power_of_two(0)
+        _ROUNDS_ONCE.append(one + (_power_of_two(-53) + _power_of_two(-78)) == one + _power_of_two(-52))
+    return _ROUNDS_ONCE[0]
 
 
 def _finish_constants() -> "Tuple[float, float, float]":
