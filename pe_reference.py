@@ -245,7 +245,7 @@ def encoding(
             f" got {seq_len} * {d_model} = {seq_len * d_model}; stream it with rows() or the command line"
         )
     exact = _check_exact(exact)
-    dtype = _check_dtype(dtype)
+    dtype = _check_dtype(dtype, exact)
     return list(_rows(_convention("encoding", d_model, convention, fields), seq_len, d_model, exact, dtype))
 
 
@@ -277,7 +277,7 @@ def rows(
     seq_len = _check_integer("seq_len", seq_len, 0)
     d_model = _check_integer("d_model", d_model, 1)
     exact = _check_exact(exact)
-    dtype = _check_dtype(dtype)
+    dtype = _check_dtype(dtype, exact)
     return _rows(_convention("rows", d_model, convention, fields), seq_len, d_model, exact, dtype)
 
 
@@ -336,7 +336,7 @@ def value(
     if dim >= d_model:
         raise ValueError(f"dim must be less than d_model ({d_model}), got {dim}")
     exact = _check_exact(exact)
-    dtype = _check_dtype(dtype)
+    dtype = _check_dtype(dtype, exact)
     convention = _convention("value", d_model, convention, fields)
     kind, pair = convention._column(dim, d_model)
     if kind == _ZERO:
@@ -2423,7 +2423,7 @@ def compare(
     """
     table = _as_table(actual)
     seq_len, d_model = len(table), len(table[0])
-    dtype = _check_dtype(dtype)
+    dtype = _check_dtype(dtype, True)
     asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
     asked._check_rows(seq_len)
     asked._exponents(d_model)  # refuses a shift too large for this width
@@ -3512,12 +3512,35 @@ def _check_choice(name: str, value: object, choices: "Sequence[str]") -> str:
     return value
 
 
-def _check_dtype(dtype: object) -> str:
+def _check_dtype(dtype: object, exact: bool = False) -> str:
+    """dtype checked; with exact (or a check, which compares exact values), one this runtime's floats can hold."""
     if not isinstance(dtype, str):
         raise TypeError(f"dtype must be a str, got {type(dtype).__name__} {_short(dtype)}")
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {_short(dtype)}")
+    if exact and dtype == "float64" and _single_precision():
+        raise ValueError(
+            "dtype must be float32, bfloat16 or float16 for exact values on this runtime, whose floats are"
+            " single precision (24 bits), got 'float64'"
+        )
     return dtype
+
+
+_SINGLE: "List[bool]" = []
+
+
+def _single_precision() -> bool:
+    """Whether this runtime's floats are single precision, as MicroPython's on most boards (ESP32, RP2040...).
+
+    There a float64 cannot be held, so exact float64 values are refused;
+    float32, bfloat16 and float16 values are built from integers as
+    everywhere, and have the same bits.  Decided once, on first use, at run
+    time (a constant folded by a cross-compiler would answer for its host).
+    """
+    if not _SINGLE:
+        one = _power_of_two(0)
+        _SINGLE.append(one + _power_of_two(-30) == one)
+    return _SINGLE[0]
 
 
 
@@ -3593,7 +3616,7 @@ def rope(
     setup = _Rope(head_dim, base, layout, scaling)
     given = _rope_positions(positions, seq_len)
     exact = _check_exact(exact)
-    dtype = _check_dtype(dtype)
+    dtype = _check_dtype(dtype, exact)
     if 2 * seq_len * setup.head_dim > _MAX_TABLE:
         raise ValueError(f"seq_len * head_dim must be at most {_MAX_TABLE // 2} for rope(), got {seq_len * setup.head_dim}")
     h = setup.pairs
@@ -3638,7 +3661,7 @@ def apply_rope(
     if given is not None and len(given) != len(table):
         raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
     exact = _check_exact(exact)
-    dtype = _check_dtype(dtype)
+    dtype = _check_dtype(dtype, exact)
     _check_vectors(table, setup)
     return list(_rotated(setup, table, None if given is None else list(given), exact, dtype))
 
@@ -3685,7 +3708,7 @@ def compare_rope(
     seq_len, width = len(table), len(table[0])
     setup = _Rope(width, base, layout, scaling)
     given = _rope_positions(positions, seq_len, "the table's rows")
-    dtype = _check_dtype(dtype)
+    dtype = _check_dtype(dtype, True)
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -4861,8 +4884,9 @@ def _rope_rows(
         assert vectors is not None
         return _rotated(rope, vectors, positions, exact, dtype)
     h = rope.pairs
-    part = slice(0, h) if kind == "cos" else slice(h, 2 * h)
-    return (_rope_arrange(rope, row[part]) for row in _rope_pairs(rope, count, positions, exact, dtype))
+    if kind == "cos":  # not slice(): MicroPython cannot make slice objects
+        return (_rope_arrange(rope, row[:h]) for row in _rope_pairs(rope, count, positions, exact, dtype))
+    return (_rope_arrange(rope, row[h:]) for row in _rope_pairs(rope, count, positions, exact, dtype))
 
 
 def _rope_arrange(rope: "_Rope", values: "List[float]") -> "List[float]":

@@ -39,8 +39,10 @@ def test_integer_finish_gives_the_float_finishs_bits(additions_round_twice: None
     assert integer_finish == float_finish
 
 
-def test_x87_build_prints_the_stored_digest(tmp_path: Path) -> None:
-    build = BUILDS / "micropython-x87"
+@pytest.mark.parametrize("build_name", ["micropython-x87", "micropython-single32", "micropython-double32"])
+def test_board_build_prints_the_stored_digest(tmp_path: Path, build_name: str) -> None:
+    """x87: the full digest; single precision: the narrow formats' digest, float64 refused."""
+    build = BUILDS / build_name
     if not build.exists():
         pytest.fail(f"{build} is missing: the shared MicroPython builds belong beside the repository")
     for name in ("pe_reference.py", "tests/conformance.py"):
@@ -49,4 +51,31 @@ def test_x87_build_prints_the_stored_digest(tmp_path: Path) -> None:
         [str(build), "-X", "heapsize=8M", "conformance.py", str(ROOT / "tests" / "data" / "conformance.digest")],
         capture_output=True, text=True, cwd=tmp_path, timeout=900,
     )
-    assert "digest matches the stored one" in process.stdout, process.stdout + process.stderr
+    assert process.returncode == 0 and "digest matches the stored one" in process.stdout, process.stdout + process.stderr
+    assert ("single-precision floats" in process.stdout) == (build_name == "micropython-single32")
+
+
+@pytest.fixture
+def single_precision() -> Iterator[None]:
+    saved = list(pe_reference._SINGLE)
+    pe_reference._SINGLE[:] = [True]
+    try:
+        yield
+    finally:
+        pe_reference._SINGLE[:] = saved
+
+
+def test_single_precision_refuses_exact_float64_by_name(single_precision: None) -> None:
+    message = "for exact values on this runtime, whose floats are single precision (24 bits), got 'float64'"
+    for call in (
+        lambda: encoding(2, 4, exact=True),
+        lambda: pe_reference.value(1, 0, 4, exact=True),
+        lambda: rope(2, 4, exact=True),
+        lambda: pe_reference.compare([[0.0, 1.0]]),
+        lambda: pe_reference.compare_rope([[1.0, 1.0]]),
+    ):
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            call()
+    # The fast path and the narrow formats still work.
+    assert encoding(2, 4)[1][0] == pe_reference.value(1, 0, 4)
+    assert pe_reference.compare(encoding(8, 8, exact=True, dtype="float32"), dtype="float32").ok
