@@ -72,6 +72,11 @@ copies.  THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND.
 
 import math
 
+# Infinity and NaN, made at run time: MicroPython's compiler folds math.inf into a constant that
+# its freezer writes as C text that does not compile, so a module frozen into firmware cannot use it.
+_INF = float("inf")
+_NAN = _INF - _INF
+
 __version__ = "0.1.0"
 __all__ = [
     "Convention",
@@ -451,14 +456,14 @@ def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
     try:
         return math.pow(base, exponent[0] / exponent[1])
     except OverflowError:
-        return math.inf
+        return _INF
 
 
 def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:
     """Return position / denominator in float64, refusing an angle that is not finite."""
     fraction = (position, 1) if isinstance(position, int) else position
     p = _to_float(fraction)
-    if not -math.inf < p < math.inf:
+    if not -_INF < p < _INF:
         raise ValueError(
             f"pos must be less than 2**1024 to be held in float64, got {_short(_number(fraction))};"
             " exact=True has no such limit"
@@ -857,7 +862,7 @@ def _finite_or_infinite(negative: bool, m: int, quantum: int, precision: int, em
     precision, with an unbounded exponent, reaches 2**(emax + 1).
     """
     if m and _bit_length(m) + quantum > 2 - emin:
-        return -math.inf if negative else math.inf
+        return -_INF if negative else _INF
     return _make_float(negative, m, quantum)
 
 
@@ -900,7 +905,7 @@ def _bit_pattern(x: float, dtype: str) -> int:
     sign = 1 << (width - 1) if x < 0.0 or (x == 0.0 and _float_bits(x) >> 63) else 0
     if x == 0.0:
         return sign
-    if x in (math.inf, -math.inf):
+    if x in (_INF, -_INF):
         return sign | ((1 << exponent_bits) - 1) << (precision - 1)
     m, e = _float_parts(-x if x < 0.0 else x)
     top = _bit_length(m) - 1 + e
@@ -1872,8 +1877,8 @@ class Convention:
             try:
                 denominator = math.pow(base, a / b)
             except OverflowError:
-                denominator = math.inf
-            frequencies.append(factor / denominator if denominator > 0.0 else math.inf)
+                denominator = _INF
+            frequencies.append(factor / denominator if denominator > 0.0 else _INF)
         return frequencies
 
     def _denominators(self, d_model: int) -> "List[float]":
@@ -1984,7 +1989,7 @@ def _to_float(x: "Tuple[int, int]") -> float:
     try:
         value = math.ldexp(a / m, shift_a - shift_m)
     except OverflowError:
-        value = math.inf
+        value = _INF
     return -value if n < 0 else value
 
 
@@ -2029,7 +2034,7 @@ def _rational(name: str, x: object) -> "Tuple[int, int]":
 
 
 def _float_ratio(name: str, x: float) -> "Tuple[int, int]":
-    if not -math.inf < x < math.inf:
+    if not -_INF < x < _INF:
         raise ValueError(f"{name} must be finite, got {x!r}")
     if x == 0.0:
         return 0, 1
@@ -2124,7 +2129,7 @@ def _check_scale(scale: object) -> "Tuple[int, int, bool]":
         p, q, per_width = root[0] * root[0] * (1 if root[0] >= 0 else -1), root[1] * root[1], False
     if p <= 0:
         raise ValueError(f"scale must be greater than 0, got {_short(scale)}")
-    if not 0.0 < _to_float((p, q)) < math.inf:
+    if not 0.0 < _to_float((p, q)) < _INF:
         raise ValueError(f"scale must be between 2**-511 and 2**511, its square a normal float64, got {_short(scale)}")
     return p, q, per_width
 
@@ -2143,12 +2148,12 @@ def _scale_text(scale: "Tuple[int, int, bool]", as_number: bool) -> "Union[int, 
 def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
     def check(x: object) -> "Tuple[int, int]":
         refused = f"{name} must be finite and greater than 0, got {_short(x)}"
-        if isinstance(x, float) and not -math.inf < x < math.inf:
+        if isinstance(x, float) and not -_INF < x < _INF:
             raise ValueError(refused)
         fraction = _rational(name, x)
         if fraction[0] <= 0:
             raise ValueError(refused)
-        if not 0.0 < _to_float(fraction) < math.inf:
+        if not 0.0 < _to_float(fraction) < _INF:
             # The fast path and the diagnosis compute with it in float64.
             raise ValueError(f"{name} must be finite and greater than 0 in float64, which the fast path uses, got {_short(x)}")
         return fraction
@@ -2436,9 +2441,9 @@ def compare(
     not_finite = [
         (r, c, read[c])
         for r, (row, read) in enumerate(zip(rounded, table))
-        if not -math.inf < sum(row) < math.inf
+        if not -_INF < sum(row) < _INF
         for c, x in enumerate(row)
-        if not -math.inf < x < math.inf
+        if not -_INF < x < _INF
     ]
     table = rounded
     allowance = _Allowance(asked, seq_len, d_model, dtype)
@@ -2452,8 +2457,8 @@ def compare(
             atol,
             ulps,
             0,
-            math.nan,
-            math.nan,
+            _NAN,
+            _NAN,
             None,
             _diagnose(table, None, dtype, {}, not_finite, asked),
             not_finite[:5],
@@ -2554,7 +2559,7 @@ def _real_number(x: object) -> "Optional[float]":
     try:
         return float(x)  # type: ignore[arg-type]
     except OverflowError:
-        return math.inf if x > 0 else -math.inf  # type: ignore[operator]
+        return _INF if x > 0 else -_INF  # type: ignore[operator]
     except (TypeError, ValueError):
         return None  # complex has a __float__ that refuses, before Python 3.10
 
@@ -2571,14 +2576,14 @@ def _check_tolerance(name: str, tolerance: object) -> float:
     number = _real_number(tolerance)
     if number is None:
         raise TypeError(f"{name} must be a number, got {type(tolerance).__name__} {_short(tolerance)}")
-    if not 0.0 <= number < math.inf:
+    if not 0.0 <= number < _INF:
         raise ValueError(f"{name} must be finite and at least 0, got {_short(tolerance)}")
     return number
 
 
 def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtype: str) -> str:
     shown = ", ".join(
-        f"[{r}][{c}] is {x!r}" + ("" if x != x or x in (math.inf, -math.inf) else f", beyond {dtype}'s range")
+        f"[{r}][{c}] is {x!r}" + ("" if x != x or x in (_INF, -_INF) else f", beyond {dtype}'s range")
         for r, c, x in cells[:5]
     )
     more = f", and {count - 5} more" if count > 5 else ""
@@ -2631,14 +2636,14 @@ def _round_row_to_bfloat16(row: "List[float]") -> "List[float]":
 
 
 def _round_to_format(x: float, dtype: str) -> float:
-    if not -math.inf < x < math.inf:
+    if not -_INF < x < _INF:
         return x
     rounded = _round_float(x, dtype)
     precision, emin, _ = _DTYPES[dtype]
     largest = (2.0 - _power_of_two(1 - precision)) * _power_of_two(1 - emin)
     if rounded > largest:
-        return math.inf
-    return -math.inf if rounded < -largest else rounded
+        return _INF
+    return -_INF if rounded < -largest else rounded
 
 
 def _ordered(values: "List[float]", dtype: str) -> "List[int]":
@@ -2685,7 +2690,7 @@ class _Allowance:
         if last > limit:
             return (
                 f"{self.dtype} holds whole numbers exactly only up to {limit}, and this table's positions reach"
-                f" {_short(int(last)) if last < 1e300 and last == int(last) else repr(last)}:"
+                f" {_short(int(last)) if last < _power_of_two(996) and last == int(last) else repr(last)}:"
                 f" no computation in {self.dtype} gives it, so the default tolerance does not pass it;"
                 " give atol or ulps to compare it with the exact values"
             )
@@ -2705,8 +2710,8 @@ def _allowances(frequencies: "List[float]", position: float, unit: float) -> "Li
     try:
         scaled = unit * abs(float(position))
     except OverflowError:
-        scaled = math.inf
-    if scaled == math.inf:
+        scaled = _INF
+    if scaled == _INF:
         return [_CAP if w else unit for w in frequencies]
     # A NaN (position 0 times an infinite frequency) fails t < _CAP: capped too.
     tolerances = [unit + scaled * w for w in frequencies]
@@ -2738,7 +2743,7 @@ class _Comparison:
     def add(self, r: int, row: "List[float]", expected: "List[float]", has_not_finite: bool) -> None:
         errors = [abs(a - e) for a, e in zip(row, expected)]
         if has_not_finite:
-            finite = [x for x in errors if x < math.inf]
+            finite = [x for x in errors if x < _INF]
             largest = max(finite) if finite else -1.0
         else:
             largest = max(errors)
@@ -2752,10 +2757,10 @@ class _Comparison:
         damaged = [c for c, (error, tolerance) in enumerate(zip(errors, tolerances)) if not error <= tolerance]
         if damaged:
             self.damaged[r] = damaged
-        finite_row = [x if -math.inf < x < math.inf else 0.0 for x in row] if has_not_finite else row
+        finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
         apart = [abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype), _ordered(expected, self.dtype))]
         if largest >= 0.0:
-            self.max_ulps = max(self.max_ulps, max((n for n, error in zip(apart, errors) if error < math.inf), default=0))
+            self.max_ulps = max(self.max_ulps, max((n for n, error in zip(apart, errors) if error < _INF), default=0))
         if self.default:
             self.failures += len(damaged)
         elif self.ulps == 0.0:
@@ -2765,7 +2770,7 @@ class _Comparison:
             self.failures += sum(
                 1
                 for error, n in zip(errors, apart)
-                if not (error <= self.atol or (error < math.inf and n <= self.ulps))
+                if not (error <= self.atol or (error < _INF and n <= self.ulps))
             )
 
 
@@ -3180,12 +3185,12 @@ def _column_damage(table: "List[List[float]]", columns: "List[int]", reference: 
                 continue
             largest = 0.0
             for r, expected, allowance in zip(sample, made, allowances):
-                difference = math.inf if expected is None else abs(table[r][c] - expected[other])
+                difference = _INF if expected is None else abs(table[r][c] - expected[other])
                 if not difference <= allowance[other]:
-                    largest = math.inf
+                    largest = _INF
                     break
                 largest = max(largest, difference)
-            if largest < math.inf and (best is None or (other not in columns, largest, other) < best):
+            if largest < _INF and (best is None or (other not in columns, largest, other) < best):
                 best = (other not in columns, largest, other)
         if best is None:
             items.append(f"column {c}, which matches no column")
@@ -3727,7 +3732,7 @@ def compare_rope(
         raise ValueError(f"x is only for kind 'rotated', got kind {kind!r}")
     rounded = [_round_row(row, dtype) for row in table]
     not_finite = [
-        (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -math.inf < v < math.inf
+        (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -_INF < v < _INF
     ]
     allowance = _RopeAllowance(setup, seq_len, given, dtype, vectors)
     expected_rows = _rope_rows(setup, kind, seq_len, given, vectors, True, dtype)
@@ -3769,10 +3774,10 @@ def _check_vectors(vectors: "List[List[float]]", rope: "_Rope") -> None:
     """Refuse a vector element that is not finite, or a pair whose |x[a]| + |x[b]| is not (its rotation could overflow)."""
     for r, row in enumerate(vectors):
         for c, v in enumerate(row):
-            if not -math.inf < v < math.inf:
+            if not -_INF < v < _INF:
                 raise ValueError(f"x[{r}][{c}] must be finite, got {v!r}")
         for a, b in rope.partners():
-            if not abs(row[a]) + abs(row[b]) < math.inf:
+            if not abs(row[a]) + abs(row[b]) < _INF:
                 raise ValueError(
                     f"x[{r}] must have |x[a]| + |x[b]| finite for each pair, got {row[a]!r} and {row[b]!r} in columns {a}, {b}"
                 )
@@ -4098,7 +4103,7 @@ def _rope_candidate_row(
         rounded_base = _round_row([_to_float(rope.base)], narrow_format)[0]
         exponents = _round_row([2 * k / rope.head_dim for k in range(h)], narrow_format)
         powers = _round_row([rounded_base**e for e in exponents], narrow_format)
-        computed = _round_row([1.0 / x if x else math.inf for x in powers], narrow_format)
+        computed = _round_row([1.0 / x if x else _INF for x in powers], narrow_format)
         default = [math.pow(_to_float(rope.base), -k / h) for k in range(h)]
         frequencies = [c * w / d if d else c for c, w, d in zip(computed, frequencies, default)]
     elif fmt:
@@ -4858,7 +4863,7 @@ def _rope_fast_pairs(
     factor = rope.attention_value
     floats = [float(p) for p in range(count)] if positions is None else [_to_float(p) for p in positions]
     largest = max(map(abs, floats)) * max(frequencies) if floats else 0.0
-    if not largest < math.inf:
+    if not largest < _INF:
         raise ValueError(f"angles p * w_k must be finite in float64, got positions up to {max(map(abs, floats))!r}; exact=True has no such limit")
     cos, sin = math.cos, math.sin
     for p in floats:
@@ -5200,7 +5205,7 @@ def _parse_json(text: str, name: str) -> "List[List[float]]":
             try:
                 values.append(float(x))
             except OverflowError:
-                values.append(math.inf if x > 0 else -math.inf)  # an integer beyond float64
+                values.append(_INF if x > 0 else -_INF)  # an integer beyond float64
         _check_row(table, values, r, name)
         table.append(values)
     if not table:
