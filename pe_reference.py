@@ -3734,13 +3734,10 @@ def compare_rope(
     not_finite = [
         (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -_INF < v < _INF
     ]
-    allowance = _RopeAllowance(setup, seq_len, given, dtype, vectors)
-    expected_rows = _rope_rows(setup, kind, seq_len, given, vectors, True, dtype)
-    comparison = _Comparison(allowance, dtype, atol, ulps)
     rows_with_not_finite = set(r for r, _, _ in not_finite)
-    for r, (row, expected_row) in enumerate(zip(rounded, expected_rows)):
-        allowance.expected = expected_row
-        comparison.add(r, row, expected_row, r in rows_with_not_finite)
+    comparison = _rope_comparison(rounded, setup, kind, vectors, given, dtype, atol, ulps, rows_with_not_finite)
+    allowance = comparison.allowance
+    assert isinstance(allowance, _RopeAllowance)
     # No "unrepresentable" verdict here: a rotary cache is computed in float32 or wider and stored in
     # its format, so a narrow format need not hold the positions; the cap judges the errors.
     unrepresentable = None
@@ -3952,13 +3949,29 @@ def _rope_failures(
     dtype: str,
 ) -> int:
     """How many elements fail the default rule when the table is checked in dtype (no diagnosis)."""
-    allowance = _RopeAllowance(rope, len(table), positions, dtype, vectors)
-    comparison = _Comparison(allowance, dtype, None, None)
-    expected_rows = _rope_rows(rope, kind, len(table), positions, vectors, True, dtype)
-    for r, (row, expected) in enumerate(zip(table, expected_rows)):
-        allowance.expected = expected
-        comparison.add(r, _round_row(row, dtype), expected, False)
-    return comparison.failures
+    rounded = [_round_row(row, dtype) for row in table]
+    return _rope_comparison(rounded, rope, kind, vectors, positions, dtype, None, None, set()).failures
+
+
+def _rope_comparison(
+    rounded: "List[List[float]]",
+    rope: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    dtype: str,
+    atol: "Optional[float]",
+    ulps: "Optional[float]",
+    rows_with_not_finite: "Set[int]",
+) -> _Comparison:
+    """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
+    allowance = _RopeAllowance(rope, len(rounded), positions, dtype, vectors)
+    comparison = _Comparison(allowance, dtype, atol, ulps)
+    expected_rows = _rope_rows(rope, kind, len(rounded), positions, vectors, True, dtype)
+    for r, (row, expected) in enumerate(zip(rounded, expected_rows)):
+        allowance.expected = expected  # the allowance's storing term is relative to the exact value
+        comparison.add(r, row, expected, r in rows_with_not_finite)
+    return comparison
 
 
 def _narrowest_format(table: "List[List[float]]", dtype: str) -> "Optional[str]":
@@ -4248,7 +4261,6 @@ class _RopeFrequencies(_Frequencies):
         self.multipliers = multipliers
         self.growth = growth
         self.blend = blend
-        self.plain = _Frequencies(base, (1, 1), False)
         self.log2: "Dict[int, int]" = {}
 
     def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
@@ -4384,9 +4396,7 @@ class _Llama3:
         (fn, fd), (ln_, ld), (qn, qd) = self.factor, self.low, self.slope
         above_low = X * ld - (ln_ << G)  # (X - low) 2**G, times ld
         M = (fd << G) // fn + (qn * above_low) // (qd * ld)
-        product = W * M  # w M = product * 2**(e - 2G)
-        n = _bit_length(product)
-        return product >> (n - F - 1), n - 1 + e - 2 * G
+        return _times_multiplier(W, e, M, G, F)
 
 
 class _Rope:
@@ -4458,7 +4468,7 @@ class _Rope:
         given["kind"] = kind
         return given
 
-    def _number(self, key: str, default: "Optional[Tuple[int, int]]" = None) -> "Tuple[int, int]":
+    def _parameter(self, key: str, default: "Optional[Tuple[int, int]]" = None) -> "Tuple[int, int]":
         if key not in self.given:
             if default is None:
                 raise ValueError(f"scaling for rope_type {self.kind} needs {key!r}, got none")
@@ -4466,7 +4476,7 @@ class _Rope:
         return _positive(f"scaling[{key!r}]")(self.given[key])
 
     def _whole(self, key: str) -> "Tuple[int, int]":
-        number = self._number(key)
+        number = self._parameter(key)
         if number[1] != 1:
             raise ValueError(f"scaling[{key!r}] must be a whole number, got {_short(self.given[key])}")
         return number
@@ -4474,7 +4484,7 @@ class _Rope:
     def _factor_or_ratio(self) -> "Tuple[int, int]":
         """factor, or max_position_embeddings / original_max_position_embeddings as HF takes it."""
         if "factor" in self.given:
-            return self._number("factor")
+            return self._parameter("factor")
         if "max_position_embeddings" in self.given:
             n, m = self._whole("max_position_embeddings")
             return _reduced(n * self.length[1], m * self.length[0])
@@ -4497,11 +4507,11 @@ class _Rope:
         pass
 
     def _linear(self) -> None:
-        self.factor = self._number("factor")
+        self.factor = self._parameter("factor")
         self.multipliers = [(self.factor[1], self.factor[0])] * self.pairs
 
     def _dynamic(self) -> None:
-        self.factor = self._number("factor")
+        self.factor = self._parameter("factor")
         key = "max_position_embeddings" if "max_position_embeddings" in self.given else "original_max_position_embeddings"
         if key not in self.given:
             raise ValueError("scaling for rope_type dynamic needs 'max_position_embeddings', got none")
@@ -4515,8 +4525,8 @@ class _Rope:
         if self.base[0] <= self.base[1]:
             raise ValueError(f"base must be greater than 1 for rope_type yarn, got {_short(_number(self.base))}")
         # HF takes beta_fast and beta_slow with `or`: 0 means the default too.
-        fast = self._number("beta_fast", (32, 1)) if self.given.get("beta_fast") else (32, 1)
-        slow = self._number("beta_slow", (1, 1)) if self.given.get("beta_slow") else (1, 1)
+        fast = self._parameter("beta_fast", (32, 1)) if self.given.get("beta_fast") else (32, 1)
+        slow = self._parameter("beta_slow", (1, 1)) if self.given.get("beta_slow") else (1, 1)
         truncate = _check_flag("scaling['truncate']")(self.given.get("truncate", True))
         fn, fd = self.factor
         if not truncate:
@@ -4547,7 +4557,7 @@ class _Rope:
             # HF: the ratio of two mscales when both are given and non-zero, else 0.1 ln f + 1.
             m1, m2 = (1, 1), (0, 1)
             if self.given.get("mscale") and self.given.get("mscale_all_dim"):
-                m1, m2 = self._number("mscale"), self._number("mscale_all_dim")
+                m1, m2 = self._parameter("mscale"), self._parameter("mscale_all_dim")
             if m1 != m2:
                 ln_factor = math.log(_to_float(self.factor))
                 value = (0.1 * _to_float(m1) * ln_factor + 1) / (0.1 * _to_float(m2) * ln_factor + 1)
@@ -4555,8 +4565,8 @@ class _Rope:
                 self.attention_value = value
 
     def _llama3(self) -> None:
-        self.factor = self._number("factor")
-        low, high = self._number("low_freq_factor"), self._number("high_freq_factor")
+        self.factor = self._parameter("factor")
+        low, high = self._parameter("low_freq_factor"), self._parameter("high_freq_factor")
         if low[0] * high[1] >= high[0] * low[1]:
             raise ValueError(
                 f"scaling['high_freq_factor'] must be greater than scaling['low_freq_factor'],"
@@ -4587,7 +4597,7 @@ class _Rope:
                 self.attention = _reduced(ratio[1] + ratio[0], ratio[1])  # its square, 1 + R
 
     def _given_attention(self) -> None:
-        n, m = self._number("attention_factor")
+        n, m = self._parameter("attention_factor")
         self.attention = (n * n, m * m)
         self.attention_value = _to_float((n, m))
 
@@ -4813,9 +4823,18 @@ class _YarnRamp:
                 break
             G *= 2
         W, e = self.plain.frequency((k, self.pairs), G)
-        product = W * M  # w M = product * 2**(e - 2G)
-        n = _bit_length(product)
-        return product >> (n - F - 1), n - 1 + e - 2 * G
+        return _times_multiplier(W, e, M, G, F)
+
+
+def _times_multiplier(W: int, e: int, M: int, G: int, F: int) -> "Tuple[int, int]":
+    """w M as _Frequencies.frequency's (W', k) with F bits, from w = W 2**(e - G) and M with G fraction bits.
+
+    The product is w M * 2**(2G - e); cut to F + 1 significant bits (W' >= 2**F),
+    floored: a relative error below 2**-F more.
+    """
+    product = W * M
+    n = _bit_length(product)
+    return product >> (n - F - 1), n - 1 + e - 2 * G
 
 def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[Tuple[int, int]]]":
     """The positions given, as fractions, at least ``count`` of them; None for 0, 1, 2..."""
