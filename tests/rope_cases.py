@@ -22,7 +22,7 @@ as the code holds it), inv_freq (the frequencies w_k), angles (p * w_k), output 
 """
 
 import math
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 

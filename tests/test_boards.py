@@ -5,8 +5,6 @@ The builds are in ../shared/micropython/bin (beside the repository), as CI has t
 
 import subprocess
 from pathlib import Path
-from typing import Iterator
-
 import pytest
 
 import pe_reference
@@ -17,14 +15,9 @@ BUILDS = ROOT.parent / "shared" / "micropython" / "bin"
 
 
 @pytest.fixture
-def additions_round_twice() -> Iterator[None]:
+def additions_round_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on the x87 unit: the float64 finish is off, every value built from integers."""
-    saved = list(pe_reference._ROUNDS_ONCE)
-    pe_reference._ROUNDS_ONCE[:] = [False]
-    try:
-        yield
-    finally:
-        pe_reference._ROUNDS_ONCE[:] = saved
+    monkeypatch.setattr(pe_reference, "_ROUNDS_ONCE", [False])
 
 
 def test_this_interpreter_adds_with_one_rounding() -> None:
@@ -56,13 +49,8 @@ def test_board_build_prints_the_stored_digest(tmp_path: Path, build_name: str) -
 
 
 @pytest.fixture
-def single_precision() -> Iterator[None]:
-    saved = list(pe_reference._SINGLE)
-    pe_reference._SINGLE[:] = [True]
-    try:
-        yield
-    finally:
-        pe_reference._SINGLE[:] = saved
+def single_precision(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pe_reference, "_SINGLE", [True])
 
 
 def test_single_precision_refuses_exact_float64_by_name(single_precision: None) -> None:

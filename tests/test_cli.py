@@ -15,6 +15,7 @@ import pytest
 import pe_reference
 from pe_reference import derivation, encoding, main
 from tests import reference
+from tests.helpers import run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,15 +27,6 @@ def run(*args: str) -> Tuple[int, str, str]:
         [sys.executable, "-m", "pe_reference", *args], capture_output=True, text=True, env=environment, cwd=ROOT
     )
     return process.returncode, process.stdout, process.stderr
-
-
-def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> Tuple[int, str, str]:
-    try:
-        status = main(list(args))
-    except SystemExit as exit:
-        status = exit.code if isinstance(exit.code, int) else 1
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def parse_table(text: str) -> List[List[float]]:

@@ -6,7 +6,7 @@ builders are in tests/framework_tables.py; the frameworks are test-only dependen
 transformers, diffusers, torch_geometric and positional-encodings; the others are written out there).
 """
 
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, List
 
 import pytest
 

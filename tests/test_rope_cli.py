@@ -4,22 +4,14 @@ import json
 import math
 import struct
 from pathlib import Path
-from typing import List, Tuple
+from typing import List
 
 import pytest
 
-from pe_reference import apply_rope, main, rope
+from pe_reference import apply_rope, rope
+from tests.helpers import run_main
 
 YARN = '{"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 16}'
-
-
-def run_main(capsys: "pytest.CaptureFixture[str]", *args: str) -> Tuple[int, str, str]:
-    try:
-        status = main(list(args))
-    except SystemExit as exit:
-        status = exit.code if isinstance(exit.code, int) else 1
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def csv_rows(text: str) -> List[List[float]]:

@@ -3,23 +3,14 @@
 import json
 import math
 from fractions import Fraction
-from typing import Tuple
 
 import pytest
 
 import pe_reference
-from pe_reference import apply_rope, compare_rope, main, rope
+from pe_reference import apply_rope, compare_rope, rope
 from tests import rope_reference
-from tests.test_rope_exact import rounded
-
-
-def run_main(capsys: "pytest.CaptureFixture[str]", *args: str) -> Tuple[int, str, str]:
-    try:
-        status = main(list(args))
-    except SystemExit as exit:
-        status = exit.code if isinstance(exit.code, int) else 1
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+from tests.rope_reference import rounded
+from tests.helpers import run_main
 
 
 def test_rotated_check_refuses_vectors_that_are_not_finite_or_overflow() -> None:
