@@ -490,6 +490,35 @@ def _extended_slices() -> bool:
 _EXTENDED_SLICES = _extended_slices()
 
 
+def _garbage_collector() -> "Optional[Callable[[], object]]":
+    """gc.collect on a MicroPython heap of at most 512 KB, as a board's; else None.
+
+    MicroPython collects only when its heap is full, and by then the floats
+    of a table's rows lie scattered among the garbage of the big-integer
+    arithmetic that made them: the holes between them are too small for the
+    next rows' lists.  Collecting after each exact row keeps the rows packed;
+    on a 32-bit board build it cuts the heap encoding(64, 64, exact=True)
+    needs by nearly half (benchmarks/board_heap.py).  A collection costs
+    time in proportion to the heap, so a larger heap, which can spare the
+    room, is left alone.
+    """
+    import sys
+
+    if sys.implementation.name != "micropython":
+        return None
+    import gc
+
+    heap: int = getattr(gc, "mem_free")() + getattr(gc, "mem_alloc")()  # MicroPython's, not CPython's
+    return gc.collect if heap <= 512 * 1024 else None
+
+
+_COLLECT_GARBAGE = _garbage_collector()
+# The entries a cache of exact constants may hold before it is emptied (a
+# law's frequencies may hold four times as many): a desktop spares thousands,
+# a board's heap only a few (on a 32-bit build each is about 100 bytes).
+_CACHE_LIMIT = 1024 if _COLLECT_GARBAGE is None else 2
+
+
 def _rows(
     convention: "Convention", seq_len: int, d_model: int, exact: bool, dtype: str, first: int = 0
 ) -> "Iterator[List[float]]":
@@ -649,7 +678,7 @@ def _pi(F: int) -> int:
     """
     key = ("pi", F)
     if key not in _CONSTANTS:
-        if len(_CONSTANTS) > 1024:
+        if len(_CONSTANTS) > _CACHE_LIMIT:
             _CONSTANTS.clear()
         fine = F + _GUARD
         _CONSTANTS[key] = _round_shift(16 * _atan_inverse_raw(5, fine) - 4 * _atan_inverse_raw(239, fine), _GUARD)
@@ -681,7 +710,7 @@ def _ln(mantissa: int, exponent: int, F: int) -> int:
     series, _ = _atanh_raw(mantissa - one, mantissa + one, fine)
     ln2, _ = _ln2_raw(fine)
     value = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
-    if len(_LOGARITHMS) > 1024:
+    if len(_LOGARITHMS) > _CACHE_LIMIT:
         _LOGARITHMS.clear()
     _LOGARITHMS[key] = value
     return value
@@ -746,7 +775,7 @@ class _Frequencies:
         key = (exponent[0], exponent[1], F)
         found = self.frequencies.get(key)
         if found is None:
-            if len(self.frequencies) > 4096:
+            if len(self.frequencies) > 4 * _CACHE_LIMIT:
                 self.frequencies.clear()
             a, b = exponent
             G = F + 4 + _bit_length(a // b + 1)
@@ -1291,25 +1320,41 @@ def _fixed_rows(
     P = _TABLE_BITS
     fine = P + 24
     rotors: "List[Tuple[int, int]]" = []
-    jumps: "List[Tuple[int, int]]" = []
     twice_cos: "List[int]" = []
     for exponent in exponents:
         sine, cosine, F, _ = _sin_cos((step, denominator), exponent, frequencies, fine + 8)
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()  # So that what each pair keeps fills the holes of the series: see _garbage_collector.
         rotors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
         twice_cos.append(_round_shift(cosine, F - P - 1))
-        sine, cosine, F, _ = _sin_cos((_ANCHOR_INTERVAL * step, denominator), exponent, frequencies, fine + 8)
-        jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
     # One multiplier per column, in the row's order; 0 keeps a padding column 0.
     multipliers = [0 if kind == _ZERO else twice_cos[pair] for kind, pair in plan]
     to_table = fine - P
+    jumps: "List[Tuple[int, int]]" = []
     anchors = [_anchor((start, denominator), exponent, frequencies, fine) for exponent in exponents]
     for block, first in enumerate(range(0, count, _ANCHOR_INTERVAL)):
         if block and block % _ANCHOR_JUMPS == 0:
             anchors = [_anchor((start + first * step, denominator), e, frequencies, fine) for e in exponents]
-        following = [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)]
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()  # The series' garbage, before the rows: see _garbage_collector.
         previous = _arrange(anchors, plan, to_table)
-        current = _arrange(following, plan, to_table)
-        for r in range(min(_ANCHOR_INTERVAL, count - first)):
+        current = _arrange(
+            [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)],
+            plan,
+            to_table,
+        )
+        rows_in_block = min(_ANCHOR_INTERVAL, count - first)
+        if first + rows_in_block < count:
+            # The next block's anchors, one jump on (the jumps made when first needed).
+            if not jumps:
+                for exponent in exponents:
+                    sine, cosine, F, _ = _sin_cos((_ANCHOR_INTERVAL * step, denominator), exponent, frequencies, fine + 8)
+                    jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+            anchors = [((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)]
+        else:
+            # The last block needs only its two rows and the multipliers: a board gets the rest of the heap back.
+            anchors = rotors = jumps = []
+        for r in range(rows_in_block):
             if r == 0:
                 values = previous
             elif r == 1:
@@ -1318,7 +1363,6 @@ def _fixed_rows(
                 previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
                 values = current
             yield (start + (first + r) * step, denominator), values, r * r + (r * r >> 7) + r + 1
-        anchors = [((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)]
 
 
 def _fixed_rows_at(
@@ -1383,6 +1427,8 @@ def _finish_rows(
             row = [_round_fixed(v, P, error, dtype) for v in values]
             if None in row:
                 _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()
         yield row  # type: ignore[misc]
 
 
@@ -1508,63 +1554,67 @@ _FIELDS = (
 )
 
 # name: (what it is in plain words, its fields that differ from the paper's).
-# docs/conventions.md gives each one's formula and source.
-_PRESETS: "Dict[str, Tuple[str, Dict[str, object]]]" = {
-    "paper": ("the paper's: sin and cos interleaved per pair", {}),
+# docs/conventions.md gives each one's formula and source.  The fields are
+# in their checked forms (a number n/m as (n, m); MLX's scale sqrt(2/d) as
+# (2, 1, True)) and every value is a constant: a board holds this table in
+# flash when the module is frozen.  test_presets_are_conventions checks each
+# against the Convention that docs/conventions.md writes out for it.
+_PRESETS: "Dict[str, Tuple[str, Tuple[Tuple[str, object], ...]]]" = {
+    "paper": ("the paper's: sin and cos interleaved per pair", ()),
     "tensor2tensor": (
         "tensor2tensor's: all sines then all cosines, frequencies spaced by i/(h-1)",
-        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "zero"},
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "zero")),
     ),
     "fairseq": (
         "fairseq's: tensor2tensor's table, first token at position padding_idx + 1 = 2",
-        {"layout": "sin-cos", "spacing": "tensor2tensor", "start": 2, "odd": "zero"},
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("start", (2, 1)), ("odd", "zero")),
     ),
     "tf-tutorial": (
         "the TensorFlow tutorial's: all sines then all cosines",
-        {"layout": "sin-cos", "odd": "error"},
+        (("layout", "sin-cos"), ("odd", "error")),
     ),
     "guided-diffusion": (
         "guided-diffusion's: all cosines then all sines",
-        {"layout": "cos-sin", "odd": "zero"},
+        (("layout", "cos-sin"), ("odd", "zero")),
     ),
-    "xlm": ("HF XLM's and DistilBERT's: the paper's table", {}),
-    "keras-hub": ("keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base", {}),
+    "xlm": ("HF XLM's and DistilBERT's: the paper's table", ()),
+    "keras-hub": ("keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base", ()),
     "tatp22": (
         "positional-encodings' PositionalEncoding1D: the paper's table, an odd width rounded up then cut",
-        {"odd": "round-up"},
+        (("odd", "round-up"),),
     ),
     "marian": (
         "HF Marian's and Pegasus's: all sines then all cosines, one more sine for an odd d_model",
-        {"layout": "sin-cos"},
+        (("layout", "sin-cos"),),
     ),
     "gpt-j": (
         "GPT-J's and CodeGen's sinusoid table: all sines then all cosines",
-        {"layout": "sin-cos", "odd": "error"},
+        (("layout", "sin-cos"), ("odd", "error")),
     ),
     "transformer-xl": (
         "Transformer-XL's: all sines then all cosines, positions descending to 0",
-        {"layout": "sin-cos", "descending": True, "odd": "error"},
+        (("layout", "sin-cos"), ("descending", True), ("odd", "error")),
     ),
     "whisper": (
         "OpenAI Whisper's sinusoids: tensor2tensor's table, for an even d_model only",
-        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "error"},
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error")),
     ),
     "m2m100": (
         "HF M2M100's, Speech2Text's and FSMT's: fairseq's table",
-        {"layout": "sin-cos", "spacing": "tensor2tensor", "start": 2, "odd": "zero"},
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("start", (2, 1)), ("odd", "zero")),
     ),
     "diffusers": (
         "diffusers' get_timestep_embedding: all sines then all cosines, frequencies spaced by i/(h - shift)",
-        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "zero"},
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "zero")),
     ),
     "pyg": (
         "PyG's PositionalEncoding: a logspace of frequencies from 1 to 1e-4, all sines then all cosines",
-        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "error"},
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error")),
     ),
     "mlx": (
         "MLX's SinusoidalPositionalEncoding: frequencies from 1 to 1e-4, all sines then all cosines,"
         " values times sqrt(2/d)",
-        {"layout": "sin-cos", "spacing": "tensor2tensor", "odd": "error", "scale": "sqrt(2/d)"},
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error"), ("scale", (2, 1, True))),
     ),
 }
 
@@ -1854,7 +1904,7 @@ class Convention:
         key = (self._fields[3], self._fields[4], self.full_turns)
         found = _LAWS.get(key)
         if found is None:
-            if len(_LAWS) > 64:
+            if len(_LAWS) > _CACHE_LIMIT // 16:
                 _LAWS.clear()
             found = _LAWS[key] = _Frequencies(self._fields[3], self._fields[4], self.full_turns)
         return found
@@ -3551,10 +3601,19 @@ def _single_precision() -> bool:
 
 
 def _make_presets() -> "Dict[str, Convention]":
+    # Built from checked forms, not through Convention(), with little garbage;
+    # on MicroPython that garbage is collected before the next preset is made,
+    # so that what the presets keep is not left scattered through it.
     presets = {}
-    for name, (_, fields) in _PRESETS.items():
-        convention = presets[name] = Convention(**fields)  # type: ignore[arg-type]
+    for name, (_, changes) in _PRESETS.items():
+        fields: "List[object]" = list(_DEFAULT_FIELDS)
+        for field, inner in changes:
+            fields[_FIELDS.index(field)] = inner
+        convention = presets[name] = object.__new__(Convention)
+        convention._fields = _checked_fields(dict(zip(_FIELDS, fields)), checked=True)
         convention._preset = name
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()
     return presets
 
 
@@ -4276,7 +4335,7 @@ class _RopeFrequencies(_Frequencies):
         found = self.frequencies.get(key)
         if found is not None:
             return found
-        if len(self.frequencies) > 4096:
+        if len(self.frequencies) > 4 * _CACHE_LIMIT:
             self.frequencies.clear()
         k = exponent[0]
         h = self.pairs

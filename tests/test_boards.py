@@ -5,6 +5,8 @@ The builds are in ../shared/micropython/bin (beside the repository), as CI has t
 
 import subprocess
 from pathlib import Path
+from typing import List
+
 import pytest
 
 import pe_reference
@@ -30,6 +32,31 @@ def test_integer_finish_gives_the_float_finishs_bits(additions_round_twice: None
     pe_reference._ROUNDS_ONCE[:] = [False]
     integer_finish = encoding(300, 48, exact=True), rope(300, 32, base=500000, exact=True)
     assert integer_finish == float_finish
+
+
+def test_small_heap_path_gives_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a board's heap: a collection after each exact row, caches of two entries, across anchor blocks."""
+    expected = (
+        encoding(2100, 6, exact=True, start=7),
+        encoding(40, 64, exact=True, dtype="float32", preset="tensor2tensor"),
+        rope(1030, 8, base=500000, exact=True),
+        [pe_reference.value(1000 + pos, dim, 512, exact=True) for pos in range(3) for dim in (5, 6, 300)],
+    )
+    collections: List[int] = []
+    monkeypatch.setattr(pe_reference, "_COLLECT_GARBAGE", lambda: collections.append(1))
+    monkeypatch.setattr(pe_reference, "_CACHE_LIMIT", 2)
+    for cache in ("_CONSTANTS", "_LOGARITHMS", "_LAWS"):
+        monkeypatch.setattr(pe_reference, cache, {})
+    small_heap = (
+        encoding(2100, 6, exact=True, start=7),
+        encoding(40, 64, exact=True, dtype="float32", preset="tensor2tensor"),
+        rope(1030, 8, base=500000, exact=True),
+        [pe_reference.value(1000 + pos, dim, 512, exact=True) for pos in range(3) for dim in (5, 6, 300)],
+    )
+    assert small_heap == expected
+    # At least one collection per row made, and the caches kept within the limit.
+    assert len(collections) >= 2100 + 40 + 1030
+    assert len(pe_reference._CONSTANTS) <= 3 and len(pe_reference._LOGARITHMS) <= 3
 
 
 @pytest.mark.parametrize("build_name", ["micropython-x87", "micropython-single32", "micropython-double32"])
