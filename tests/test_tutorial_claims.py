@@ -95,3 +95,68 @@ def test_accuracy_page_adds_the_denominator_to_the_half_ulp() -> None:
     # The sentence no longer bounds the error by the half ulp alone.
     assert "an absolute error of up to half an ulp of the angle, which grows with the position" not in text
     assert "the denominator's relative error, times the angle, adds to the division's" in text
+
+
+# The longest wavelength, the odd width, the two spacings, the runtimes.
+
+
+def test_the_longest_wavelength_is_the_last_pairs() -> None:
+    mpmath.mp.prec = 100
+    # d_model = 4, base 100: pair 1 is the last, wavelength 2 pi 100**(2/4).
+    longest = 2 * mpmath.pi * mpmath.power(100, mpmath.mpf(2) / 4)
+    assert abs(longest - 62.83) < 0.005
+    index = page("docs/index.md")
+    assert "changes the longest wavelength, `2*pi*base`" not in index
+    assert "`2*pi*base**((d_model-2)/d_model)`" in index and f"{float(longest):.2f}" in index
+    # The paper's own phrase, "from 2 pi to 10000 * 2 pi", overstates the last one.
+    assert round(float(2 * mpmath.pi * mpmath.power(10000, mpmath.mpf(510) / 512))) == 60611
+    assert "from 2 pi to 10000 times 2 pi" not in index
+    assert "from 2 pi to 10000 times 2 pi" not in page("docs/tutorial/2-wavelengths.md")
+
+
+def test_an_odd_width_breaks_the_cosines_not_the_sines() -> None:
+    numpy = pytest.importorskip("numpy")
+    # The PyTorch tutorial's assignments, in numpy, at d_model = 5.
+    d_model = 5
+    table = numpy.zeros((4, d_model))
+    position = numpy.arange(4)[:, None]
+    div_term = numpy.exp(numpy.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+    table[:, 0::2] = numpy.sin(position * div_term)
+    with pytest.raises(ValueError):
+        table[:, 1::2] = numpy.cos(position * div_term)
+    tutorial = page("docs/tutorial/4-odd-widths-and-conventions.md")
+    assert "assigning `d/2 + 1` sines to `d/2` columns" not in tutorial
+    assert "but the three cosines do not fit the two columns 1 and 3" in tutorial
+    # conventions.md no longer credits the odd rule to code that fails on an odd width.
+    conventions = page("docs/conventions.md")
+    assert "tutorial and the Annotated Transformer compute this table." not in conventions
+    assert "compute this table for an even `d_model`; with an odd one their code fails" in conventions
+
+
+def test_the_pages_agree_on_how_far_the_two_spacings_differ() -> None:
+    mpmath.mp.prec = 100
+    d_model, h = 512, 256
+
+    def row_difference(pos: int) -> float:
+        worst = mpmath.mpf(0)
+        for i in range(h):
+            paper = pos * mpmath.power(10000, -mpmath.mpf(2 * i) / d_model)
+            t2t = pos * mpmath.power(10000, -mpmath.mpf(i) / (h - 1))
+            worst = max(worst, abs(mpmath.sin(paper) - mpmath.sin(t2t)), abs(mpmath.cos(paper) - mpmath.cos(t2t)))
+        return float(worst)
+
+    at_1, at_3 = round(row_difference(1), 5), round(row_difference(3), 5)
+    assert at_1 > 1e-3 and at_3 > 1e-3
+    for name in ("docs/checking.md", "docs/tutorial/4-odd-widths-and-conventions.md"):
+        assert str(at_3) in page(name), name
+    assert str(at_1) in page("docs/checking.md")
+
+
+def test_the_readme_names_the_cpython_versions_ci_runs() -> None:
+    runtimes = (ROOT / ".ci" / "runtimes").read_text(encoding="utf-8")
+    minors = re.search(r"for minor in ([0-9. ]+); do", runtimes)
+    assert minors is not None
+    versions = minors.group(1).split()
+    readme = page("README.md")
+    assert f"CPython {versions[0]}-{versions[-1]}," in readme
+    assert not re.search(r"CPython 3\.8-3\.(?!" + versions[-1].split(".")[1] + r"\b)\d+", readme)
