@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def page(name: str) -> str:
-    """A page's text with its lines joined, so that a phrase split across lines is found."""
-    return " ".join((ROOT / name).read_text(encoding="utf-8").split())
+    """A page's text with its lines joined (and quotation marks "> " dropped), so that a phrase split across lines is found."""
+    lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
+    return " ".join(" ".join(line[2:] if line.startswith("> ") else line for line in lines).split())
 
 
 def float32(x: float) -> float:
@@ -160,3 +161,23 @@ def test_the_readme_names_the_cpython_versions_ci_runs() -> None:
     readme = page("README.md")
     assert f"CPython {versions[0]}-{versions[-1]}," in readme
     assert not re.search(r"CPython 3\.8-3\.(?!" + versions[-1].split(".")[1] + r"\b)\d+", readme)
+
+
+# Tutorial 3: the dot product's rises, and the paper's hypothesis.
+
+
+def test_tutorial_3_shows_where_the_dot_product_rises() -> None:
+    mpmath.mp.prec = 100
+    d_model = 64
+    # PE(pos) . PE(pos + k) = sum of cos(k w_i): no position in it.
+    frequencies = [mpmath.power(10000, -mpmath.mpf(2 * i) / d_model) for i in range(d_model // 2)]
+    products = [sum(mpmath.cos(k * w) for w in frequencies) for k in range(100)]
+    rises = [k for k in range(1, 100) if products[k] > products[k - 1]]
+    assert rises[:4] == [6, 11, 12, 17]
+    text = page("docs/tutorial/3-relative-positions.md")
+    assert "though not steadily" not in text
+    assert str(rises[:12]) in text
+    assert f"distance 43 gives {float(products[43]):.1f} where distance 40 gave {float(products[40]):.1f}" in text
+    # The paper's reason is quoted as its hypothesis, not stated as a fact.
+    assert "This is the property the paper gives for the choice: a model can attend by relative position" not in text
+    assert "we hypothesized it would allow the model to easily learn to attend by relative positions" in text
