@@ -8,7 +8,6 @@ the same numbers with pe_reference; these tests guard against both drifting.
 
 import math
 import re
-import struct
 from pathlib import Path
 
 import mpmath
@@ -21,10 +20,6 @@ def page(name: str) -> str:
     """A page's text with its lines joined (and quotation marks "> " dropped), so that a phrase split across lines is found."""
     lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
     return " ".join(" ".join(line[2:] if line.startswith("> ") else line for line in lines).split())
-
-
-def float32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
 def true_value(pos: int, dim: int, d_model: int, base: int = 10000) -> "mpmath.mpf":
@@ -181,3 +176,56 @@ def test_tutorial_3_shows_where_the_dot_product_rises() -> None:
     # The paper's reason is quoted as its hypothesis, not stated as a fact.
     assert "This is the property the paper gives for the choice: a model can attend by relative position" not in text
     assert "we hypothesized it would allow the model to easily learn to attend by relative positions" in text
+
+
+# The learner's path: the README first, every page says how to run it, the notation, the pictures.
+
+
+def test_the_readme_leads_with_the_learners_path() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tutorial = readme.index("](docs/tutorial/1-the-formula.md)")
+    # The tutorial and what d_model is come before the oracle's material and the commands.
+    assert tutorial < readme.index("## Two commands") < readme.index("--check")
+    assert readme.index("`d_model` is the model's width") < tutorial
+    pages = sorted(path.name for path in (ROOT / "docs" / "tutorial").glob("*.md"))
+    for name in pages:
+        assert f"](docs/tutorial/{name})" in readme, name
+    assert "value(10**9, 100, 512" in readme
+
+
+# vendoring.md is edited elsewhere; issue 15 proposes its sentence.
+HOW_TO_RUN_PENDING = {"docs/vendoring.md"}
+
+
+def test_every_page_says_how_to_run_its_examples() -> None:
+    for path in sorted((ROOT / "docs").rglob("*.md")):
+        name = path.relative_to(ROOT).as_posix()
+        if name in HOW_TO_RUN_PENDING:
+            continue
+        assert f"python -m doctest {name}" in page(name), name
+    assert "python -m doctest README.md" in page("README.md")
+
+
+def test_the_derivation_notation_is_explained_where_it_first_appears() -> None:
+    for name in ("README.md", "docs/index.md", "docs/tutorial/1-the-formula.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        first = text.index("pos₁₂")
+        assert text.index('reads "position 1, column 2"') <= first + 40, name
+        assert "`pos₁₂,₃` is position 12, column 3" in page(name), name
+
+
+def test_the_captions_say_where_the_cosine_columns_turn_negative() -> None:
+    # Column 2i + 1 of the 100 x 128 heatmap first turns negative at the position (pi/2) 10000**(2i/128).
+    mpmath.mp.prec = 100
+    turning = {
+        2 * i + 1: int(mpmath.ceil(mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(2 * i) / 128))) for i in range(64)
+    }
+    last = max(dim for dim, pos in turning.items() if pos <= 99)
+    assert last == 57
+    for name in ("README.md", "docs/tutorial/2-wavelengths.md"):
+        text = page(name)
+        assert f"past column {last}" in text and "beyond position 99" in text, name
+        # The waves picture joins whole positions: pair 0's wavelength, 2 pi, is about 6.28 of them.
+        assert "about 6.28" in text and "jagged triangles" in text, name
+    assert "](../heatmap.png)" in page("docs/tutorial/2-wavelengths.md")
+    assert "](../waves.png)" in page("docs/tutorial/2-wavelengths.md")
