@@ -1,0 +1,231 @@
+"""The numbers the pages state in prose, recomputed here without pe_reference.
+
+Each test computes a claim independently (mpmath, numpy, or plain float
+arithmetic) and checks that the page states that result, and no longer the
+sentence it replaced (issue 15).  The doctests beside each sentence compute
+the same numbers with pe_reference; these tests guard against both drifting.
+"""
+
+import math
+import re
+from pathlib import Path
+
+import mpmath
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def page(name: str) -> str:
+    """A page's text with its lines joined (and quotation marks "> " dropped), so that a phrase split across lines is found."""
+    lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
+    return " ".join(" ".join(line[2:] if line.startswith("> ") else line for line in lines).split())
+
+
+def true_value(pos: int, dim: int, d_model: int, base: int = 10000) -> "mpmath.mpf":
+    angle = mpmath.mpf(pos) / mpmath.power(base, mpmath.mpf(2 * (dim // 2)) / d_model)
+    return mpmath.sin(angle) if dim % 2 == 0 else mpmath.cos(angle)
+
+
+# Tutorial 5: which columns of a float32 table carry the large errors.
+
+
+def test_tutorial_5_names_the_columns_with_the_large_errors() -> None:
+    numpy = pytest.importorskip("numpy")
+    d_model, seq_len = 512, 5000
+    # The page's pipeline: float32 exponent, float64 exp rounded to float32, float32 product, float64 sin rounded.
+    step = float(numpy.float32(-math.log(10000.0) / d_model))
+    twice_pair = (numpy.arange(d_model) // 2 * 2).astype(numpy.float64)
+    exponent = (twice_pair * step).astype(numpy.float32)
+    w = numpy.exp(exponent.astype(numpy.float64)).astype(numpy.float32)
+    angle = (numpy.arange(seq_len, dtype=numpy.float32)[:, None] * w[None, :]).astype(numpy.float64)
+    sine = numpy.arange(d_model) % 2 == 0
+    got = numpy.where(sine, numpy.sin(angle), numpy.cos(angle)).astype(numpy.float32).astype(numpy.float64)
+    # The reference: float64 angles of the real formula, within 1e-12 of the true values here.
+    true_angle = numpy.arange(seq_len, dtype=numpy.float64)[:, None] * 10000.0 ** (-twice_pair / d_model)[None, :]
+    reference = numpy.where(sine, numpy.sin(true_angle), numpy.cos(true_angle))
+    worst = numpy.abs(got - reference).max(axis=0)
+    middle = worst[2:14]
+    last = worst[510:].max()
+    # The large errors are in the first columns, the small ones in the last.
+    assert middle.min() > 1000 * last
+    assert true_angle[-1, -1] < 0.52
+    text = page("docs/tutorial/5-precision.md")
+    assert "the last columns of a 5000-position table have errors of that size" not in text
+    for figure in (worst[0], worst[1], middle.min(), middle.max(), last):
+        assert f"{figure:.1e}" in text, f"{figure:.1e}"
+    assert 2 + int(middle.argmax()) == 8 and "the worst being column 8" in text
+    assert "Rounding the frequency costs as much as rounding the angle" in text
+
+
+def test_the_fast_path_examples_at_large_positions_use_a_column_that_errs() -> None:
+    mpmath.mp.prec = 300
+    # Column 0 divides by 10000**0 = 1: the float64 angle is the position itself, exact.
+    assert 10**9 / 10000 ** (0 / 512) == 10**9
+    column_0 = abs(math.sin(1e9) - true_value(10**9, 0, 512))
+    assert column_0 <= 2.0**-53
+    errors = {dim: float(abs(math.sin(10**9 / 10000 ** (2 * (dim // 2) / 512)) - true_value(10**9, dim, 512))) for dim in (2, 100)}
+    assert errors[100] > 1e-9
+    tutorial = page("docs/tutorial/5-precision.md")
+    for dim, error in errors.items():
+        assert f"{error:.1e}" in tutorial, (dim, f"{error:.1e}")
+    # No page shows the fast path at column 0 as its error at a large position: a
+    # comparison there may only say that the two agree to the last bit.
+    for name in ("README.md", "docs/tutorial/5-precision.md", "docs/accuracy.md"):
+        text = page(name)
+        assert not re.search(r"fast, exact = value\(10\*\*[69], 0, 512\)", text), name
+        for bound in re.findall(r"abs\(value\(10\*\*[69], 0, 512\) - [^<]*< ([0-9.e-]+)", text):
+            assert float(bound) <= 1e-15, (name, bound)
+
+
+def test_accuracy_page_adds_the_denominator_to_the_half_ulp() -> None:
+    mpmath.mp.prec = 300
+    # The table's worst element at 10**9: the fast formula against mpmath.
+    pos, dim = 10**9 + 9, 4
+    angle = pos / 10000 ** (4 / 512)
+    error = abs(math.sin(angle) - true_value(pos, dim, 512))
+    half_ulp = 2.0 ** (math.frexp(angle)[1] - 54)
+    assert error > 1.5 * half_ulp
+    text = page("docs/accuracy.md")
+    assert f"{float(error):.2e}" in text and f"{half_ulp:.1e}" in text
+    # The sentence no longer bounds the error by the half ulp alone.
+    assert "an absolute error of up to half an ulp of the angle, which grows with the position" not in text
+    assert "the denominator's relative error, times the angle, adds to the division's" in text
+
+
+# The longest wavelength, the odd width, the two spacings, the runtimes.
+
+
+def test_the_longest_wavelength_is_the_last_pairs() -> None:
+    mpmath.mp.prec = 100
+    # d_model = 4, base 100: pair 1 is the last, wavelength 2 pi 100**(2/4).
+    longest = 2 * mpmath.pi * mpmath.power(100, mpmath.mpf(2) / 4)
+    assert abs(longest - 62.83) < 0.005
+    index = page("docs/index.md")
+    assert "changes the longest wavelength, `2*pi*base`" not in index
+    assert "`2*pi*base**((d_model-2)/d_model)`" in index and f"{float(longest):.2f}" in index
+    # The paper's own phrase, "from 2 pi to 10000 * 2 pi", overstates the last one.
+    assert round(float(2 * mpmath.pi * mpmath.power(10000, mpmath.mpf(510) / 512))) == 60611
+    assert "from 2 pi to 10000 times 2 pi" not in index
+    assert "from 2 pi to 10000 times 2 pi" not in page("docs/tutorial/2-wavelengths.md")
+
+
+def test_an_odd_width_breaks_the_cosines_not_the_sines() -> None:
+    numpy = pytest.importorskip("numpy")
+    # The PyTorch tutorial's assignments, in numpy, at d_model = 5.
+    d_model = 5
+    table = numpy.zeros((4, d_model))
+    position = numpy.arange(4)[:, None]
+    div_term = numpy.exp(numpy.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+    table[:, 0::2] = numpy.sin(position * div_term)
+    with pytest.raises(ValueError):
+        table[:, 1::2] = numpy.cos(position * div_term)
+    tutorial = page("docs/tutorial/4-odd-widths-and-conventions.md")
+    assert "assigning `d/2 + 1` sines to `d/2` columns" not in tutorial
+    assert "but the three cosines do not fit the two columns 1 and 3" in tutorial
+    # conventions.md no longer credits the odd rule to code that fails on an odd width.
+    conventions = page("docs/conventions.md")
+    assert "tutorial and the Annotated Transformer compute this table." not in conventions
+    assert "compute this table for an even `d_model`; with an odd one their code fails" in conventions
+
+
+def test_the_pages_agree_on_how_far_the_two_spacings_differ() -> None:
+    mpmath.mp.prec = 100
+    d_model, h = 512, 256
+
+    def row_difference(pos: int) -> float:
+        worst = mpmath.mpf(0)
+        for i in range(h):
+            paper = pos * mpmath.power(10000, -mpmath.mpf(2 * i) / d_model)
+            t2t = pos * mpmath.power(10000, -mpmath.mpf(i) / (h - 1))
+            worst = max(worst, abs(mpmath.sin(paper) - mpmath.sin(t2t)), abs(mpmath.cos(paper) - mpmath.cos(t2t)))
+        return float(worst)
+
+    at_1, at_3 = round(row_difference(1), 5), round(row_difference(3), 5)
+    assert at_1 > 1e-3 and at_3 > 1e-3
+    for name in ("docs/checking.md", "docs/tutorial/4-odd-widths-and-conventions.md"):
+        assert str(at_3) in page(name), name
+    assert str(at_1) in page("docs/checking.md")
+
+
+def test_the_readme_names_the_cpython_versions_ci_runs() -> None:
+    runtimes = (ROOT / ".ci" / "runtimes").read_text(encoding="utf-8")
+    minors = re.search(r"for minor in ([0-9. ]+); do", runtimes)
+    assert minors is not None
+    versions = minors.group(1).split()
+    readme = page("README.md")
+    assert f"CPython {versions[0]}-{versions[-1]}," in readme
+    assert not re.search(r"CPython 3\.8-3\.(?!" + versions[-1].split(".")[1] + r"\b)\d+", readme)
+
+
+# Tutorial 3: the dot product's rises, and the paper's hypothesis.
+
+
+def test_tutorial_3_shows_where_the_dot_product_rises() -> None:
+    mpmath.mp.prec = 100
+    d_model = 64
+    # PE(pos) . PE(pos + k) = sum of cos(k w_i): no position in it.
+    frequencies = [mpmath.power(10000, -mpmath.mpf(2 * i) / d_model) for i in range(d_model // 2)]
+    products = [sum(mpmath.cos(k * w) for w in frequencies) for k in range(100)]
+    rises = [k for k in range(1, 100) if products[k] > products[k - 1]]
+    assert rises[:4] == [6, 11, 12, 17]
+    text = page("docs/tutorial/3-relative-positions.md")
+    assert "though not steadily" not in text
+    assert str(rises[:12]) in text
+    assert f"distance 43 gives {float(products[43]):.1f} where distance 40 gave {float(products[40]):.1f}" in text
+    # The paper's reason is quoted as its hypothesis, not stated as a fact.
+    assert "This is the property the paper gives for the choice: a model can attend by relative position" not in text
+    assert "we hypothesized it would allow the model to easily learn to attend by relative positions" in text
+
+
+# The learner's path: the README first, every page says how to run it, the notation, the pictures.
+
+
+def test_the_readme_leads_with_the_learners_path() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tutorial = readme.index("](docs/tutorial/1-the-formula.md)")
+    # The tutorial and what d_model is come before the oracle's material and the commands.
+    assert tutorial < readme.index("## Two commands") < readme.index("--check")
+    assert readme.index("`d_model` is the model's width") < tutorial
+    pages = sorted(path.name for path in (ROOT / "docs" / "tutorial").glob("*.md"))
+    for name in pages:
+        assert f"](docs/tutorial/{name})" in readme, name
+    assert "value(10**9, 100, 512" in readme
+
+
+# vendoring.md is edited elsewhere; issue 15 proposes its sentence.
+HOW_TO_RUN_PENDING = {"docs/vendoring.md"}
+
+
+def test_every_page_says_how_to_run_its_examples() -> None:
+    for path in sorted((ROOT / "docs").rglob("*.md")):
+        name = path.relative_to(ROOT).as_posix()
+        if name in HOW_TO_RUN_PENDING:
+            continue
+        assert f"python -m doctest {name}" in page(name), name
+    assert "python -m doctest README.md" in page("README.md")
+
+
+def test_the_derivation_notation_is_explained_where_it_first_appears() -> None:
+    for name in ("README.md", "docs/index.md", "docs/tutorial/1-the-formula.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        first = text.index("pos₁₂")
+        assert text.index('reads "position 1, column 2"') <= first + 40, name
+        assert "`pos₁₂,₃` is position 12, column 3" in page(name), name
+
+
+def test_the_captions_say_where_the_cosine_columns_turn_negative() -> None:
+    # Column 2i + 1 of the 100 x 128 heatmap first turns negative at the position (pi/2) 10000**(2i/128).
+    mpmath.mp.prec = 100
+    turning = {
+        2 * i + 1: int(mpmath.ceil(mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(2 * i) / 128))) for i in range(64)
+    }
+    last = max(dim for dim, pos in turning.items() if pos <= 99)
+    assert last == 57
+    for name in ("README.md", "docs/tutorial/2-wavelengths.md"):
+        text = page(name)
+        assert f"past column {last}" in text and "beyond position 99" in text, name
+        # The waves picture joins whole positions: pair 0's wavelength, 2 pi, is about 6.28 of them.
+        assert "about 6.28" in text and "jagged triangles" in text, name
+    assert "](../heatmap.png)" in page("docs/tutorial/2-wavelengths.md")
+    assert "](../waves.png)" in page("docs/tutorial/2-wavelengths.md")
