@@ -119,7 +119,9 @@ if TYPE_CHECKING:
     # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
     _Blend = Union["_Llama3", "_YarnRamp"]
 
-# The base of the paper: wavelengths run from 2*pi to 10000*2*pi.
+# The base of the paper.  Pair i's wavelength is 2*pi*base**(2i/d_model): from 2*pi for
+# pair 0 up to 2*pi*base**((d_model-2)/d_model) for the last pair, just under 10000*2*pi
+# when d_model is large (60611 positions at d_model = 512), 628 at d_model = 4.
 DEFAULT_BASE = 10000.0
 
 # encoding() holds at most this many values (Python floats in lists take
@@ -188,8 +190,10 @@ def encoding(
     >>> [round(x, 6) for x in encoding(2, 3)[1]]
     [0.841471, 0.540302, 0.002154]
 
-    ``base`` sets the longest wavelength (RoPE-style models use other
-    bases):
+    ``base`` sets the wavelengths: pair ``i`` comes round every
+    ``2*pi*base**(2i/d_model)`` positions, the last pair every
+    ``2*pi*base**((d_model-2)/d_model)`` (RoPE-style models use other
+    bases).  Here pair 1 turns by ``100**(-2/4) = 0.1`` per position:
 
     >>> [round(x, 6) for x in encoding(2, 4, base=100.0)[1]]
     [0.841471, 0.540302, 0.099833, 0.995004]
@@ -312,12 +316,15 @@ def value(
     True
 
     Any non-negative ``pos`` works.  In float64 the angle of a large position
-    carries a large rounding error (``pos / denominator`` is rounded to 53
-    bits before the sine is taken); the exact value has none:
+    carries a large rounding error (the denominator is rounded, and
+    ``pos / denominator`` is rounded to 53 bits before the sine is taken);
+    the exact value has none.  Column 100 at position ``10**9``: the fast
+    path is off by about ``1e-8`` (column 0 would not show it, since it
+    divides by 1 and its angle is exact):
 
-    >>> value(10**9, 0, 512, exact=True)
-    0.5458434494486996
-    >>> abs(value(10**9, 0, 512) - 0.5458434494486996) < 1e-6
+    >>> value(10**9, 100, 512, exact=True)
+    0.7579326622324222
+    >>> 1e-9 < abs(value(10**9, 100, 512) - 0.7579326622324222) < 1e-6
     True
     >>> value(10**30, 0, 4, exact=True)
     -0.09011690191213806

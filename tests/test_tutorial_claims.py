@@ -193,15 +193,9 @@ def test_the_readme_leads_with_the_learners_path() -> None:
     assert "value(10**9, 100, 512" in readme
 
 
-# vendoring.md is edited elsewhere; issue 15 proposes its sentence.
-HOW_TO_RUN_PENDING = {"docs/vendoring.md"}
-
-
 def test_every_page_says_how_to_run_its_examples() -> None:
     for path in sorted((ROOT / "docs").rglob("*.md")):
         name = path.relative_to(ROOT).as_posix()
-        if name in HOW_TO_RUN_PENDING:
-            continue
         assert f"python -m doctest {name}" in page(name), name
     assert "python -m doctest README.md" in page("README.md")
 
