@@ -9,7 +9,6 @@ from the exact one.
 """
 
 import math
-import struct
 import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
@@ -85,19 +84,29 @@ def numpy_pipeline(seq_len: int, d_model: int, dtype: str) -> List[List[float]]:
 def main() -> None:
     print(f"{sys.implementation.name} {sys.version.split()[0]}, {sys.platform}; base 10000, d_model 512")
     print()
-    print("| table | values | not correctly rounded | correctly rounded | off by more than 1 ulp | max ulp | max abs error |")
+    print(
+        "| table | values | not correctly rounded | correctly rounded | off by more than 1 ulp | max ulp | max abs error |"
+    )
     print("|---|---|---|---|---|---|---|")
     exact64 = pe_reference.encoding(5000, 512, exact=True)
     report("fast path, float64, positions 0-4999", compare(pe_reference.encoding(5000, 512), exact64, "float64"))
     try:
-        report("numpy float64 pipeline (exp form), positions 0-4999", compare(numpy_pipeline(5000, 512, "float64"), exact64, "float64"))
+        report(
+            "numpy float64 pipeline (exp form), positions 0-4999",
+            compare(numpy_pipeline(5000, 512, "float64"), exact64, "float64"),
+        )
     except ImportError:
         pass
     for first in (10**6, 10**9):
         exact = rows_at(first, 20, 512, True)
-        report(f"fast path, float64, positions {first:.0e}+0-19", compare(rows_at(first, 20, 512, False), exact, "float64"))
+        report(
+            f"fast path, float64, positions {first:.0e}+0-19", compare(rows_at(first, 20, 512, False), exact, "float64")
+        )
     exact32 = pe_reference.encoding(5000, 512, exact=True, dtype="float32")
-    report("fast path rounded to float32, positions 0-4999", compare(pe_reference.encoding(5000, 512, dtype="float32"), exact32, "float32"))
+    report(
+        "fast path rounded to float32, positions 0-4999",
+        compare(pe_reference.encoding(5000, 512, dtype="float32"), exact32, "float32"),
+    )
     try:
         pipeline = numpy_pipeline(5000, 512, "float32")
     except ImportError:
@@ -105,7 +114,10 @@ def main() -> None:
     else:
         report("numpy float32 pipeline, positions 0-4999", compare(pipeline, exact32, "float32"))
         for seq_len in (512, 2048):
-            report(f"numpy float32 pipeline, positions 0-{seq_len - 1}", compare(pipeline[:seq_len], exact32[:seq_len], "float32"))
+            report(
+                f"numpy float32 pipeline, positions 0-{seq_len - 1}",
+                compare(pipeline[:seq_len], exact32[:seq_len], "float32"),
+            )
 
 
 if __name__ == "__main__":

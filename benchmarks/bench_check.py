@@ -68,7 +68,9 @@ def check(path: Path) -> float:
     seconds = time.perf_counter() - start
     output = result.stdout.decode(errors="replace")
     if result.returncode != 0 or "within tolerance" not in output:
-        raise SystemExit(f"--check {path.name} exited {result.returncode}:\n{output}{result.stderr.decode(errors='replace')}")
+        raise SystemExit(
+            f"--check {path.name} exited {result.returncode}:\n{output}{result.stderr.decode(errors='replace')}"
+        )
     return seconds
 
 
@@ -158,7 +160,12 @@ def profile(path: Path, seq_len: int, d_model: int, write: float) -> None:
 def main(argv: "Optional[Sequence[str]]" = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--size", nargs=2, type=int, default=[5000, 512], metavar=("SEQ_LEN", "D_MODEL"), help="table shape (default 5000 512)"
+        "--size",
+        nargs=2,
+        type=int,
+        default=[5000, 512],
+        metavar=("SEQ_LEN", "D_MODEL"),
+        help="table shape (default 5000 512)",
     )
     parser.add_argument("--repeats", type=int, default=3, help="rounds; each command keeps its best time (default 3)")
     parser.add_argument("--profile", action="store_true", help="also profile each check in this process")

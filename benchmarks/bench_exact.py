@@ -32,7 +32,9 @@ def main() -> None:
     }
     if args.dtypes:
         for dtype in ("float32", "bfloat16", "float16"):
-            contenders[f"exact {dtype}"] = lambda dtype=dtype: pe_reference.encoding(SEQ_LEN, D_MODEL, exact=True, dtype=dtype)  # type: ignore[misc]
+            contenders[f"exact {dtype}"] = lambda dtype=dtype: pe_reference.encoding(
+                SEQ_LEN, D_MODEL, exact=True, dtype=dtype
+            )  # type: ignore[misc]
     best = {name: math.inf for name in contenders}
     for _ in range(args.rounds):
         for name, function in contenders.items():
@@ -45,7 +47,9 @@ def main() -> None:
         print(f"  {name:<15} {count / seconds:12,.0f} values/s  {seconds / best['fast']:6.2f}x the fast path")
     rate = count / best["exact float64"]
     ratio = best["exact float64"] / best["fast"]
-    print(f"  target >= 1,000,000 values/s: {'met' if rate >= 1e6 else 'MISSED'}; target <= 5x: {'met' if ratio <= 5 else 'MISSED'} ({ratio:.2f}x)")
+    print(
+        f"  target >= 1,000,000 values/s: {'met' if rate >= 1e6 else 'MISSED'}; target <= 5x: {'met' if ratio <= 5 else 'MISSED'} ({ratio:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -81,12 +81,22 @@ def start_up_times(starts: int) -> Dict[str, float]:
         }
         # Compile the bytecode once, as any second run of a user's would find it.
         for command in commands.values():
-            subprocess.run(command, env=dict(environment, PYTHONPATH=str(ROOT) + os.pathsep + empty), stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                command,
+                env=dict(environment, PYTHONPATH=str(ROOT) + os.pathsep + empty),
+                stdout=subprocess.DEVNULL,
+                check=True,
+            )
         times: Dict[str, List[float]] = {name: [] for name in commands}
         for _ in range(starts):
             for name, command in commands.items():
                 start = time.perf_counter()
-                subprocess.run(command, env=dict(environment, PYTHONPATH=str(ROOT) + os.pathsep + empty), stdout=subprocess.DEVNULL, check=True)
+                subprocess.run(
+                    command,
+                    env=dict(environment, PYTHONPATH=str(ROOT) + os.pathsep + empty),
+                    stdout=subprocess.DEVNULL,
+                    check=True,
+                )
                 times[name].append(time.perf_counter() - start)
     return {name: statistics.median(values) for name, values in times.items()}
 

@@ -15,11 +15,11 @@ import struct
 import sys
 import time
 
+import pe_reference as pe
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no typing at run time: MicroPython has none
     from typing import Any, Dict, List
-
-import pe_reference as pe
 
 DTYPES = ("float64", "float32", "bfloat16", "float16")
 NARROW = DTYPES[1:]
@@ -98,10 +98,21 @@ def exact_cases(digest: Digest, formats: "Any" = DTYPES) -> None:
         None,
         {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64},
         {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64, "truncate": False, "beta_fast": 8},
-        {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 64},
+        {
+            "rope_type": "llama3",
+            "factor": 8,
+            "low_freq_factor": 1,
+            "high_freq_factor": 4,
+            "original_max_position_embeddings": 64,
+        },
         {"rope_type": "dynamic", "factor": 2, "max_position_embeddings": 40},
-        {"rope_type": "longrope", "short_factor": [1, "1.5", 2, 3, 4, 5], "long_factor": [1, 2, 4, 8, 16, 32],
-         "original_max_position_embeddings": 16, "factor": 4},
+        {
+            "rope_type": "longrope",
+            "short_factor": [1, "1.5", 2, 3, 4, 5],
+            "long_factor": [1, 2, 4, 8, 16, 32],
+            "original_max_position_embeddings": 16,
+            "factor": 4,
+        },
     ]
     for scaling in scalings:
         for dtype in formats:
@@ -122,7 +133,9 @@ def fast_path_check() -> float:
     seq_len, d_model = 300, 64
     worst = 0.0
     # Row by row, so that a board's heap holds two rows rather than two tables.
-    for pos, (fast, exact) in enumerate(zip(pe.rows(seq_len, d_model), pe.rows(seq_len, d_model, exact=True, dtype=REFERENCE))):
+    for pos, (fast, exact) in enumerate(
+        zip(pe.rows(seq_len, d_model), pe.rows(seq_len, d_model, exact=True, dtype=REFERENCE))
+    ):
         for dim in range(d_model):
             angle = pos / 10000.0 ** ((2 * (dim // 2)) / d_model)
             share = abs(fast[dim] - exact[dim]) / (BOUND_SLOPE * (1.0 + angle) + BOUND_FLOOR)
@@ -155,13 +168,20 @@ def library_checks() -> "List[str]":
         except ValueError as error:
             expect("single precision" in str(error), "the single-precision ValueError")
     else:
-        expect(pe.value(1, 0, 4, exact=True) == pe.value(1, 0, 4, exact=True, dtype="float64"), "float64 is the default dtype")
+        expect(
+            pe.value(1, 0, 4, exact=True) == pe.value(1, 0, 4, exact=True, dtype="float64"),
+            "float64 is the default dtype",
+        )
     expect("sin(1 / 100) = sin(0.01)" in pe.derivation(1, 2, 4), "the derivation's denominator is 100")
     expect(pe.encoding(2, 4, preset="fairseq") == pe.encoding(4, 4, preset="tensor2tensor")[2:], "fairseq starts at 2")
     expect(pe.encoding(3, 5, preset="tensor2tensor", exact=True, dtype=REFERENCE)[2][4] == 0.0, "a zero column")
-    expect(pe.compare(pe.encoding(8, 8, exact=True, dtype=REFERENCE), dtype=REFERENCE).ok, "compare accepts the exact table")
     expect(
-        not pe.compare(pe.encoding(8, 8, preset="guided-diffusion"), dtype=REFERENCE).ok, "compare refuses another convention"
+        pe.compare(pe.encoding(8, 8, exact=True, dtype=REFERENCE), dtype=REFERENCE).ok,
+        "compare accepts the exact table",
+    )
+    expect(
+        not pe.compare(pe.encoding(8, 8, preset="guided-diffusion"), dtype=REFERENCE).ok,
+        "compare refuses another convention",
     )
     expect(pe.compare_rope(pe.rope(8, 8, exact=True, dtype=REFERENCE)[0], dtype=REFERENCE).ok, "compare_rope accepts")
     for dtype in NARROW if SINGLE else DTYPES:

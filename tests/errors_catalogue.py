@@ -171,7 +171,9 @@ def cli_results() -> List[Tuple[str, int, str]]:
             path = Path(folder, name)
             path.write_bytes(content)
             status, err = run_cli(["--check", str(path)])
-            results.append((f"python -m pe_reference --check {name}", status, err.replace(folder, "FOLDER").rstrip("\n")))
+            results.append(
+                (f"python -m pe_reference --check {name}", status, err.replace(folder, "FOLDER").rstrip("\n"))
+            )
     return results
 
 

@@ -26,7 +26,9 @@ def frequency(pair: int, d_model: int, base: Union[int, float]) -> "mpmath.mpf":
         return mpmath.power(mpmath.mpf(base), -mpmath.mpf(2 * pair) / d_model)
 
 
-def element(pos: int, dim: int, d_model: int, base: Union[int, float], w: "Optional[mpmath.mpf]" = None) -> "mpmath.mpf":
+def element(
+    pos: int, dim: int, d_model: int, base: Union[int, float], w: "Optional[mpmath.mpf]" = None
+) -> "mpmath.mpf":
     """sin or cos of pos * base**(-2i/d_model) at 600 bits (more for large angles)."""
     extra = max(0, int(pos).bit_length() + 40)
     with mpmath.workprec(PRECISION + extra):

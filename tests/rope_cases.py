@@ -165,7 +165,9 @@ def megatron_535(kind: str = "cos", seq_len: int = 32768, head_dim: int = 128, b
     return Cache(_trig(_half(angles), kind), {"kind": kind, "dtype": "float16", "base": base, "layout": "half"})
 
 
-def vllm_883(kind: str = "cos", seq_len: int = 4096, head_dim: int = 128, base: float = 1e6, fixed: bool = False) -> Cache:
+def vllm_883(
+    kind: str = "cos", seq_len: int = 4096, head_dim: int = 128, base: float = 1e6, fixed: bool = False
+) -> Cache:
     """vllm-project/vllm#883, fixed by #1004 ("Use FP32 in RoPE initialization"): the cos/sin cache made under fp16.
 
     vLLM sets the default dtype to fp16 while it builds the model; the cache's inv_freq was made with
@@ -216,7 +218,9 @@ def kekzl_imp_1325(
     if fixed:
         inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
         angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * inv_freq[None, :]
-        return Cache(_trig(_half(angles), kind).to(F32), {"kind": kind, "dtype": "float32", "base": base, "layout": "half"})
+        return Cache(
+            _trig(_half(angles), kind).to(F32), {"kind": kind, "dtype": "float32", "base": base, "layout": "half"}
+        )
     inv_freq = _inv_freq(head_dim, base)
     angles = torch.arange(seq_len, dtype=F32)[:, None] * inv_freq[None, :]
     two_pi = torch.tensor(2 * math.pi, dtype=F32)
@@ -287,7 +291,14 @@ ROPE_PARAMETERS: Dict[str, Dict[str, Any]] = {
         "long_factor": [1.0 + k / 16 for k in range(64)],
     },
 }
-MAX_POSITION_EMBEDDINGS = {"default": 16384, "linear": 16384, "dynamic": 2048, "yarn": 16384, "llama3": 131072, "longrope": 16384}
+MAX_POSITION_EMBEDDINGS = {
+    "default": 16384,
+    "linear": 16384,
+    "dynamic": 2048,
+    "yarn": 16384,
+    "llama3": 131072,
+    "longrope": 16384,
+}
 
 
 def transformers_llama(
@@ -431,7 +442,13 @@ def yarn_attention_factor(mistake: str = "missing", kind: str = "cos", seq_len: 
     if mistake == "twice":
         table = table * factor
     scaling: Dict[str, Any] = dict(config.rope_parameters or {})
-    arguments = {"kind": kind, "dtype": "float32", "base": float(scaling["rope_theta"]), "layout": "half", "scaling": scaling}
+    arguments = {
+        "kind": kind,
+        "dtype": "float32",
+        "base": float(scaling["rope_theta"]),
+        "layout": "half",
+        "scaling": scaling,
+    }
     return Cache(table, arguments)
 
 
@@ -459,5 +476,6 @@ def scaling_other(kind: str = "cos", seq_len: int = 4096) -> Cache:
 def other_base(kind: str = "cos", seq_len: int = 4096) -> Cache:
     """transformers' default cache with base 5e5 (head dim 128), checked as base 1e4: "base"."""
     cache = transformers_cache("default", kind, seq_len, base=500000.0)
-    return Cache(cache.table, dict(cache.arguments, base=10000.0, scaling={"rope_type": "default", "rope_theta": 10000.0}))
-
+    return Cache(
+        cache.table, dict(cache.arguments, base=10000.0, scaling={"rope_type": "default", "rope_theta": 10000.0})
+    )

@@ -33,9 +33,22 @@ Value = Union[Fraction, "mpmath.mpf"]
 
 KINDS = ("default", "linear", "dynamic", "yarn", "llama3", "longrope")
 KEYS = {
-    "rope_type", "type", "rope_theta", "factor", "original_max_position_embeddings", "max_position_embeddings",
-    "low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
-    "attention_factor", "truncate", "short_factor", "long_factor",
+    "rope_type",
+    "type",
+    "rope_theta",
+    "factor",
+    "original_max_position_embeddings",
+    "max_position_embeddings",
+    "low_freq_factor",
+    "high_freq_factor",
+    "beta_fast",
+    "beta_slow",
+    "mscale",
+    "mscale_all_dim",
+    "attention_factor",
+    "truncate",
+    "short_factor",
+    "long_factor",
 }
 
 
@@ -59,7 +72,9 @@ def _bits(x: Fraction) -> int:
 class Rope:
     """head_dim d, base and a scaling dict (HF rope_parameters form), resolved to exact numbers."""
 
-    def __init__(self, head_dim: int, base: Optional[Number] = None, scaling: Optional[Dict[str, object]] = None) -> None:
+    def __init__(
+        self, head_dim: int, base: Optional[Number] = None, scaling: Optional[Dict[str, object]] = None
+    ) -> None:
         if head_dim < 2 or head_dim % 2:
             raise ValueError("head_dim must be even and >= 2")
         scaling = dict(scaling or {})
@@ -178,8 +193,10 @@ class Rope:
 
     def _llama3(self, plain: List["mpmath.mpf"]) -> List["mpmath.mpf"]:
         """_compute_llama3_parameters: by the real wavelength 2 pi / w against L0/low_freq_factor and L0/high_freq_factor."""
-        factor, low_ff, high_ff, L0 = (self.need(key) for key in
-                                       ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"))
+        factor, low_ff, high_ff, L0 = (
+            self.need(key)
+            for key in ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+        )
         out = []
         for w in plain:
             wavelength = 2 * mpmath.pi / w
@@ -241,9 +258,13 @@ class Rope:
         """Bits of the largest frequency (w can pass 1 when a factor is below 1); mpmath.mag(x) >= log2|x|."""
         return max(0, max(int(mpmath.mag(w)) for w in self._at(PRECISION, length)))
 
-    def _evaluate(self, p: Fraction, k: int, length: Fraction,
-                  terms: Sequence[Tuple[Fraction, Fraction]] = ((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1)))
-                  ) -> List["mpmath.mpf"]:
+    def _evaluate(
+        self,
+        p: Fraction,
+        k: int,
+        length: Fraction,
+        terms: Sequence[Tuple[Fraction, Fraction]] = ((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))),
+    ) -> List["mpmath.mpf"]:
         """u cos(p w_k) + v sin(p w_k) for each (u, v) of terms (not both 0; p != 0), to PRECISION bits relative.
 
         The angle's error is |p w_k| 2**-precision, so a result's relative error is about
@@ -256,10 +277,14 @@ class Rope:
             precision = PRECISION + GUARD + max(_bits(p), _bits(length)) + self._scales[length] + extra
             with mpmath.workprec(precision):
                 c, s = mpmath.cos_sin(mpf(p) * self._at(precision, length)[k])
-                values = [c if u == 1 and v == 0 else s if u == 0 and v == 1 else mpf(u) * c + mpf(v) * s for u, v in terms]
+                values = [
+                    c if u == 1 and v == 0 else s if u == 0 and v == 1 else mpf(u) * c + mpf(v) * s for u, v in terms
+                ]
                 # mpmath.mag(x) is within one of log2|x|, rounded up.
-                loss = max(int(mpmath.mag(mpf(max(abs(u), abs(v))))) - int(mpmath.mag(value)) + 2
-                           for (u, v), value in zip(terms, values))
+                loss = max(
+                    int(mpmath.mag(mpf(max(abs(u), abs(v))))) - int(mpmath.mag(value)) + 2
+                    for (u, v), value in zip(terms, values)
+                )
                 if loss <= extra + GUARD:
                     return values
             extra = -(-(loss + GUARD) // 128) * 128  # in steps of 128 bits: few precisions, few frequency lists
@@ -296,7 +321,9 @@ class Rope:
             sin.append([pairs[column_pair(c, self.d, layout)][1] for c in range(self.d)])
         return cos, sin
 
-    def rotate(self, x: Sequence[Number], position: Number, layout: str = "half", length: Optional[Number] = None) -> List[Value]:
+    def rotate(
+        self, x: Sequence[Number], position: Number, layout: str = "half", length: Optional[Number] = None
+    ) -> List[Value]:
         """apply_rope's row: out[a] = A (x_a cos t - x_b sin t), out[b] = A (x_b cos t + x_a sin t), t = p w_j,
         pairs (a, b) = (j, j + h) in the half layout, (2j, 2j + 1) interleaved.  HF: apply_rotary_pos_emb / rotate_half."""
         assert len(x) == self.d
@@ -329,14 +356,20 @@ def column_pair(column: int, head_dim: int, layout: str) -> int:
     raise ValueError(f"unknown layout {layout!r}")
 
 
-def frequencies(head_dim: int, base: Optional[Number] = None, scaling: Optional[Dict[str, object]] = None,
-                length: Optional[Number] = None) -> List["mpmath.mpf"]:
+def frequencies(
+    head_dim: int,
+    base: Optional[Number] = None,
+    scaling: Optional[Dict[str, object]] = None,
+    length: Optional[Number] = None,
+) -> List["mpmath.mpf"]:
     """w_0 .. w_{h-1} at PRECISION bits."""
     with mpmath.workprec(PRECISION):
         return Rope(head_dim, base, scaling).frequencies(None if length is None else exact(length))
 
 
-def attention_factor(head_dim: int, base: Optional[Number] = None, scaling: Optional[Dict[str, object]] = None) -> Value:
+def attention_factor(
+    head_dim: int, base: Optional[Number] = None, scaling: Optional[Dict[str, object]] = None
+) -> Value:
     return Rope(head_dim, base, scaling).attention_factor()
 
 

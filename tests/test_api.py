@@ -3,7 +3,6 @@
 import math
 import random
 from typing import Set
-import mpmath
 import pytest
 
 import pe_reference
@@ -131,8 +130,19 @@ def test_odd_d_model_last_column_is_a_sine() -> None:
 def test_public_names() -> None:
     assert pe_reference.__all__ == sorted(pe_reference.__all__)
     assert set(pe_reference.__all__) == {
-        "Convention", "PRESETS", "Report", "apply_rope", "assert_close", "compare", "compare_rope", "derivation",
-        "encoding", "main", "rope", "rows", "value",
+        "Convention",
+        "PRESETS",
+        "Report",
+        "apply_rope",
+        "assert_close",
+        "compare",
+        "compare_rope",
+        "derivation",
+        "encoding",
+        "main",
+        "rope",
+        "rows",
+        "value",
     }
     assert isinstance(pe_reference.__version__, str)
     for name in pe_reference.__all__:

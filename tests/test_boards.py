@@ -69,9 +69,14 @@ def test_board_build_prints_the_stored_digest(tmp_path: Path, build_name: str) -
         (tmp_path / Path(name).name).write_bytes((ROOT / name).read_bytes())
     process = subprocess.run(
         [str(build), "-X", "heapsize=8M", "conformance.py", str(ROOT / "tests" / "data" / "conformance.digest")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=900,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
     )
-    assert process.returncode == 0 and "digest matches the stored one" in process.stdout, process.stdout + process.stderr
+    assert process.returncode == 0 and "digest matches the stored one" in process.stdout, (
+        process.stdout + process.stderr
+    )
     assert ("single-precision floats" in process.stdout) == (build_name == "micropython-single32")
 
 

@@ -19,7 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def check(*args: str, stdin: bytes = b"") -> Tuple[int, str, str]:
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
     process = subprocess.run(
-        [sys.executable, "-m", "pe_reference", "--check", *args], input=stdin, capture_output=True, env=environment, cwd=ROOT
+        [sys.executable, "-m", "pe_reference", "--check", *args],
+        input=stdin,
+        capture_output=True,
+        env=environment,
+        cwd=ROOT,
     )
     return process.returncode, process.stdout.decode(), process.stderr.decode()
 
@@ -42,10 +46,17 @@ def doubles(table: List[List[float]], order: str = "<") -> bytes:
 def test_csv_json_and_stdin(tmp_path: Path) -> None:
     table = encoding(12, 6)
     csv_file = tmp_path / "table.csv"
-    csv_file.write_text("sin_0,cos_0,sin_1,cos_1,sin_2,cos_2\n" + "\n".join(",".join(map(repr, row)) for row in table) + "\n")
+    csv_file.write_text(
+        "sin_0,cos_0,sin_1,cos_1,sin_2,cos_2\n" + "\n".join(",".join(map(repr, row)) for row in table) + "\n"
+    )
     json_file = tmp_path / "table.json"
     json_file.write_text(json.dumps(table))
-    for args, stdin in (([str(csv_file)], b""), ([str(json_file)], b""), (["-"], json_file.read_bytes()), (["-"], csv_file.read_bytes())):
+    for args, stdin in (
+        ([str(csv_file)], b""),
+        ([str(json_file)], b""),
+        (["-"], json_file.read_bytes()),
+        (["-"], csv_file.read_bytes()),
+    ):
         status, out, err = check(*args, stdin=stdin)
         assert (status, err) == (0, ""), err
         assert out.splitlines()[0] == (
@@ -92,7 +103,10 @@ def test_mismatch_exits_1_with_a_diagnosis(tmp_path: Path) -> None:
     path.write_text(json.dumps(encoding(16, 8, preset="tensor2tensor")))
     status, out, err = check(str(path))
     assert status == 1 and err == ""
-    assert "MISMATCH" in out and "(preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines" in out
+    assert (
+        "MISMATCH" in out
+        and "(preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines" in out
+    )
     status, out, _ = check(str(path), "--preset", "tensor2tensor")
     assert status == 0
 
@@ -143,17 +157,57 @@ HOSTILE: List[Tuple[str, bytes, str]] = [
     ("cut-header.npy", b"\x93NUMPY\x01\x00\x40\x00{'descr'", "the .npy header is cut short"),
     ("code.npy", npy("__import__('os').system('echo pwned')", b""), "the .npy header is not a Python literal"),
     ("list-header.npy", npy("[1, 2]", b""), "must have exactly descr, fortran_order and shape"),
-    ("object.npy", npy("{'descr': '|O', 'fortran_order': False, 'shape': (2, 2), }", b"\x80\x04" * 8), "object arrays are refused"),
-    ("int.npy", npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 8), "dtype must be float16, float32 or float64"),
-    ("struct.npy", npy("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 8), "structured arrays are refused"),
-    ("order.npy", npy("{'descr': '<f8', 'fortran_order': 1, 'shape': (1, 1), }", b"\x00" * 8), "fortran_order must be True or False"),
-    ("3d.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1), }", b"\x00" * 8), "a table must be 2-D, got shape (1, 1, 1)"),
-    ("1d.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", b"\x00" * 32), "a table must be 2-D, got shape (4,)"),
-    ("negative.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (-1, 4), }", b""), "shape must be a tuple of non-negative integers"),
-    ("absurd.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000000000), }", b"\x00" * 8), "more than the limit of 67108864"),
+    (
+        "object.npy",
+        npy("{'descr': '|O', 'fortran_order': False, 'shape': (2, 2), }", b"\x80\x04" * 8),
+        "object arrays are refused",
+    ),
+    (
+        "int.npy",
+        npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 8),
+        "dtype must be float16, float32 or float64",
+    ),
+    (
+        "struct.npy",
+        npy("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 8),
+        "structured arrays are refused",
+    ),
+    (
+        "order.npy",
+        npy("{'descr': '<f8', 'fortran_order': 1, 'shape': (1, 1), }", b"\x00" * 8),
+        "fortran_order must be True or False",
+    ),
+    (
+        "3d.npy",
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1), }", b"\x00" * 8),
+        "a table must be 2-D, got shape (1, 1, 1)",
+    ),
+    (
+        "1d.npy",
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", b"\x00" * 32),
+        "a table must be 2-D, got shape (4,)",
+    ),
+    (
+        "negative.npy",
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (-1, 4), }", b""),
+        "shape must be a tuple of non-negative integers",
+    ),
+    (
+        "absurd.npy",
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000000000), }", b"\x00" * 8),
+        "more than the limit of 67108864",
+    ),
     ("zero.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4), }", b""), "the table is empty"),
-    ("truncated.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", b"\x00" * 31), "data cut short: 31 bytes, shape (2, 2) of <f8 needs 32"),
-    ("extra.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 9), "followed by extra bytes"),
+    (
+        "truncated.npy",
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", b"\x00" * 31),
+        "data cut short: 31 bytes, shape (2, 2) of <f8 needs 32",
+    ),
+    (
+        "extra.npy",
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 9),
+        "followed by extra bytes",
+    ),
     ("garbage.bin", bytes(range(256)) * 4, "is neither a .npy file nor UTF-8 text"),
 ]
 
@@ -189,7 +243,11 @@ NOT_FINITE: List[Tuple[str, bytes, str]] = [
     ("infinity.json", b"[[Infinity, 1.0]]", "[0][0] is inf"),
     ("huge.json", b"[[1e999, 1.0]]", "[0][0] is inf"),
     ("huge-integer.json", b"[[0, 1" + b"0" * 400 + b"]]", "[0][1] is inf"),
-    ("nan.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }", struct.pack("<2d", 0.0, float("nan"))), "[0][1] is nan"),
+    (
+        "nan.npy",
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }", struct.pack("<2d", 0.0, float("nan"))),
+        "[0][1] is nan",
+    ),
 ]
 
 
@@ -209,7 +267,9 @@ def test_its_own_output_passes_its_own_exact_check(tmp_path: Path) -> None:
         for output in ("csv", "json"):
             made = subprocess.run(
                 [sys.executable, "-m", "pe_reference", "50", "8", "--exact", "--dtype", dtype, "--format", output],
-                capture_output=True, env=environment, check=True,
+                capture_output=True,
+                env=environment,
+                check=True,
             )
             path = tmp_path / f"table-{dtype}.{output}"
             path.write_bytes(made.stdout)

@@ -163,11 +163,20 @@ BAD_USAGE = [
     (["4", "4", "--base", "nan"], "base must be a decimal or a fraction such as '999.5' or '1/3', got 'nan'"),
     (["4", "4", "--base", "1/0"], "base must have a denominator other than 0, got '1/0'"),
     (["4", "4", "--base", "ten"], "base must be a decimal or a fraction such as '999.5' or '1/3', got 'ten'"),
-    (["4", "4", "--positions", "1,x"], "positions[1] must be a decimal or a fraction such as '999.5' or '1/3', got 'x'"),
+    (
+        ["4", "4", "--positions", "1,x"],
+        "positions[1] must be a decimal or a fraction such as '999.5' or '1/3', got 'x'",
+    ),
     (["4", "4", "--positions", "1,2"], "seq_len must equal the number of positions (2), got 4"),
     (["4", "4", "--step", "0"], "step must not be 0, got '0'"),
-    (["4", "4", "--scale", "sqrt(2/x)"], "scale must be a number, 'sqrt(X)' or 'sqrt(X/d)' with X a decimal or a fraction, got 'sqrt(2/x)'"),
-    (["4", "4", "--preset", "diffusers", "--shift", "2"], "shift must be less than the number of frequencies (2, for d_model 4), got 2"),
+    (
+        ["4", "4", "--scale", "sqrt(2/x)"],
+        "scale must be a number, 'sqrt(X)' or 'sqrt(X/d)' with X a decimal or a fraction, got 'sqrt(2/x)'",
+    ),
+    (
+        ["4", "4", "--preset", "diffusers", "--shift", "2"],
+        "shift must be less than the number of frequencies (2, for d_model 4), got 2",
+    ),
     (["4", "4", "--format", "xml"], "invalid choice: 'xml'"),
     (["4", "4", "--digits", "-1"], "digits must be an integer from 0 to 17"),
     (["4", "4", "--digits", "18"], "digits must be an integer from 0 to 17, got '18'"),
@@ -245,14 +254,20 @@ def test_full_disk_is_one_line() -> None:
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
     with open("/dev/full", "w") as full:
         process = subprocess.run(
-            [sys.executable, "-m", "pe_reference", "2000", "64"], stdout=full, stderr=subprocess.PIPE, text=True, env=environment
+            [sys.executable, "-m", "pe_reference", "2000", "64"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment,
         )
     assert process.returncode == 1
     assert process.stderr == "python -m pe_reference: error: cannot write the output: No space left on device\n"
 
 
 def test_console_script() -> None:
-    script = shutil.which("pe-reference", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    script = shutil.which(
+        "pe-reference", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    )
     if script is None:
         pytest.skip("pe-reference is not installed (pip install -e .)")
     process = subprocess.run([script, "4", "4"], capture_output=True, text=True)
@@ -271,28 +286,71 @@ def test_the_pos_column_shows_positions_not_rows(capsys: pytest.CaptureFixture[s
 
 
 def test_convention_fields_on_the_command_line() -> None:
-    status, out, err = run("3", "4", "--preset", "diffusers", "--positions", "999.5, 0.3,-2", "--exact", "--format", "csv")
+    status, out, err = run(
+        "3", "4", "--preset", "diffusers", "--positions", "999.5, 0.3,-2", "--exact", "--format", "csv"
+    )
     assert (status, err) == (0, "")
     expected = encoding(3, 4, preset="diffusers", positions=["999.5", "0.3", -2], exact=True)
     assert [[float(cell) for cell in line.split(",")] for line in out.splitlines()] == expected
     status, out, err = run("3", "4", "--preset", "diffusers", "--positions", "999.5,0.3,-2")
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["999.5", "0.3", "-2"]
-    status, out, err = run("2", "6", "--layout", "sin-cos", "--spacing", "tensor2tensor", "--shift", "0.5", "--base", "1e4",
-                           "--angle-scale", "1/3", "--full-turns", "--start", "-1.5", "--step", "1/4", "--descending",
-                           "--odd", "round-up", "--scale", "sqrt(2/d)", "--format", "csv", "--exact", "--dtype", "float32")
+    status, out, err = run(
+        "2",
+        "6",
+        "--layout",
+        "sin-cos",
+        "--spacing",
+        "tensor2tensor",
+        "--shift",
+        "0.5",
+        "--base",
+        "1e4",
+        "--angle-scale",
+        "1/3",
+        "--full-turns",
+        "--start",
+        "-1.5",
+        "--step",
+        "1/4",
+        "--descending",
+        "--odd",
+        "round-up",
+        "--scale",
+        "sqrt(2/d)",
+        "--format",
+        "csv",
+        "--exact",
+        "--dtype",
+        "float32",
+    )
     assert (status, err) == (0, "")
-    fields: Dict[str, Any] = dict(layout="sin-cos", spacing="tensor2tensor", shift="0.5", angle_scale="1/3", full_turns=True, start="-1.5",
-                  step="1/4", descending=True, odd="round-up", scale="sqrt(2/d)")
+    fields: Dict[str, Any] = dict(
+        layout="sin-cos",
+        spacing="tensor2tensor",
+        shift="0.5",
+        angle_scale="1/3",
+        full_turns=True,
+        start="-1.5",
+        step="1/4",
+        descending=True,
+        odd="round-up",
+        scale="sqrt(2/d)",
+    )
     # float32 values are printed as the shortest decimals that read back as them.
     with mpmath.workprec(200):
-        read = [[reference.round_to(mpmath.mpf(cell), "float32", exact=True) for cell in line.split(",")] for line in out.splitlines()]
+        read = [
+            [reference.round_to(mpmath.mpf(cell), "float32", exact=True) for cell in line.split(",")]
+            for line in out.splitlines()
+        ]
     assert read == encoding(2, 6, exact=True, dtype="float32", **fields)
 
 
 def test_check_a_table_of_timesteps(tmp_path: Path) -> None:
     timesteps = "999.5,0.3,17,500.25"
     path = tmp_path / "mlx.json"
-    path.write_text(json.dumps(encoding(4, 8, preset="mlx", positions=timesteps.split(","), exact=True, dtype="float32")))
+    path.write_text(
+        json.dumps(encoding(4, 8, preset="mlx", positions=timesteps.split(","), exact=True, dtype="float32"))
+    )
     status, out, err = run("--check", str(path), "--preset", "mlx", "--positions", timesteps, "--dtype", "float32")
     assert (status, err) == (0, "") and "within tolerance" in out
     status, out, err = run("--check", str(path), "--positions", timesteps, "--dtype", "float32")
@@ -306,7 +364,9 @@ def test_explain_takes_no_convention_field() -> None:
     assert status == 2 and out == "" and "--explain prints the paper's float64 derivations" in err
 
 
-@pytest.mark.parametrize("option, text", [("--start", "-1e3"), ("--step", "-1/3"), ("--positions", "-1,2"), ("--shift", "-0.5")])
+@pytest.mark.parametrize(
+    "option, text", [("--start", "-1e3"), ("--step", "-1/3"), ("--positions", "-1,2"), ("--shift", "-0.5")]
+)
 def test_negative_numbers_after_an_option(option: str, text: str) -> None:
     extra = ["--spacing", "tensor2tensor"] if option == "--shift" else []
     status, out, err = run("2", "4", option, text, *extra, "--format", "csv")

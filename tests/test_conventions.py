@@ -113,7 +113,11 @@ def test_exact_conventions_across_anchors() -> None:
 
 
 BAD: List[Tuple[Dict[str, object], Type[Exception], str]] = [
-    ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, tatp22, marian, gpt-j, transformer-xl, whisper, m2m100, diffusers, pyg, mlx, got 'bert'"),
+    (
+        {"preset": "bert"},
+        ValueError,
+        "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, tatp22, marian, gpt-j, transformer-xl, whisper, m2m100, diffusers, pyg, mlx, got 'bert'",
+    ),
     ({"preset": 3}, TypeError, "preset must be a str, got int 3"),
     ({"layout": "sin_cos"}, ValueError, "layout must be one of interleaved, sin-cos, cos-sin, got 'sin_cos'"),
     ({"spacing": "t2t"}, ValueError, "spacing must be one of paper, tensor2tensor, got 't2t'"),
@@ -148,10 +152,21 @@ def test_a_convention_shows_its_choices_and_its_formula() -> None:
         "PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = 10000**(-i/(h - 1)); p = 2, 3, 4, ...;"
         " an odd d_model gets a column of zeros"
     )
-    assert str(pe_reference.Convention(layout="cos-sin", odd="error")).startswith("PE(p, i) = cos(p * w_i), PE(p, h + i) = sin(p * w_i); w_i = 10000**(-2i/d)")
+    assert str(pe_reference.Convention(layout="cos-sin", odd="error")).startswith(
+        "PE(p, i) = cos(p * w_i), PE(p, h + i) = sin(p * w_i); w_i = 10000**(-2i/d)"
+    )
     every = pe_reference.Convention(
-        layout="cos-sin", spacing="tensor2tensor", shift="0.5", base=Fraction(1, 3), angle_scale=2.5, full_turns=True,
-        start=-1, step="1/3", descending=True, odd="round-up", scale="sqrt(2/d)",
+        layout="cos-sin",
+        spacing="tensor2tensor",
+        shift="0.5",
+        base=Fraction(1, 3),
+        angle_scale=2.5,
+        full_turns=True,
+        start=-1,
+        step="1/3",
+        descending=True,
+        odd="round-up",
+        scale="sqrt(2/d)",
     )
     assert repr(every) == (
         "Convention(layout='cos-sin', spacing='tensor2tensor', shift=0.5, base='1/3', angle_scale=2.5, full_turns=True,"
@@ -201,14 +216,21 @@ def documented_presets() -> Dict[str, str]:
 def test_convention_is_the_same_as_its_keywords(exact: bool) -> None:
     t2t = pe_reference.PRESETS["tensor2tensor"]
     assert encoding(3, 6, convention=t2t, exact=exact) == encoding(3, 6, preset="tensor2tensor", exact=exact)
-    assert list(pe_reference.rows(3, 6, convention=t2t, exact=exact)) == encoding(3, 6, preset="tensor2tensor", exact=exact)
-    assert pe_reference.value(2, 3, 6, convention=t2t, exact=exact) == encoding(3, 6, preset="tensor2tensor", exact=exact)[2][3]
+    assert list(pe_reference.rows(3, 6, convention=t2t, exact=exact)) == encoding(
+        3, 6, preset="tensor2tensor", exact=exact
+    )
+    assert (
+        pe_reference.value(2, 3, 6, convention=t2t, exact=exact)
+        == encoding(3, 6, preset="tensor2tensor", exact=exact)[2][3]
+    )
     # Keywords still override it.
     assert encoding(3, 6, convention=t2t, start=2, exact=exact) == encoding(3, 6, preset="fairseq", exact=exact)
     table = encoding(3, 6, preset="tensor2tensor")
     assert pe_reference.compare(table, convention=t2t).ok
     pe_reference.assert_close(table, convention=t2t)
-    assert "the marian convention" in str(pe_reference.compare(encoding(3, 6, preset="marian"), convention=pe_reference.PRESETS["marian"]))
+    assert "the marian convention" in str(
+        pe_reference.compare(encoding(3, 6, preset="marian"), convention=pe_reference.PRESETS["marian"])
+    )
 
 
 # Misuses the types forbid, made on purpose.
@@ -220,17 +242,49 @@ MISUSED_INT: Any = 5
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: encoding(2, 4, convention=MISUSED_NAME), TypeError, "convention must be a Convention, got str 'paper'"),
-        (lambda: encoding(2, 4, convention=pe_reference.Convention(), preset="paper"), ValueError, "give preset or convention, not both, got preset='paper'"),
-        (lambda: pe_reference.Convention(layout="zigzag"), ValueError, "layout must be one of interleaved, sin-cos, cos-sin, got 'zigzag'"),
+        (
+            lambda: encoding(2, 4, convention=MISUSED_NAME),
+            TypeError,
+            "convention must be a Convention, got str 'paper'",
+        ),
+        (
+            lambda: encoding(2, 4, convention=pe_reference.Convention(), preset="paper"),
+            ValueError,
+            "give preset or convention, not both, got preset='paper'",
+        ),
+        (
+            lambda: pe_reference.Convention(layout="zigzag"),
+            ValueError,
+            "layout must be one of interleaved, sin-cos, cos-sin, got 'zigzag'",
+        ),
         (lambda: pe_reference.Convention(start=math.nan), ValueError, "start must be finite, got nan"),
-        (lambda: pe_reference.Convention(positions=[1], start=2), ValueError, "positions replace start, step and descending: give one or the other"),
-        (lambda: pe_reference.Convention(positions=MISUSED_INT), TypeError, "positions must be a sequence of real numbers, got int 5"),
+        (
+            lambda: pe_reference.Convention(positions=[1], start=2),
+            ValueError,
+            "positions replace start, step and descending: give one or the other",
+        ),
+        (
+            lambda: pe_reference.Convention(positions=MISUSED_INT),
+            TypeError,
+            "positions must be a sequence of real numbers, got int 5",
+        ),
         (lambda: encoding(3, 4, positions=[1, 2]), ValueError, "seq_len must equal the number of positions (2), got 3"),
-        (lambda: encoding(3, 4, preset="diffusers", shift=2), ValueError, "shift must be less than the number of frequencies (2, for d_model 4), got 2"),
-        (lambda: value(0, 0, 4, preset="transformer-xl"), ValueError, "pos has no position in a descending convention without seq_len; use encoding() or rows(), or descending=False with start and a negative step"),
+        (
+            lambda: encoding(3, 4, preset="diffusers", shift=2),
+            ValueError,
+            "shift must be less than the number of frequencies (2, for d_model 4), got 2",
+        ),
+        (
+            lambda: value(0, 0, 4, preset="transformer-xl"),
+            ValueError,
+            "pos has no position in a descending convention without seq_len; use encoding() or rows(), or descending=False with start and a negative step",
+        ),
         (lambda: pe_reference.Convention(odd=MISUSED_NONE), TypeError, "odd must be a str, got NoneType None"),
-        (lambda: encoding(2, 5, convention=pe_reference.PRESETS["gpt-j"]), ValueError, "d_model must be even in the gpt-j convention, which has no odd rule, got 5"),
+        (
+            lambda: encoding(2, 5, convention=pe_reference.PRESETS["gpt-j"]),
+            ValueError,
+            "d_model must be even in the gpt-j convention, which has no odd rule, got 5",
+        ),
     ],
 )
 def test_bad_conventions(call: Any, error: Any, message: str) -> None:

@@ -86,7 +86,10 @@ def test_random_derivations_are_true() -> None:
         ((5, 0, 3), ["=", "=", "=", "≈"]),
         ((0, 5, 6), ["≈", "≈", "=", "="]),
         ((7, 1, 2), ["=", "=", "=", "≈"]),
-        ((1, 2, 4 * 10**6), ["=", "≈", "≈", "≈"]),  # 2/4e6 = 5e-07 exactly; its power is not  # 0 / anything = 0, cos(0) = 1
+        (
+            (1, 2, 4 * 10**6),
+            ["=", "≈", "≈", "≈"],
+        ),  # 2/4e6 = 5e-07 exactly; its power is not  # 0 / anything = 0, cos(0) = 1
     ],
 )
 def test_relations_mark_rounding(args: Tuple[int, int, int], relations: List[str]) -> None:

@@ -62,7 +62,9 @@ def paper_numpy(seq_len: int, d_model: int, start: int = 0, base: float = 10000.
 def paper_numpy_float32(seq_len: int, d_model: int) -> Any:
     """The same formula with every step in float32."""
     position = numpy.arange(seq_len, dtype=numpy.float32)[:, None]
-    frequency = numpy.exp(numpy.arange(0, d_model, 2, dtype=numpy.float32) * numpy.float32(-math.log(10000.0) / d_model))
+    frequency = numpy.exp(
+        numpy.arange(0, d_model, 2, dtype=numpy.float32) * numpy.float32(-math.log(10000.0) / d_model)
+    )
     table = numpy.zeros((seq_len, d_model), dtype=numpy.float32)
     table[:, 0::2] = numpy.sin(position * frequency)
     table[:, 1::2] = numpy.cos(position * frequency)
@@ -122,7 +124,9 @@ def tf_tutorial_numpy(seq_len: int, d_model: int) -> Any:
 
 def marian_numpy(n_pos: int, dim: int) -> Any:
     """HF Marian's _init_weight: sines of even j then cosines of odd j, width dim (odd or even)."""
-    position_enc = numpy.array([[pos / numpy.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(n_pos)])
+    position_enc = numpy.array(
+        [[pos / numpy.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(n_pos)]
+    )
     out = numpy.zeros((n_pos, dim), dtype=numpy.float32)
     sentinel = dim // 2 if dim % 2 == 0 else (dim // 2) + 1
     out[:, 0:sentinel] = numpy.sin(position_enc[:, 0::2])
@@ -253,7 +257,11 @@ def test_m2m100_table_with_its_padding_row(num_embeddings: int, d_model: int) ->
     table = m2m100_torch(num_embeddings, d_model)
     text = diagnosis_of(table, preset="fairseq", dtype="float32")
     # Whisper's table is the same for an even d_model only (it refuses an odd one).
-    family = "(preset tensor2tensor, the same as whisper, diffusers and pyg)" if d_model % 2 == 0 else "(preset tensor2tensor, the same as diffusers)"
+    family = (
+        "(preset tensor2tensor, the same as whisper, diffusers and pyg)"
+        if d_model % 2 == 0
+        else "(preset tensor2tensor, the same as diffusers)"
+    )
     assert f"the table follows tensor2tensor's convention {family}" in text, text
     assert text.endswith("except for row 1, all zeros (as the row of a padding index is)."), text
     # The rows of real positions, 2.., are fairseq's table.
@@ -299,7 +307,9 @@ def test_positions_from_3() -> None:
 def test_base_1000() -> None:
     table = paper_numpy(40, 16, base=1000.0)
     text = diagnosis_of(table)
-    assert "the table follows the paper convention with base 1000 instead of 10000; it reproduces every element." in text, text
+    assert (
+        "the table follows the paper convention with base 1000 instead of 10000; it reproduces every element." in text
+    ), text
     assert compare(table, base=1000.0).ok
 
 
@@ -365,7 +375,9 @@ def test_strict_tolerance_on_a_faithful_float32_table_says_so() -> None:
     report = compare(table, dtype="float32", atol=0)
     assert not report.ok
     assert report.diagnosis is not None
-    assert report.diagnosis.startswith("Diagnosis: every element is within the default tolerance of the paper convention"), report.diagnosis
+    assert report.diagnosis.startswith(
+        "Diagnosis: every element is within the default tolerance of the paper convention"
+    ), report.diagnosis
 
 
 # ---------------------------------------------------------------------------
@@ -415,7 +427,9 @@ def test_an_element_off_by_1e_3_never_passes(dtype: str, sign: int) -> None:
         table[r][c] = new
         report = compare(table, dtype=dtype)
         assert not report.ok, (r, c, str(report))
-        assert report.diagnosis is not None and f"1 element: [{r}][{c}] is {new!r}" in report.diagnosis, report.diagnosis
+        assert report.diagnosis is not None and f"1 element: [{r}][{c}] is {new!r}" in report.diagnosis, (
+            report.diagnosis
+        )
 
 
 # The framework presets' own tables are checked in tests/test_frameworks.py, built by the frameworks' code.

@@ -18,4 +18,6 @@ FILES = [ROOT / "pe_reference.py", ROOT / "README.md"] + sorted((ROOT / "docs").
 def test_python_m_doctest_passes(path: Path) -> None:
     name = path.relative_to(ROOT).as_posix()
     process = subprocess.run([sys.executable, "-m", "doctest", name], capture_output=True, text=True, cwd=ROOT)
-    assert process.returncode == 0, f"python -m doctest {name} exits {process.returncode}:\n{process.stdout}{process.stderr}"
+    assert process.returncode == 0, (
+        f"python -m doctest {name} exits {process.returncode}:\n{process.stdout}{process.stderr}"
+    )

@@ -35,7 +35,12 @@ def assert_message(error: BaseException, name: str, shown: str) -> None:
 
 
 def cases(wrong: str) -> Any:
-    return [(function, name) for function, names in PARAMETERS.items() for name in names if (name == "base") == (wrong == "base")]
+    return [
+        (function, name)
+        for function, names in PARAMETERS.items()
+        for name in names
+        if (name == "base") == (wrong == "base")
+    ]
 
 
 @pytest.mark.parametrize("function, name", cases("integer"))
@@ -120,8 +125,12 @@ def test_exact_must_be_a_bool(function: str) -> None:
         (None, TypeError, "a str, got NoneType None"),
     ],
 )
-def test_dtype_must_be_a_known_name(bad: object, error: Type[Exception], shown: str) -> None:
-    for call in (lambda: encoding(2, 4, dtype=bad), lambda: rows(2, 4, dtype=bad), lambda: value(1, 1, 4, exact=True, dtype=bad)):  # type: ignore[arg-type]
+def test_dtype_must_be_a_known_name(bad: Any, error: Type[Exception], shown: str) -> None:
+    for call in (
+        lambda: encoding(2, 4, dtype=bad),
+        lambda: rows(2, 4, dtype=bad),
+        lambda: value(1, 1, 4, exact=True, dtype=bad),
+    ):
         with pytest.raises(error) as caught:
             call()
         assert_message(caught.value, "dtype", shown)

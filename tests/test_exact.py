@@ -27,7 +27,9 @@ def random_cases(seed: int, count: int) -> List[Tuple[int, int, int, Union[int, 
     for _ in range(count):
         d_model = generator.choice([1, 2, 3, 4, 7, 64, 512, 1000, 4096, 8192])
         dim = generator.randrange(d_model)
-        pos = generator.choice([1, 2, 3, generator.randrange(1, 5000), generator.randrange(1, 10**6), generator.randrange(1, 10**9 + 1)])
+        pos = generator.choice(
+            [1, 2, 3, generator.randrange(1, 5000), generator.randrange(1, 10**6), generator.randrange(1, 10**9 + 1)]
+        )
         base = generator.choice([10000.0, 500000.0, 10000, 12345.678, 2.5, 0.75])
         cases.append((pos, dim, d_model, base))
     return cases
@@ -76,7 +78,12 @@ def test_angles_near_multiples_of_half_pi(dtype: str) -> None:
             closest = min(closest, distance)
             for dim in (2 * pair, 2 * pair + 1):
                 want = reference.expected(pos, dim, d_model, base, dtype)
-                assert same(value(pos, dim, d_model, base=base, exact=True, dtype=dtype), want), (pos, dim, d_model, base)
+                assert same(value(pos, dim, d_model, base=base, exact=True, dtype=dtype), want), (
+                    pos,
+                    dim,
+                    d_model,
+                    base,
+                )
     assert closest < mpmath.ldexp(1, -20)
 
 
@@ -149,8 +156,21 @@ def test_fast_path_dtype_rounds_the_float64_values() -> None:
 # rounded float32 again to bfloat16 misses the correctly rounded bfloat16
 # (found by a scan of the whole table; each is checked here against mpmath).
 DOUBLE_ROUNDING_CASES = [
-    (45, 111), (450, 239), (589, 283), (799, 248), (1025, 322), (1075, 13), (1214, 405), (1247, 432),
-    (2603, 103), (3231, 415), (3805, 64), (4235, 353), (4500, 367), (4854, 338), (4952, 13),
+    (45, 111),
+    (450, 239),
+    (589, 283),
+    (799, 248),
+    (1025, 322),
+    (1075, 13),
+    (1214, 405),
+    (1247, 432),
+    (2603, 103),
+    (3231, 415),
+    (3805, 64),
+    (4235, 353),
+    (4500, 367),
+    (4854, 338),
+    (4952, 13),
 ]
 
 
@@ -197,7 +217,10 @@ def test_long_run() -> None:
                     checked += 1
     for pos, dim, d_model, base in random_cases(99, 20000):
         dtype = generator.choice(DTYPES)
-        assert same(value(pos, dim, d_model, base=base, exact=True, dtype=dtype), reference.expected(pos, dim, d_model, base, dtype))
+        assert same(
+            value(pos, dim, d_model, base=base, exact=True, dtype=dtype),
+            reference.expected(pos, dim, d_model, base, dtype),
+        )
         checked += 1
     print(f"long run: {checked} values agree with mpmath")
     assert checked >= 10**6

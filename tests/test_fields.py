@@ -63,13 +63,19 @@ def model(seq_len: int, d_model: int, **fields: Any) -> List[List["mpmath.mpf"]]
             scale_text = str(fields.get("scale", 1))
             if scale_text.startswith("sqrt("):
                 inside = scale_text[5:-1]
-                scale = mpmath.sqrt(mpf(Fraction(inside[:-2])) / d_model if inside.endswith("/d") else mpf(Fraction(inside)))
+                scale = mpmath.sqrt(
+                    mpf(Fraction(inside[:-2])) / d_model if inside.endswith("/d") else mpf(Fraction(inside))
+                )
             else:
                 scale = mpf(exact(fields.get("scale", 1)))
             row = []
             for kind, i in plan:
                 angle = mpf(p) * angle_scale * turn * mpmath.power(base, -mpf(exponents[i]))
-                x = mpmath.mpf(0) if kind == "zero" else scale * (mpmath.sin(angle) if kind == "sin" else mpmath.cos(angle))
+                x = (
+                    mpmath.mpf(0)
+                    if kind == "zero"
+                    else scale * (mpmath.sin(angle) if kind == "sin" else mpmath.cos(angle))
+                )
                 # In full turns cos(2 pi / 4) is 0 exactly but about 1e-180 at 600 bits; no other value there is that small.
                 row.append(mpmath.mpf(0) if fields.get("full_turns") and abs(x) < mpmath.ldexp(1, -400) else x)
         table.append(row)
@@ -96,7 +102,14 @@ CASES: List[Dict[str, Any]] = [
     {"scale": 3, "start": -1000},
     {"scale": "sqrt(3)", "full_turns": True, "positions": [0, "1/4", "1/6"]},
     {"scale": "sqrt(2)", "full_turns": True, "positions": ["1/8", "3/8", "-5/8", "1/24"]},
-    {"scale": "sqrt(1/3)", "full_turns": True, "angle_scale": 2, "positions": ["1/12", "1/3"], "base": 4, "spacing": "tensor2tensor"},
+    {
+        "scale": "sqrt(1/3)",
+        "full_turns": True,
+        "angle_scale": 2,
+        "positions": ["1/12", "1/3"],
+        "base": 4,
+        "spacing": "tensor2tensor",
+    },
 ]
 
 
@@ -191,7 +204,10 @@ def test_numbers_the_fast_path_cannot_hold_are_refused_or_handled() -> None:
 
 
 def test_positions_conflict_with_start_given_with_them() -> None:
-    for call in (lambda: encoding(2, 2, positions=[1, 2], start=5), lambda: Convention().replace(positions=[1, 2], descending=True)):
+    for call in (
+        lambda: encoding(2, 2, positions=[1, 2], start=5),
+        lambda: Convention().replace(positions=[1, 2], descending=True),
+    ):
         with pytest.raises(ValueError, match="positions replace start, step and descending"):
             call()
     assert PRESETS["fairseq"].replace(positions=[1, 2]).start == 0
@@ -206,7 +222,10 @@ def test_array_scalars_are_numbers() -> None:
 def test_tiny_angles_and_huge_exponents_end_quickly() -> None:
     # t = i / (h - 3.999) reaches 3000: angles near 2**-40000, whose cosines are a hair below 1.
     assert encoding(2, 8, spacing="tensor2tensor", shift="3.999", exact=True)[1][2:] == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
-    assert encoding(2, 8, spacing="tensor2tensor", shift="3.999", exact=True, scale="sqrt(2/d)", dtype="bfloat16")[1][3] == 0.5
+    assert (
+        encoding(2, 8, spacing="tensor2tensor", shift="3.999", exact=True, scale="sqrt(2/d)", dtype="bfloat16")[1][3]
+        == 0.5
+    )
     # A shift of 0.1 as a float has a denominator of 2**55: base**t is tested without raising base to it.
     assert value(1, 2, 8, exact=True, full_turns=True, spacing="tensor2tensor", shift=0.1) == reference.round_to(
         model(2, 8, full_turns=True, spacing="tensor2tensor", shift=0.1)[1][2], "float64"
@@ -225,8 +244,16 @@ def test_malformed_numbers_are_refused_whole() -> None:
 @pytest.mark.parametrize("scale", [1, "sqrt(2/d)", "sqrt(3)"])
 def test_tiny_angles_keep_relative_precision(scale: Any) -> None:
     # t = 1 / (2 - 1.995) = 200: w = 2**-200, far below the working precision of _sin_cos.
-    fields: Dict[str, Any] = {"spacing": "tensor2tensor", "shift": "1.995", "base": 2, "layout": "sin-cos", "scale": scale}
+    fields: Dict[str, Any] = {
+        "spacing": "tensor2tensor",
+        "shift": "1.995",
+        "base": 2,
+        "layout": "sin-cos",
+        "scale": scale,
+    }
     fields["positions"] = [1, -3, "1/3", 12345.5, "1e-300"]
     truth = model(5, 4, **fields)
     for dtype in reference.FORMATS:
-        assert encoding(5, 4, exact=True, dtype=dtype, **fields) == [[reference.round_to(x, dtype) for x in row] for row in truth]
+        assert encoding(5, 4, exact=True, dtype=dtype, **fields) == [
+            [reference.round_to(x, dtype) for x in row] for row in truth
+        ]

@@ -37,7 +37,11 @@ CASES: Dict[str, List[Any]] = {
     "transformer-xl": [lambda d: built.transformer_xl(100, d), {}, (16,)],
     "tatp22": [lambda d: built.tatp22(100, d), {}, (16, 15)],
     "keras-hub": [lambda d: built.keras_hub(100, d), {}, (16, 15)],
-    "keras-hub-1000": [lambda d: built.keras_hub(100, d, max_wavelength=1000, start_index=5), {"base": 1000, "start": 5}, (16,)],
+    "keras-hub-1000": [
+        lambda d: built.keras_hub(100, d, max_wavelength=1000, start_index=5),
+        {"base": 1000, "start": 5},
+        (16,),
+    ],
     "tensor2tensor": [lambda d: built.tensor2tensor(100, d), {}, (16, 15)],
     "guided-diffusion": [lambda d: built.guided_diffusion(TIMESTEPS, d), {"positions": float32(TIMESTEPS)}, (16, 15)],
     "diffusers": [lambda d: built.diffusers(TIMESTEPS, d), {"positions": float32(TIMESTEPS)}, (16, 15)],

@@ -133,7 +133,7 @@ def test_ulps_count_the_numbers_of_the_format_between() -> None:
     table[0][0] = 2.0**-24  # the exact value is 0: one float16 number away
     table[1][1] = -table[1][1]
     report = compare(table, dtype="float16", atol=0)
-    places = compare([[-2.0**-24, 1.0]], dtype="float16", atol=0).max_ulp_error
+    places = compare([[-(2.0**-24), 1.0]], dtype="float16", atol=0).max_ulp_error
     assert places == 1
     assert report.max_ulp_error < math.inf
     # From x to -x: both halves of the number line up to x, in float16's 2**15 places per sign.
@@ -162,7 +162,10 @@ def test_report_text() -> None:
     assert lines[0] == "6 x 4 table against the exact float64 values of the paper convention (atol=0, exact)"
     assert lines[2] == f"worst element [2][1]: 0.5, exact {encoding(3, 4, exact=True)[2][1]!r}"
     assert lines[3] == "1 of 24 elements outside the tolerance: MISMATCH"
-    assert lines[4] == "Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147."
+    assert (
+        lines[4]
+        == "Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147."
+    )
     assert repr(compare(table, atol=0.0)) == "<Report mismatch: 1 of 24 outside tolerance>"
 
 
@@ -247,7 +250,11 @@ def test_bad_tables(bad: object, error: Type[Exception], message: str) -> None:
         ({"ulps": "1"}, TypeError, "ulps must be a number, got str '1'"),
         ({"ulps": math.inf}, ValueError, "ulps must be finite and at least 0, got inf"),
         ({"dtype": "int8"}, ValueError, "dtype must be one of float64, float32, bfloat16, float16, got 'int8'"),
-        ({"preset": "bert"}, ValueError, "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, tatp22, marian, gpt-j, transformer-xl, whisper, m2m100, diffusers, pyg, mlx, got 'bert'"),
+        (
+            {"preset": "bert"},
+            ValueError,
+            "preset must be one of paper, tensor2tensor, fairseq, tf-tutorial, guided-diffusion, xlm, keras-hub, tatp22, marian, gpt-j, transformer-xl, whisper, m2m100, diffusers, pyg, mlx, got 'bert'",
+        ),
     ],
 )
 def test_bad_keywords(keywords: Dict[str, Any], error: Type[Exception], message: str) -> None:
@@ -270,7 +277,10 @@ def test_diagnosis_names_the_preset(preset: str) -> None:
 
 def test_diagnosis_of_shifted_positions() -> None:
     text = diagnosis(encoding(30, 16, start=1))
-    assert "the paper preset's layout and spacing (sin and cos interleaved per pair) with positions from 1 instead of 0" in text
+    assert (
+        "the paper preset's layout and spacing (sin and cos interleaved per pair) with positions from 1 instead of 0"
+        in text
+    )
     assert "positions from 3 instead of 0" in diagnosis(encoding(30, 16, start=3))
 
 
@@ -285,7 +295,10 @@ def test_diagnosis_of_a_transposed_table() -> None:
 
 def test_diagnosis_of_the_odd_exponent_cosine() -> None:
     # Seed 000's mistake: cos(pos / 10000**(j/d)) in odd column j.
-    table = [[math.sin(p / 10000 ** (j / 16)) if j % 2 == 0 else math.cos(p / 10000 ** (j / 16)) for j in range(16)] for p in range(30)]
+    table = [
+        [math.sin(p / 10000 ** (j / 16)) if j % 2 == 0 else math.cos(p / 10000 ** (j / 16)) for j in range(16)]
+        for p in range(30)
+    ]
     assert "odd column index in the exponent" in diagnosis(table)
 
 
@@ -321,10 +334,14 @@ def test_diagnosis_of_local_damage() -> None:
     assert diagnosis(table) == "Diagnosis: the table follows the paper convention except for rows 5 and 6, swapped."
     table = encoding(21, 8)
     del table[7]
-    assert diagnosis(table).endswith("except for rows 7 to 19, each one position later (as if a row were missing before them).")
+    assert diagnosis(table).endswith(
+        "except for rows 7 to 19, each one position later (as if a row were missing before them)."
+    )
     table = encoding(20, 8)
     table.insert(7, list(table[6]))
-    assert diagnosis(table[:20]).endswith("except for rows 7 to 19, each one position earlier (as if a row were repeated before them).")
+    assert diagnosis(table[:20]).endswith(
+        "except for rows 7 to 19, each one position earlier (as if a row were repeated before them)."
+    )
     table = encoding(20, 8, preset="tensor2tensor")
     table[1] = [0.0] * 8
     text = diagnosis(table, preset="fairseq")
@@ -361,7 +378,9 @@ def test_no_crash_at_positions_beyond_float64() -> None:
     for atol in (None, 0.0):
         report = compare(table, start=2**1100, atol=atol)
         assert not report.ok
-        assert report.diagnosis is not None and "(preset paper, the same as xlm, keras-hub and tatp22)" in report.diagnosis
+        assert (
+            report.diagnosis is not None and "(preset paper, the same as xlm, keras-hub and tatp22)" in report.diagnosis
+        )
 
 
 def test_no_crash_at_the_smallest_base() -> None:
@@ -395,12 +414,27 @@ def test_float32_errors_are_named_by_their_size_and_mark() -> None:
     def f32(x: float) -> float:
         return float(struct.unpack("<f", struct.pack("<f", x))[0])
 
-    stored = [[f32(math.sin(f32(p * f32(10000 ** -(2 * (j // 2) / 16))))) if j % 2 == 0 else f32(math.cos(f32(p * f32(10000 ** -(2 * (j // 2) / 16))))) for j in range(16)] for p in range(2000)]
+    stored = [
+        [
+            f32(math.sin(f32(p * f32(10000 ** -(2 * (j // 2) / 16)))))
+            if j % 2 == 0
+            else f32(math.cos(f32(p * f32(10000 ** -(2 * (j // 2) / 16)))))
+            for j in range(16)
+        ]
+        for p in range(2000)
+    ]
     text = diagnosis(stored)
-    assert "with errors of float32 size" in text and text.endswith("its values are float32 numbers, as a float32 output's are.")
+    assert "with errors of float32 size" in text and text.endswith(
+        "its values are float32 numbers, as a float32 output's are."
+    )
     # Frequencies in float32, the rest in float64 (facebookresearch/DiT#7).
-    frequencies_only = [[(math.sin if j % 2 == 0 else math.cos)(p * f32(10000 ** -(2 * (j // 2) / 16))) for j in range(16)] for p in range(2000)]
-    assert diagnosis(frequencies_only).endswith("its values are not float32 numbers: frequencies or angles rounded to float32 leave this mark.")
+    frequencies_only = [
+        [(math.sin if j % 2 == 0 else math.cos)(p * f32(10000 ** -(2 * (j // 2) / 16))) for j in range(16)]
+        for p in range(2000)
+    ]
+    assert diagnosis(frequencies_only).endswith(
+        "its values are not float32 numbers: frequencies or angles rounded to float32 leave this mark."
+    )
     # Noise far below float32's roundings is not called float32.
     noisy = [[x + 1e-9 for x in row] for row in encoding(30, 16)]
     assert "float32" not in diagnosis(noisy)

@@ -20,6 +20,7 @@ numpy: Any = pytest.importorskip("numpy")
 torch: Any = pytest.importorskip("torch")
 
 from tests.peer_tables import paper_torch_float32  # noqa: E402  (after the skip)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -35,8 +36,12 @@ def seed_000_numpy(seq_len: int, d_model: int) -> Any:
 def seed_000_torch(seq_len: int, d_model: int) -> Any:
     position = torch.arange(seq_len, dtype=torch.float32)[:, None]
     table = torch.zeros(seq_len, d_model)
-    table[:, 0::2] = torch.sin(position * torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model)))
-    table[:, 1::2] = torch.cos(position * torch.exp(torch.arange(1, d_model, 2).float() * (-math.log(10000.0) / d_model)))
+    table[:, 0::2] = torch.sin(
+        position * torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    )
+    table[:, 1::2] = torch.cos(
+        position * torch.exp(torch.arange(1, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    )
     return table
 
 

@@ -18,7 +18,9 @@ RED, WHITE, BLUE = (178, 24, 43), (247, 247, 247), (33, 102, 172)
 
 def run(*args: str) -> Tuple[int, str, str]:
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.run([sys.executable, "-m", "pe_reference", *args], capture_output=True, text=True, env=environment)
+    process = subprocess.run(
+        [sys.executable, "-m", "pe_reference", *args], capture_output=True, text=True, env=environment
+    )
     return process.returncode, process.stdout, process.stderr
 
 
@@ -129,7 +131,10 @@ def test_picture_usage_errors(tmp_path: Path) -> None:
 def test_committed_pictures_are_what_the_readme_command_makes(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     # --exact: the same bits, and so the same pixels, on every platform.
-    for name, args in (("heatmap.png", ["100", "128", "--exact", "--plot"]), ("waves.png", ["100", "16", "--exact", "--waves"])):
+    for name, args in (
+        ("heatmap.png", ["100", "128", "--exact", "--plot"]),
+        ("waves.png", ["100", "16", "--exact", "--waves"]),
+    ):
         command = "python -m pe_reference " + " ".join(args) + f" docs/{name}"
         assert command in readme and f"](docs/{name})" in readme
         made = tmp_path / name

@@ -2,8 +2,8 @@
 
 import fnmatch
 import os
-import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import List, Optional, Set
 
@@ -16,6 +16,15 @@ def test_mypy_strict() -> None:
 
     out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), "--no-incremental"])
     assert status == 0, out + err
+
+
+def test_ruff_format_and_lint_are_clean() -> None:
+    """The layout is ruff's (line length 120, pyproject.toml) and pyflakes and pycodestyle find nothing."""
+    for command in (["format", "--check", "."], ["check", "."]):
+        process = subprocess.run(
+            [sys.executable, "-m", "ruff", *command], capture_output=True, text=True, cwd=ROOT, timeout=120
+        )
+        assert process.returncode == 0, process.stdout + process.stderr
 
 
 def fenced_blocks(text: str) -> List[List[str]]:

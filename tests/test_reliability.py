@@ -9,7 +9,6 @@ The fuzz tests run a bounded number of inputs by default; the long run is
 import contextlib
 import io
 import json
-import math
 import os
 import signal
 import struct
@@ -139,7 +138,9 @@ def test_fast_path_within_its_bound(pos: int, d_model: int, base: float, keyword
     dtype=st.sampled_from(["float64", "float32"]),
     data=st.data(),
 )
-def test_each_pair_is_on_the_unit_circle(pos: int, d_model: int, base: float, exact: bool, dtype: str, data: Any) -> None:
+def test_each_pair_is_on_the_unit_circle(
+    pos: int, d_model: int, base: float, exact: bool, dtype: str, data: Any
+) -> None:
     # Both columns of a pair come from one angle: sin^2 + cos^2 = 1 within the format's rounding,
     # 2**-50 for float64 and 2**-21 for float32 (two values each within an ulp, and the arithmetic).
     pair = data.draw(st.integers(0, d_model // 2 - 1))
@@ -156,7 +157,9 @@ def test_each_pair_is_on_the_unit_circle(pos: int, d_model: int, base: float, ex
     down=st.booleans(),
     data=st.data(),
 )
-def test_compare_finds_the_one_perturbed_element(seq_len: int, d_model: int, dtype: str, change: float, down: bool, data: Any) -> None:
+def test_compare_finds_the_one_perturbed_element(
+    seq_len: int, d_model: int, dtype: str, change: float, down: bool, data: Any
+) -> None:
     table = encoding(seq_len, d_model, exact=True, dtype=dtype)
     r, c = data.draw(st.integers(0, seq_len - 1)), data.draw(st.integers(0, d_model - 1))
     original = table[r][c]
@@ -169,7 +172,9 @@ def test_compare_finds_the_one_perturbed_element(seq_len: int, d_model: int, dty
     assert report.worst is not None and report.worst[:2] == (r, c)
 
 
-@given(preset=st.sampled_from(list(PRESETS)), seq_len=st.integers(1, 10), d_model=st.integers(1, 20), exact=st.booleans())
+@given(
+    preset=st.sampled_from(list(PRESETS)), seq_len=st.integers(1, 10), d_model=st.integers(1, 20), exact=st.booleans()
+)
 def test_presets_equal_their_explicit_choices(preset: str, seq_len: int, d_model: int, exact: bool) -> None:
     layout, spacing, start, odd = PRESETS[preset]
     assume(not (odd == "error" and d_model % 2))
@@ -207,7 +212,11 @@ number_text = st.one_of(
 )
 
 
-@given(st.lists(st.lists(number_text, max_size=6), max_size=6), st.sampled_from([",", ";", ", ", "\t"]), st.sampled_from(["\n", "\r\n"]))
+@given(
+    st.lists(st.lists(number_text, max_size=6), max_size=6),
+    st.sampled_from([",", ";", ", ", "\t"]),
+    st.sampled_from(["\n", "\r\n"]),
+)
 def test_fuzz_csv(cells: List[List[str]], separator: str, newline: str) -> None:
     text = newline.join(separator.join(row) for row in cells)
     parse_or_refuse(text.encode(), "fuzz.csv")
@@ -260,11 +269,61 @@ def test_fuzz_any_bytes(data: bytes) -> None:
 # Fuzzing the arguments -------------------------------------------------------------------
 
 TOKENS = [
-    "0", "1", "3", "4", "7", "-1", "x", "1e3", "4.0", "٤", "--base", "nan", "-2.5", "1e-300",
-    "64", "--format", "table", "csv", "json", "hex", "vectors", "xml", "--digits", "18", "--header", "--explain",
-    "--exact", "--dtype", "float16", "bfloat16", "float8", "--preset", "fairseq", "tf-tutorial", "bert", "--layout",
-    "cos-sin", "--spacing", "tensor2tensor", "--start", "--odd", "zero", "error", "--check", "CHECK", "--atol",
-    "--ulps", "--plot", "--waves", "PICTURE", "--version", "--bogus", "-", "--", "",
+    "0",
+    "1",
+    "3",
+    "4",
+    "7",
+    "-1",
+    "x",
+    "1e3",
+    "4.0",
+    "٤",
+    "--base",
+    "nan",
+    "-2.5",
+    "1e-300",
+    "64",
+    "--format",
+    "table",
+    "csv",
+    "json",
+    "hex",
+    "vectors",
+    "xml",
+    "--digits",
+    "18",
+    "--header",
+    "--explain",
+    "--exact",
+    "--dtype",
+    "float16",
+    "bfloat16",
+    "float8",
+    "--preset",
+    "fairseq",
+    "tf-tutorial",
+    "bert",
+    "--layout",
+    "cos-sin",
+    "--spacing",
+    "tensor2tensor",
+    "--start",
+    "--odd",
+    "zero",
+    "error",
+    "--check",
+    "CHECK",
+    "--atol",
+    "--ulps",
+    "--plot",
+    "--waves",
+    "PICTURE",
+    "--version",
+    "--bogus",
+    "-",
+    "--",
+    "",
 ]
 
 
@@ -281,7 +340,8 @@ class LimitedOutput(io.StringIO):
 def test_fuzz_arguments(tokens: List[str]) -> None:
     folder = Path(os.environ.get("PYTEST_FUZZ_FOLDER", "/tmp"))
     arguments = [
-        str(folder / "t.json") if token == "CHECK" else str(folder / "p.png") if token == "PICTURE" else token for token in tokens
+        str(folder / "t.json") if token == "CHECK" else str(folder / "p.png") if token == "PICTURE" else token
+        for token in tokens
     ]
     # Every number among the tokens is small (64 at most), and the output stops at 1 MiB.
     out, err = LimitedOutput(), io.StringIO()
@@ -306,7 +366,9 @@ def test_fuzz_arguments(tokens: List[str]) -> None:
         assert out.getvalue() == "" or "--check" in arguments, (arguments, out.getvalue()[:200])
 
 
-@pytest.mark.parametrize("extra", [[], ["--exact"], ["--format", "vectors"], ["--preset", "fairseq", "--exact", "--dtype", "float16"]])
+@pytest.mark.parametrize(
+    "extra", [[], ["--exact"], ["--format", "vectors"], ["--preset", "fairseq", "--exact", "--dtype", "float16"]]
+)
 def test_huge_first_position(capsys: pytest.CaptureFixture[str], extra: List[str]) -> None:
     # A first position far beyond float64's integers, on a small table.
     status = pe_reference.main(["3", "4", "--start", "99999999999999999999", *extra])
@@ -344,13 +406,18 @@ def test_closed_stdout(arguments: List[str]) -> None:
     assert process.stderr.count(b"\n") == 1 and b"standard output is closed" in process.stderr
 
 
-@pytest.mark.parametrize("arguments", [["100000000", "512", "--exact", "--format", "csv"], ["60000", "2000", "--exact"]])
+@pytest.mark.parametrize(
+    "arguments", [["100000000", "512", "--exact", "--format", "csv"], ["60000", "2000", "--exact"]]
+)
 def test_ctrl_c_is_one_line_and_130(arguments: List[str]) -> None:
     import time
 
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
     process = subprocess.Popen(
-        [sys.executable, "-m", "pe_reference", *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment
+        [sys.executable, "-m", "pe_reference", *arguments],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=environment,
     )
     time.sleep(1.5)
     process.send_signal(signal.SIGINT)

@@ -152,7 +152,11 @@ FAULTY: Dict[str, Tuple[Callable[[str], rc.Cache], str, Set[str]]] = {
         "cos",
         {"positions:bfloat16", "inv_freq:bfloat16", "angles:bfloat16"},
     ),
-    "sglang-jax#1472": (lambda kind: rc.rows_of(rc.sglang_jax_1472(kind), every(5, 4096)), "sin", {"inv_freq:bfloat16"}),
+    "sglang-jax#1472": (
+        lambda kind: rc.rows_of(rc.sglang_jax_1472(kind), every(5, 4096)),
+        "sin",
+        {"inv_freq:bfloat16"},
+    ),
     "tt-metal#54516": (lambda kind: rc.rows_of(rc.tt_metal_54516(kind), every(5, 5120)), "cos", {"inv_freq:bfloat16"}),
     # All three needed: leaving out the fp16 positions, inv_freq or angles leaves 22%, 27% or 73% of
     # these elements beyond 2**-18 (1 + |angle|) + an ulp of fp16 of the table (up to 1.98 apart); the
@@ -176,8 +180,16 @@ FAULTY: Dict[str, Tuple[Callable[[str], rc.Cache], str, Set[str]]] = {
         "cos",
         {"angles:float32"},
     ),
-    "layout:half-as-interleaved": (lambda kind: rc.rows_of(rc.other_layout("half", kind), every(5, 4096)), "cos", {"layout"}),
-    "layout:interleaved-as-half": (lambda kind: rc.rows_of(rc.other_layout("interleaved", kind), every(5, 4096)), "sin", {"layout"}),
+    "layout:half-as-interleaved": (
+        lambda kind: rc.rows_of(rc.other_layout("half", kind), every(5, 4096)),
+        "cos",
+        {"layout"},
+    ),
+    "layout:interleaved-as-half": (
+        lambda kind: rc.rows_of(rc.other_layout("interleaved", kind), every(5, 4096)),
+        "sin",
+        {"layout"},
+    ),
     "yarn:attention-factor-missing": (
         lambda kind: rc.rows_of(rc.yarn_attention_factor("missing", kind), every(5, 4096)),
         "cos",

@@ -39,13 +39,17 @@ def test_hex_is_each_values_bits(capsys: "pytest.CaptureFixture[str]") -> None:
 
 
 def test_interleaved_header_names_each_columns_pair(capsys: "pytest.CaptureFixture[str]") -> None:
-    status, out, _ = run_main(capsys, "1", "6", "--rope", "cos", "--rope-layout", "interleaved", "--format", "csv", "--header")
+    status, out, _ = run_main(
+        capsys, "1", "6", "--rope", "cos", "--rope-layout", "interleaved", "--format", "csv", "--header"
+    )
     assert status == 0
     assert out.splitlines()[0] == "cos_0,cos_0,cos_1,cos_1,cos_2,cos_2"
 
 
 def test_golden_vectors_hold_all_four_formats(capsys: "pytest.CaptureFixture[str]") -> None:
-    status, out, _ = run_main(capsys, "3", "4", "--rope", "cos", "--format", "vectors", "--positions", "0,0.5,1e4", "--base", "500000")
+    status, out, _ = run_main(
+        capsys, "3", "4", "--rope", "cos", "--format", "vectors", "--positions", "0,0.5,1e4", "--base", "500000"
+    )
     assert status == 0
     document = json.loads(out)
     assert document["schema"] == "pe_reference.rope-vectors/1"
@@ -90,7 +94,17 @@ def test_rotated_vectors_printed_and_checked(capsys: "pytest.CaptureFixture[str]
         (["4", "4", "--rope", "sin", "--input", "x.csv"], "--input goes with --rope rotated"),
         (["4", "4", "--rope", "cos", "--explain"], "--rope takes no --explain"),
         (["4", "4", "--rope-scaling", YARN], "--rope-scaling goes with --rope"),
-        (["4", "6", "--rope", "cos", "--rope-scaling", '{"rope_type": "longrope", "original_max_position_embeddings": 8}'], "needs 'short_factor'"),
+        (
+            [
+                "4",
+                "6",
+                "--rope",
+                "cos",
+                "--rope-scaling",
+                '{"rope_type": "longrope", "original_max_position_embeddings": 8}',
+            ],
+            "needs 'short_factor'",
+        ),
     ],
 )
 def test_usage_errors_are_one_line_and_status_2(
@@ -110,8 +124,13 @@ def test_check_shape_mismatch_is_status_1(capsys: "pytest.CaptureFixture[str]", 
 
 def test_fast_cache_agrees_with_exact_to_float64_rounding() -> None:
     # The fast path computes p * w_k and cos in float64: within a few ulps of the angle's size.
-    scaling = {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4,
-               "original_max_position_embeddings": 64}
+    scaling = {
+        "rope_type": "llama3",
+        "factor": 8,
+        "low_freq_factor": 1,
+        "high_freq_factor": 4,
+        "original_max_position_embeddings": 64,
+    }
     fast = rope(300, 16, base=500000, scaling=scaling)
     exact = rope(300, 16, base=500000, scaling=scaling, exact=True)
     for table_fast, table_exact in zip(fast, exact):

@@ -42,6 +42,7 @@ def same(got: float, want: float) -> bool:
 
 # ----- the cases ----------------------------------------------------------------------------------------------
 
+
 def short_factors(h: int) -> List[float]:
     return [1.0 + 0.05 * k for k in range(h)]  # binary floats (0.05 is not 1/20): taken as the floats they are
 
@@ -58,11 +59,21 @@ def variant(name: str, head_dim: int) -> Scaling:
         "linear": {"rope_type": "linear", "factor": 2.5},
         "dynamic": {"rope_type": "dynamic", "factor": 4, "max_position_embeddings": 4096},
         "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096},
-        "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1, "high_freq_factor": "4",
-                   "original_max_position_embeddings": 8192},
+        "llama3": {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1,
+            "high_freq_factor": "4",
+            "original_max_position_embeddings": 8192,
+        },
         # Phi-3 style: no factor, so factor = 131072 / 4096 = 32 and A = sqrt(1 + ln 32 / ln 4096) = sqrt(17/12).
-        "longrope": {"rope_type": "longrope", "short_factor": short_factors(h), "long_factor": long_factors(h),
-                     "original_max_position_embeddings": 4096, "max_position_embeddings": 131072},
+        "longrope": {
+            "rope_type": "longrope",
+            "short_factor": short_factors(h),
+            "long_factor": long_factors(h),
+            "original_max_position_embeddings": 4096,
+            "max_position_embeddings": 131072,
+        },
     }[name]
 
 
@@ -83,8 +94,15 @@ def sampled_positions(seed: int, top: int = TOP) -> List[Position]:
 
 
 class Case:
-    def __init__(self, name: str, head_dim: int, base: Optional[Union[int, float, str]], scaling: Scaling,
-                 positions: List[Position], layout: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        head_dim: int,
+        base: Optional[Union[int, float, str]],
+        scaling: Scaling,
+        positions: List[Position],
+        layout: str,
+    ) -> None:
         self.name, self.head_dim, self.base, self.scaling = name, head_dim, base, scaling
         self.positions, self.layout = positions, layout
 
@@ -113,20 +131,72 @@ def table_cases() -> List[Case]:
             positions = sampled_positions(7, top=L0 - 1)[:-4] + [last]
             cases.append(Case(f"{name}-L{last + 1}", 64, 10000, variant(name, 64), positions, "half"))
     extra: List[Tuple[str, Optional[Union[int, float, str]], Dict[str, Any]]] = [
-        ("yarn-mscale-betas", 500000.0, {"rope_type": "yarn", "factor": "16", "original_max_position_embeddings": 8192,
-                                         "mscale": 0.707, "mscale_all_dim": 1, "beta_fast": 16, "beta_slow": "2"}),
-        ("yarn-untruncated", 10000, {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096,
-                                     "truncate": False}),
-        ("yarn-equal-mscales", 10000, {"rope_type": "yarn", "factor": 40, "original_max_position_embeddings": 4096,
-                                       "mscale": 1, "mscale_all_dim": 1.0, "beta_fast": 0}),
-        ("yarn-given-factor-type-key", 10000, {"type": "yarn", "factor": Fraction(8), "original_max_position_embeddings": 2048,
-                                               "attention_factor": "0.9"}),
-        ("longrope-given", 1e6, {"rope_type": "longrope", "short_factor": short_factors(h), "long_factor": long_factors(h),
-                                 "original_max_position_embeddings": 4096, "factor": 4, "attention_factor": 1.25}),
+        (
+            "yarn-mscale-betas",
+            500000.0,
+            {
+                "rope_type": "yarn",
+                "factor": "16",
+                "original_max_position_embeddings": 8192,
+                "mscale": 0.707,
+                "mscale_all_dim": 1,
+                "beta_fast": 16,
+                "beta_slow": "2",
+            },
+        ),
+        (
+            "yarn-untruncated",
+            10000,
+            {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096, "truncate": False},
+        ),
+        (
+            "yarn-equal-mscales",
+            10000,
+            {
+                "rope_type": "yarn",
+                "factor": 40,
+                "original_max_position_embeddings": 4096,
+                "mscale": 1,
+                "mscale_all_dim": 1.0,
+                "beta_fast": 0,
+            },
+        ),
+        (
+            "yarn-given-factor-type-key",
+            10000,
+            {
+                "type": "yarn",
+                "factor": Fraction(8),
+                "original_max_position_embeddings": 2048,
+                "attention_factor": "0.9",
+            },
+        ),
+        (
+            "longrope-given",
+            1e6,
+            {
+                "rope_type": "longrope",
+                "short_factor": short_factors(h),
+                "long_factor": long_factors(h),
+                "original_max_position_embeddings": 4096,
+                "factor": 4,
+                "attention_factor": 1.25,
+            },
+        ),
         ("linear-third", 10000, {"rope_type": "linear", "factor": "1/3"}),
         ("rope-theta-only", None, {"rope_type": "default", "rope_theta": 500000}),
-        ("rope-theta-and-base", 500000, {"rope_type": "llama3", "rope_theta": "5e5", "factor": 8, "low_freq_factor": 1,
-                                         "high_freq_factor": 4, "original_max_position_embeddings": 8192}),
+        (
+            "rope-theta-and-base",
+            500000,
+            {
+                "rope_type": "llama3",
+                "rope_theta": "5e5",
+                "factor": 8,
+                "low_freq_factor": 1,
+                "high_freq_factor": 4,
+                "original_max_position_embeddings": 8192,
+            },
+        ),
     ]
     for k, (name, given_base, scaling) in enumerate(extra):
         cases.append(Case(name, 64, given_base, scaling, sampled_positions(1000 + k), ("half", "interleaved")[k % 2]))
@@ -152,6 +222,7 @@ def model_table(case: Case) -> Tuple[List[List[Value]], List[List[Value]]]:
 
 # ----- the rounding helper and the model, checked -------------------------------------------------------------
 
+
 def test_rounded_is_reference_round_to() -> None:
     r = Rope(64, 10000, variant("yarn", 64))
     values: List[Value] = []
@@ -165,10 +236,18 @@ def test_rounded_is_reference_round_to() -> None:
         for dtype in DTYPES:
             assert bits64(rounded(v, dtype)) == bits64(reference.round_to(v, dtype)), (v, dtype)
     # Exact values, ties among them: both go to the even neighbour.
-    for x in (Fraction(1), Fraction(1) + Fraction(1, 2**8), Fraction(1) + Fraction(3, 2**8), Fraction(-5, 2**26), Fraction(1, 3)):
+    for x in (
+        Fraction(1),
+        Fraction(1) + Fraction(1, 2**8),
+        Fraction(1) + Fraction(3, 2**8),
+        Fraction(-5, 2**26),
+        Fraction(1, 3),
+    ):
         for dtype in DTYPES:
             with mpmath.workprec(reference.PRECISION):
-                assert bits64(rounded(x, dtype)) == bits64(reference.round_to(model.mpf(x), dtype, exact=x.denominator & (x.denominator - 1) == 0))
+                assert bits64(rounded(x, dtype)) == bits64(
+                    reference.round_to(model.mpf(x), dtype, exact=x.denominator & (x.denominator - 1) == 0)
+                )
     assert rounded(Fraction(1) + Fraction(1, 2**8), "bfloat16") == 1.0
     assert rounded(Fraction(1) + Fraction(3, 2**8), "bfloat16") == 1.0 + 2**-6
     assert rounded(Fraction(65520), "float16") == math.inf and rounded(Fraction(65519), "float16") == 65504.0
@@ -200,7 +279,9 @@ def test_the_model_default_is_tests_reference() -> None:
             assert abs(w - reference.frequency(k, 128, 500000.0)) <= w * mpmath.ldexp(1, -590)
     for p in (3, 98765):
         for k, (c, s) in enumerate(r.cos_sin(p)):
-            assert rounded(c, "float64") == reference.round_to(reference.element(p, 2 * k + 1, 128, 500000.0), "float64")
+            assert rounded(c, "float64") == reference.round_to(
+                reference.element(p, 2 * k + 1, 128, 500000.0), "float64"
+            )
             assert rounded(s, "float64") == reference.round_to(reference.element(p, 2 * k, 128, 500000.0), "float64")
 
 
@@ -211,8 +292,12 @@ def test_the_model_takes_each_variant_real_decision() -> None:
     assert d64.frequencies(Fraction(8193, 2))[1] < Rope(64, 10000).frequencies()[1]  # L0 + 1/2: a larger base
     yarn = Rope(128, 10000, variant("yarn", 128))
     assert yarn.yarn_range() == (Fraction(20), Fraction(46))  # raw 20.94 / 45.03 (issue12_facts.md)
-    assert Rope(64, 10000, {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096,
-                            "truncate": False}).yarn_range()[0] != 10
+    assert (
+        Rope(
+            64, 10000, {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096, "truncate": False}
+        ).yarn_range()[0]
+        != 10
+    )
     longrope = Rope(64, 10000, variant("longrope", 64))
     with mpmath.workprec(reference.PRECISION):
         plain = Rope(64, 10000).frequencies()
@@ -221,16 +306,34 @@ def test_the_model_takes_each_variant_real_decision() -> None:
         for k in (1, 2, 5):  # w / ext_k, ext the short set at L = L0, the long set past it
             assert abs(short[k] * model.mpf(exact(short_factors(32)[k])) - plain[k]) < plain[k] * mpmath.ldexp(1, -590)
             assert abs(long[k] * model.mpf(exact(long_factors(32)[k])) - plain[k]) < plain[k] * mpmath.ldexp(1, -590)
-    assert Rope(64, 10000, {"rope_type": "yarn", "factor": 40, "original_max_position_embeddings": 4096,
-                            "mscale": 1, "mscale_all_dim": 1.0}).attention_factor() == 1
+    assert (
+        Rope(
+            64,
+            10000,
+            {
+                "rope_type": "yarn",
+                "factor": 40,
+                "original_max_position_embeddings": 4096,
+                "mscale": 1,
+                "mscale_all_dim": 1.0,
+            },
+        ).attention_factor()
+        == 1
+    )
     with pytest.raises(ValueError):
         Rope(64, 10000, {"rope_type": "linear", "factor": 2, "colour": 1})
 
 
 # ----- rope(exact=True): every value, every format --------------------------------------------------------------
 
-def mismatches(got: Sequence[Sequence[float]], want: Sequence[Sequence[Value]], dtype: str, positions: Sequence[Position],
-               what: str) -> List[str]:
+
+def mismatches(
+    got: Sequence[Sequence[float]],
+    want: Sequence[Sequence[Value]],
+    dtype: str,
+    positions: Sequence[Position],
+    what: str,
+) -> List[str]:
     found = []
     assert len(got) == len(want), (what, len(got), len(want))
     for r, (row, truth) in enumerate(zip(got, want)):
@@ -238,8 +341,10 @@ def mismatches(got: Sequence[Sequence[float]], want: Sequence[Sequence[Value]], 
         for c, (g, t) in enumerate(zip(row, truth)):
             w = rounded(t, dtype)
             if not same(g, w):
-                found.append(f"{what} row {r} (position {positions[r]!r}) column {c}: got {g!r} ({bits64(g):016x}), "
-                             f"want {w!r} ({bits64(w):016x})")
+                found.append(
+                    f"{what} row {r} (position {positions[r]!r}) column {c}: got {g!r} ({bits64(g):016x}), "
+                    f"want {w!r} ({bits64(w):016x})"
+                )
     return found
 
 
@@ -248,7 +353,9 @@ def test_rope_exact_is_the_model_rounded_once(case: Case) -> None:
     cos_true, sin_true = model_table(case)
     found: List[str] = []
     for dtype in DTYPES:
-        cos, sin = rope(len(case.positions), case.head_dim, positions=case.positions, exact=True, dtype=dtype, **case.options())
+        cos, sin = rope(
+            len(case.positions), case.head_dim, positions=case.positions, exact=True, dtype=dtype, **case.options()
+        )
         found += mismatches(cos, cos_true, dtype, case.positions, f"{dtype} cos")
         found += mismatches(sin, sin_true, dtype, case.positions, f"{dtype} sin")
     assert not found, f"{len(found)} mismatches; first: " + "\n".join(found[:8])
@@ -266,6 +373,7 @@ def test_seq_len_rows_are_positions_0_to_n() -> None:
 
 # ----- apply_rope(exact=True) ---------------------------------------------------------------------------------
 
+
 def x_rows(seed: int, r: Rope, positions: Sequence[Position], layout: str) -> List[List[float]]:
     """Rows of x from a seeded generator: zeros, plain, wide-ranging and half-zero pairs, and rows whose pairs
     make x_a cos t - x_b sin t (or x_b cos t + x_a sin t) cancel to about 2**-53 of its terms."""
@@ -279,7 +387,10 @@ def x_rows(seed: int, r: Rope, positions: Sequence[Position], layout: str) -> Li
         if kind == 0:
             row = [0.0] * d
         elif kind == 1:
-            row = [generator.choice([-1, 1]) * math.ldexp(generator.random(), generator.randrange(-20, 9)) for _ in range(d)]
+            row = [
+                generator.choice([-1, 1]) * math.ldexp(generator.random(), generator.randrange(-20, 9))
+                for _ in range(d)
+            ]
             for c in generator.sample(range(d), d // 4):
                 row[c] = 0.0
         elif kind == 2:
@@ -301,12 +412,20 @@ def x_rows(seed: int, r: Rope, positions: Sequence[Position], layout: str) -> Li
     return rows
 
 
-APPLY_CASES = [(name, head_dim, BASES[(v + i) % 3], layout) for v, name in enumerate(VARIANTS)
-               for i, head_dim in enumerate((64, 128)) for layout in ("half", "interleaved")]
+APPLY_CASES = [
+    (name, head_dim, BASES[(v + i) % 3], layout)
+    for v, name in enumerate(VARIANTS)
+    for i, head_dim in enumerate((64, 128))
+    for layout in ("half", "interleaved")
+]
 
 
-@pytest.mark.parametrize("name, head_dim, base, layout", APPLY_CASES, ids=[f"{n}-d{d}-{b}-{l}" for n, d, b, l in APPLY_CASES])
-def test_apply_rope_exact_is_the_model_rounded_once(name: str, head_dim: int, base: Union[int, float, str], layout: str) -> None:
+@pytest.mark.parametrize(
+    "name, head_dim, base, layout", APPLY_CASES, ids=[f"{n}-d{d}-{b}-{lay}" for n, d, b, lay in APPLY_CASES]
+)
+def test_apply_rope_exact_is_the_model_rounded_once(
+    name: str, head_dim: int, base: Union[int, float, str], layout: str
+) -> None:
     scaling = variant(name, head_dim)
     r = Rope(head_dim, base, scaling)
     positions: List[Position] = [0, 1, 3, 0.5, 1e-3, 1234.75, TOP - 1, 77777, Fraction(22, 7), 2**19 + 0.25, 65536, 9]
@@ -327,8 +446,10 @@ def test_the_cancelling_rows_do_cancel() -> None:
     x = x_rows(5, r, positions, "half")
     out = r.rotate(x[3], 3, "half", 6)
     with mpmath.workprec(700):
-        smallest = min(abs(model.mpf(v) if isinstance(v, Fraction) else v) / max(abs(x[3][j]), abs(x[3][j + 32]))
-                       for j, v in enumerate(out[:32]))
+        smallest = min(
+            abs(model.mpf(v) if isinstance(v, Fraction) else v) / max(abs(x[3][j]), abs(x[3][j + 32]))
+            for j, v in enumerate(out[:32])
+        )
     assert smallest < mpmath.ldexp(1, -50)
 
 
@@ -339,6 +460,7 @@ def test_apply_rope_default_positions() -> None:
 
 
 # ----- layouts ------------------------------------------------------------------------------------------------
+
 
 def test_layouts_put_pairs_in_their_columns() -> None:
     scaling = variant("yarn", 16)
@@ -357,14 +479,18 @@ def test_layouts_put_pairs_in_their_columns() -> None:
     x = x_rows(9, Rope(16, 10000, scaling), positions, "half")
     order = [c for j in range(8) for c in (j, j + 8)]  # interleaved column 2j <- half column j, 2j+1 <- j+8
     got_half = apply_rope(x, positions=positions, scaling=scaling, exact=True)
-    got_inter = apply_rope([[row[c] for c in order] for row in x], positions=positions, layout="interleaved",
-                           scaling=scaling, exact=True)
+    got_inter = apply_rope(
+        [[row[c] for c in order] for row in x], positions=positions, layout="interleaved", scaling=scaling, exact=True
+    )
     assert got_inter == [[row[c] for c in order] for row in got_half]
 
 
 # ----- the fast path ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name in VARIANTS][::2] + [c for c in CASES if c.name not in VARIANTS], ids=repr)
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.name in VARIANTS][::2] + [c for c in CASES if c.name not in VARIANTS], ids=repr
+)
 def test_the_fast_path_is_close(case: Case) -> None:
     """exact=False: plain float64 math, within 2**-44 * (1 + |angle|) * max(1, A) of the model.
 
@@ -385,7 +511,10 @@ def test_the_fast_path_is_close(case: Case) -> None:
             for c in range(case.head_dim):
                 angle = float(abs(model.mpf(exact(p)) * ws[column_pair(c, case.head_dim, case.layout)]))
                 bound = 2.0**-44 * (1 + angle) * scale
-                for got, true in ((cos[row_index][c], cos_true[row_index][c]), (sin[row_index][c], sin_true[row_index][c])):
+                for got, true in (
+                    (cos[row_index][c], cos_true[row_index][c]),
+                    (sin[row_index][c], sin_true[row_index][c]),
+                ):
                     error = abs(got - float(true))
                     assert error <= bound, (case, p, c, got, float(true), error / (1 + angle))
                     worst = max(worst, error / (1 + angle) / scale)
@@ -394,11 +523,17 @@ def test_the_fast_path_is_close(case: Case) -> None:
 
 # ----- the model against transformers' own code ---------------------------------------------------------------
 
+
 def hf_config(head_dim: int, parameters: Dict[str, Any], max_position_embeddings: int) -> Any:
     pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    return transformers.LlamaConfig(hidden_size=4 * head_dim, num_attention_heads=4, head_dim=head_dim,
-                                    max_position_embeddings=max_position_embeddings, rope_parameters=dict(parameters))
+    return transformers.LlamaConfig(
+        hidden_size=4 * head_dim,
+        num_attention_heads=4,
+        head_dim=head_dim,
+        max_position_embeddings=max_position_embeddings,
+        rope_parameters=dict(parameters),
+    )
 
 
 def hf_inv_freq(config: Any, seq_len: Optional[int] = None) -> Tuple[List[float], float]:
@@ -439,6 +574,7 @@ def ramp_tolerance(r: Rope, k: int) -> float:
     ramp = min(max((k - low) / (high - low), Fraction(0)), Fraction(1))
     return HF_ULPS + 2 * float(ramp * (1 - 1 / factor) / ((1 - ramp) + ramp / factor))
 
+
 # name -> (HF rope_parameters, max_position_embeddings, seq_len passed, what the model adds or reads)
 HF_CASES: Dict[str, Tuple[Dict[str, Any], int, Optional[int], Dict[str, Any]]] = {
     "default": ({"rope_type": "default"}, 4096, None, {}),
@@ -446,19 +582,69 @@ HF_CASES: Dict[str, Tuple[Dict[str, Any], int, Optional[int], Dict[str, Any]]] =
     "dynamic-past-L0": ({"rope_type": "dynamic", "factor": 4.0}, 4096, 20000, {"max_position_embeddings": 4096}),
     "dynamic-at-L0": ({"rope_type": "dynamic", "factor": 4.0}, 4096, 4096, {"max_position_embeddings": 4096}),
     "yarn": ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}, 16384, None, {}),
-    "yarn-options": ({"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 8192, "mscale": 0.707,
-                      "mscale_all_dim": 1.0, "truncate": False, "beta_fast": 16.0, "beta_slow": 2.0}, 131072, None, {}),
-    "yarn-attention-factor": ({"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048,
-                               "attention_factor": 0.9, "beta_fast": 0}, 16384, None, {}),
-    "yarn-no-factor": ({"rope_type": "yarn", "factor": None, "original_max_position_embeddings": 4096}, 32768, None,
-                       {"max_position_embeddings": 32768}),
-    "llama3": ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                "original_max_position_embeddings": 8192}, 131072, None, {}),
-    "longrope-short": ({"rope_type": "longrope", "original_max_position_embeddings": 4096}, 131072, None,
-                       {"max_position_embeddings": 131072}),
-    "longrope-long": ({"rope_type": "longrope", "original_max_position_embeddings": 4096}, 131072, 4097,
-                      {"max_position_embeddings": 131072}),
-    "longrope-factor": ({"rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 4.0}, 4096, 4097, {}),
+    "yarn-options": (
+        {
+            "rope_type": "yarn",
+            "factor": 16.0,
+            "original_max_position_embeddings": 8192,
+            "mscale": 0.707,
+            "mscale_all_dim": 1.0,
+            "truncate": False,
+            "beta_fast": 16.0,
+            "beta_slow": 2.0,
+        },
+        131072,
+        None,
+        {},
+    ),
+    "yarn-attention-factor": (
+        {
+            "rope_type": "yarn",
+            "factor": 8.0,
+            "original_max_position_embeddings": 2048,
+            "attention_factor": 0.9,
+            "beta_fast": 0,
+        },
+        16384,
+        None,
+        {},
+    ),
+    "yarn-no-factor": (
+        {"rope_type": "yarn", "factor": None, "original_max_position_embeddings": 4096},
+        32768,
+        None,
+        {"max_position_embeddings": 32768},
+    ),
+    "llama3": (
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+        131072,
+        None,
+        {},
+    ),
+    "longrope-short": (
+        {"rope_type": "longrope", "original_max_position_embeddings": 4096},
+        131072,
+        None,
+        {"max_position_embeddings": 131072},
+    ),
+    "longrope-long": (
+        {"rope_type": "longrope", "original_max_position_embeddings": 4096},
+        131072,
+        4097,
+        {"max_position_embeddings": 131072},
+    ),
+    "longrope-factor": (
+        {"rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 4.0},
+        4096,
+        4097,
+        {},
+    ),
 }
 
 
@@ -493,7 +679,11 @@ def test_the_model_is_transformers_rope(name: str, head_dim: int, base: float) -
 
 def test_the_hf_check_can_fail() -> None:
     # The same comparison catches a wrong variant: yarn's pairs past its ramp are off by the factor 4.
-    config = hf_config(128, {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 4096}, 16384)
+    config = hf_config(
+        128,
+        {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 4096},
+        16384,
+    )
     inv_freq, _ = hf_inv_freq(config)
     with mpmath.workprec(model.PRECISION):
         wrong = Rope(128, 10000, {"rope_type": "linear", "factor": 4}).frequencies()
@@ -504,9 +694,15 @@ def test_the_hf_check_can_fail() -> None:
 def test_the_model_switches_where_transformers_forward_does(kind: str) -> None:
     """HF's dynamic_rope_update: L = max(position_ids) + 1; new frequencies only when L > L0 (strictly)."""
     torch = pytest.importorskip("torch")
-    config = hf_config(64, dict({"rope_type": kind, "rope_theta": 10000.0, "factor": 4.0},
-                                **({"original_max_position_embeddings": 4096} if kind == "longrope" else {}),
-                                **(hf_longrope_lists(64) if kind == "longrope" else {})), 4096)
+    config = hf_config(
+        64,
+        dict(
+            {"rope_type": kind, "rope_theta": 10000.0, "factor": 4.0},
+            **({"original_max_position_embeddings": 4096} if kind == "longrope" else {}),
+            **(hf_longrope_lists(64) if kind == "longrope" else {}),
+        ),
+        4096,
+    )
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
     scaling = dict(config.rope_parameters)
@@ -526,7 +722,9 @@ def test_the_model_switches_where_transformers_forward_does(kind: str) -> None:
 
 def test_the_model_half_layout_is_llamas_table_and_rotation() -> None:
     torch = pytest.importorskip("torch")
-    config = hf_config(64, {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 4096}, 16384)
+    config = hf_config(
+        64, {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 4096}, 16384
+    )
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
     r = Rope(64, 10000, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096})
@@ -567,4 +765,6 @@ def test_the_model_interleaved_layout_is_gptjs() -> None:
     rotated = apply_rotary_pos_emb(torch.tensor(x, dtype=torch.float64)[None, :, None, :], sin64, cos64)
     for p, row in enumerate(x):
         want = r.rotate(row, p, "interleaved", 10)
-        assert max(abs(a - float(b)) for a, b in zip(rotated[0, p, 0].tolist(), want)) <= 1e-12 * (1 + max(abs(v) for v in row))
+        assert max(abs(a - float(b)) for a, b in zip(rotated[0, p, 0].tolist(), want)) <= 1e-12 * (
+            1 + max(abs(v) for v in row)
+        )

@@ -79,8 +79,12 @@ def test_huge_attention_factor_at_a_tiny_angle_is_rounded_right() -> None:
     # tiny-angle cosine ignored: it returned M's upper neighbour.
     midpoint = 2**200 + 2**147
     factor = Fraction(3 * 2**20 * midpoint + 1, 3 * 2**20)
-    scaling = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64,
-               "attention_factor": f"{factor.numerator}/{factor.denominator}"}
+    scaling = {
+        "rope_type": "yarn",
+        "factor": 4,
+        "original_max_position_embeddings": 64,
+        "attention_factor": f"{factor.numerator}/{factor.denominator}",
+    }
     cos = rope(1, 2, positions=[2.0**-105], scaling=scaling, exact=True)[0]
     assert cos[0][0] == 2.0**200
 
@@ -106,7 +110,9 @@ def test_cli_shape_mismatch_names_both_shapes(capsys: "pytest.CaptureFixture[str
     folder = Path(str(tmp_path))
     (folder / "x.csv").write_text("1,2\n3,4\n")
     (folder / "t.csv").write_text("1,2,3,4\n5,6,7,8\n")
-    status, out, _ = run_main(capsys, "--rope", "rotated", "--input", str(folder / "x.csv"), "--check", str(folder / "t.csv"))
+    status, out, _ = run_main(
+        capsys, "--rope", "rotated", "--input", str(folder / "x.csv"), "--check", str(folder / "t.csv")
+    )
     assert status == 1 and "the table has 2 x 4 values, expected 2 x 2" in out
 
 

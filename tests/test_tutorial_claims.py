@@ -64,7 +64,10 @@ def test_the_fast_path_examples_at_large_positions_use_a_column_that_errs() -> N
     assert 10**9 / 10000 ** (0 / 512) == 10**9
     column_0 = abs(math.sin(1e9) - true_value(10**9, 0, 512))
     assert column_0 <= 2.0**-53
-    errors = {dim: float(abs(math.sin(10**9 / 10000 ** (2 * (dim // 2) / 512)) - true_value(10**9, dim, 512))) for dim in (2, 100)}
+    errors = {
+        dim: float(abs(math.sin(10**9 / 10000 ** (2 * (dim // 2) / 512)) - true_value(10**9, dim, 512)))
+        for dim in (2, 100)
+    }
     assert errors[100] > 1e-9
     tutorial = page("docs/tutorial/5-precision.md")
     for dim, error in errors.items():

@@ -18,7 +18,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def vectors(*args: str) -> Dict[str, Any]:
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
     process = subprocess.run(
-        [sys.executable, "-m", "pe_reference", *args, "--format", "vectors"], capture_output=True, text=True, env=environment, check=True
+        [sys.executable, "-m", "pe_reference", *args, "--format", "vectors"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
     )
     document: Dict[str, Any] = json.loads(process.stdout)
     return document
@@ -55,13 +59,20 @@ def test_schema_and_bits_of_the_paper_table() -> None:
 def test_a_preset_with_a_padding_column() -> None:
     document = vectors("4", "5", "--preset", "tensor2tensor", "--base", "500000")
     parameters = document["parameters"]
-    assert (parameters["convention"], parameters["layout"], parameters["odd"], parameters["base"]) == ("tensor2tensor (base=500000)", "sin-cos", "zero", "500000")
+    assert (parameters["convention"], parameters["layout"], parameters["odd"], parameters["base"]) == (
+        "tensor2tensor (base=500000)",
+        "sin-cos",
+        "zero",
+        "500000",
+    )
     assert document["columns"][-1] == {"function": "zero", "pair": 0, "exponent": [0, 1]}
     assert document["columns"][1] == {"function": "sin", "pair": 1, "exponent": [1, 1]}
     truth = independent("tensor2tensor", 4, 5, 500000.0)
     for dtype, table in document["bits"].items():
         for pos in range(4):
-            assert [int(cell, 16) for cell in table[pos]] == [reference.bits(reference.round_to(x, dtype), dtype) for x in truth[pos]]
+            assert [int(cell, 16) for cell in table[pos]] == [
+                reference.bits(reference.round_to(x, dtype), dtype) for x in truth[pos]
+            ]
 
 
 def test_real_positions_are_written_exactly() -> None:

@@ -107,7 +107,13 @@ def closest_to_a_tie(per_dtype: int = 20) -> List[Case]:
 def adversarial_cases() -> List[Case]:
     cases: List[Case] = []
     for dtype in reference.FORMATS:
-        for pair, d_model, base in [(0, 4, 10000.0), (1, 4, 10000.0), (3, 64, 500000.0), (5, 512, 12345.678), (100, 512, 10000.0)]:
+        for pair, d_model, base in [
+            (0, 4, 10000.0),
+            (1, 4, 10000.0),
+            (3, 64, 500000.0),
+            (5, 512, 12345.678),
+            (100, 512, 10000.0),
+        ]:
             w = reference.frequency(pair, d_model, base)
             for pos in near_multiples_of_half_pi(w, 10**15, 6):
                 cases.append((pos, 2 * pair, d_model, base, dtype, "near-multiple-of-half-pi"))
