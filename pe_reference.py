@@ -72,12 +72,8 @@ copies.  THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND.
 
 import math
 
-# Infinity and NaN, made at run time: MicroPython's compiler folds math.inf into a constant that
-# its freezer writes as C text that does not compile, so a module frozen into firmware cannot use it.
-_INF = float("inf")
-_NAN = _INF - _INF
-
 __version__ = "0.1.0"
+
 __all__ = [
     "Convention",
     "PRESETS",
@@ -95,9 +91,11 @@ __all__ = [
 ]
 
 TYPE_CHECKING = False
+
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
-    from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional, Pattern, Sequence, Set, Tuple, Type, Union
+    from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional
+    from typing import Pattern, Sequence, Set, Tuple, Type, Union
 
     # A Convention's fields, checked: fractions are (numerator, denominator > 0) in lowest terms.
     _Fields = Tuple[
@@ -119,29 +117,66 @@ if TYPE_CHECKING:
     # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
     _Blend = Union["_Llama3", "_YarnRamp"]
 
+
+# The module reads top-down; each section below starts with a header like this map's lines:
+#
+#   The formula         the paper's table in plain float64, the fast path of the default convention
+#   Public API          encoding, rows, value, derivation; compare, assert_close, Report;
+#                       rope, apply_rope, compare_rope; main
+#   The fast path       float64 rows for every convention
+#   Conventions         Convention, the presets' table, the convention a call asks for
+#   Exact numbers       fractions: reading, printing, arithmetic
+#   Binary formats      IEEE 754 bits, and correct rounding to float64, float32, bfloat16, float16
+#   Exact kernel        fixed-point pi, ln, exp, sin and cos, each with its error bound; one exact element
+#   Exact tables        whole rows by a recurrence per column, and the float64 finish with its proof
+#   Oracle              the checker's allowances and the comparison
+#   The diagnosis       what may explain a failing table: candidates, then their scores
+#   RoPE                rotary caches: frequency laws, scaling variants, rotated vectors, their check
+#   Validation          argument checks, all with one message rule
+#   Derivation text     the worked derivation's wording
+#   Input and output    readers (.npy, CSV, JSON) that trust nothing, and every writer
+#   Pictures            the heatmap and the waves, as PNG
+#   Command line        the parser, the rules between options, the commands
+#   Portability         what CPython, PyPy, Pyodide and MicroPython differ in, decided once at import
+
+
+# ---------------------------------------------------------------------------
+# The formula
+# ---------------------------------------------------------------------------
+
+
 # The base of the paper.  Pair i's wavelength is 2*pi*base**(2i/d_model): from 2*pi for
 # pair 0 up to 2*pi*base**((d_model-2)/d_model) for the last pair, just under 10000*2*pi
 # when d_model is large (60611 positions at d_model = 512), 628 at d_model = 4.
 DEFAULT_BASE = 10000.0
 
-# encoding() holds at most this many values (Python floats in lists take
-# about 32 bytes each: 2 GiB); rows() and the command line stream any size.
-_MAX_TABLE = 1 << 26
 
+def _paper_row(position: float, denominators: "List[float]", d_model: int) -> "List[float]":
+    """One row of the paper's table in float64, as the formula reads.
 
-class _NeverRaised(Exception):
-    """Stands in for an exception class a runtime lacks (MicroPython has no BrokenPipeError)."""
+    PE(pos, 2i) = sin(pos / base**(2i/d_model)) and PE(pos, 2i + 1) =
+    cos(pos / base**(2i/d_model)), with ``denominators[i] == base**(2i/d_model)``;
+    an odd ``d_model`` ends with a sine.  This is the fast path of the default
+    convention (_fast_rows arranges the others):
 
-
-try:
-    _BROKEN_PIPE: "Type[BaseException]" = BrokenPipeError
-except NameError:
-    _BROKEN_PIPE = _NeverRaised
+    >>> [round(x, 6) for x in _paper_row(1.0, [1.0, 100.0], 4)]
+    [0.841471, 0.540302, 0.01, 0.99995]
+    """
+    angles = [position / denominator for denominator in denominators]
+    row = [0.0] * d_model
+    row[0::2] = map(math.sin, angles)  # the sines, in columns 2i
+    row[1::2] = map(math.cos, angles[: d_model // 2])  # the cosines, in columns 2i + 1
+    return row
 
 
 # ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
+
+
+# encoding() holds at most this many values (Python floats in lists take
+# about 32 bytes each: 2 GiB); rows() and the command line stream any size.
+_MAX_TABLE = 1 << 26
 
 
 def encoding(
@@ -453,77 +488,449 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     return "".join(parts)
 
 
-# ---------------------------------------------------------------------------
-# Float64 kernel (the fast path)
-# ---------------------------------------------------------------------------
+def compare(
+    actual: object,
+    *,
+    dtype: str = "float64",
+    atol: "Optional[float]" = None,
+    ulps: "Optional[float]" = None,
+    convention: "Optional[Convention]" = None,
+    **fields: object,
+) -> "Report":
+    """Compare a table with the exact encoding of its shape; return a Report.
 
+    >>> report = compare(encoding(4, 4))
+    >>> report.ok, report.shape
+    (True, (4, 4))
+    >>> print(report)
+    4 x 4 table against the exact float64 values of the paper convention (default tolerance min(2**-10, 2**-48 * (1 + |angle|)))
+    max abs error 0, max 0 ulps of float64
+    0 of 16 elements outside the tolerance: within tolerance
 
-def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
-    """Return ``base**(a/b)``, the divisor of a pair's angle, for its exponent (a, b); inf past float64."""
-    try:
-        return math.pow(base, exponent[0] / exponent[1])
-    except OverflowError:
-        return _INF
+    ``actual`` is any 2-D sequence of numbers: nested lists, a numpy array
+    or a torch tensor (read by ``tolist()`` or iteration; neither library is
+    imported).  Its shape sets seq_len and d_model.  Each value is first
+    rounded to ``dtype``, as storing it in such an array would; the
+    reference is the exact value rounded to ``dtype``.
 
+    By default an element passes when its error is at most
+    ``min(2**-10, 2**(5-p) * (1 + |angle|))`` for a format of ``p`` bits and
+    the element's angle: a faithful computation in the format passes, and
+    an error of ``1e-3`` never does.  With ``atol`` or ``ulps`` an element
+    passes when its error is at most ``atol`` or it is at most ``ulps``
+    numbers of ``dtype`` away; ``atol=0`` demands the exact values:
 
-def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:
-    """Return position / denominator in float64, refusing an angle that is not finite."""
-    fraction = (position, 1) if isinstance(position, int) else position
-    p = _to_float(fraction)
-    if not -_INF < p < _INF:
-        raise ValueError(
-            f"pos must be less than 2**1024 to be held in float64, got {_short(_number(fraction))};"
-            " exact=True has no such limit"
+    >>> table = encoding(6, 4, exact=True)
+    >>> table[2][1] = 0.5
+    >>> report = compare(table, atol=0)
+    >>> report.ok, report.failures, report.worst
+    (False, 1, (2, 1, 0.5, -0.4161468365471424))
+
+    A table that does not match gets a diagnosis, which names a convention,
+    a known mistake or local damage only if it explains the table:
+
+    >>> print(report.diagnosis)
+    Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147.
+    >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
+    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
+    """
+    table = _as_table(actual)
+    seq_len, d_model = len(table), len(table[0])
+    dtype = _check_dtype(dtype, True)
+    asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
+    asked._check_rows(seq_len)
+    asked._exponents(d_model)  # refuses a shift too large for this width
+    if atol is not None:
+        atol = _check_tolerance("atol", atol)
+    if ulps is not None:
+        ulps = _check_tolerance("ulps", ulps)
+    rounded = [_round_row(row, dtype) for row in table]
+    # NaN and infinity, and values beyond the format's range (rounded to infinity), as read.
+    not_finite = [
+        (r, c, read[c])
+        for r, (row, read) in enumerate(zip(rounded, table))
+        if not -_INF < sum(row) < _INF
+        for c, x in enumerate(row)
+        if not -_INF < x < _INF
+    ]
+    table = rounded
+    allowance = _Allowance(asked, seq_len, d_model, dtype)
+    if asked.odd == "error" and d_model % 2:
+        # The convention has no table of this width: nothing to compare with.
+        text = f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
+        return Report(
+            (seq_len, d_model),
+            asked._name(),
+            dtype,
+            atol,
+            ulps,
+            0,
+            _NAN,
+            _NAN,
+            None,
+            _diagnose(table, None, dtype, {}, not_finite, asked),
+            not_finite[:5],
+            len(not_finite),
+            text,
         )
-    angle = p / denominator
-    if angle - angle != 0.0:
+    comparison = _Comparison(allowance, dtype, atol, ulps)
+    expected_rows = _exact_rows(seq_len, d_model, asked, dtype)
+    rows_with_not_finite = set(r for r, _, _ in not_finite)
+    for r, (row, expected_row) in enumerate(zip(table, expected_rows)):
+        comparison.add(r, row, expected_row, r in rows_with_not_finite)
+    unrepresentable = None
+    if atol is None and ulps is None:
+        unrepresentable = allowance.unrepresentable(seq_len)
+    diagnosis: "Optional[str]" = None
+    if comparison.failures:
+        diagnosis = _diagnose(table, asked, dtype, comparison.damaged, not_finite, asked)
+    return Report(
+        (seq_len, d_model),
+        asked._name(d_model),
+        dtype,
+        atol,
+        ulps,
+        comparison.failures,
+        comparison.max_abs,
+        comparison.max_ulps,
+        comparison.worst,
+        diagnosis,
+        not_finite[:5],
+        len(not_finite),
+        unrepresentable,
+    )
+
+
+def assert_close(actual: object, **options: "Any") -> None:
+    """Raise AssertionError, carrying compare()'s report, unless the table passes.
+
+    For a test suite, as ``numpy.testing.assert_allclose``:
+
+    >>> assert_close(encoding(8, 16))
+    >>> try:
+    ...     assert_close(encoding(8, 16, preset="guided-diffusion"))
+    ... except AssertionError as error:
+    ...     print(str(error).splitlines()[-1])
+    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element.
+    """
+    report = compare(actual, **options)
+    if not report.ok:
+        raise AssertionError(str(report))
+
+
+class Report:
+    """What ``compare`` found: the errors of a table against the exact reference.
+
+    ``ok`` tells whether the table passes; ``str(report)`` says why in
+    words, with the diagnosis of a mismatch.  ``atol`` and ``ulps`` are
+    None for the default tolerance.
+    """
+
+    def __init__(
+        self,
+        shape: "Tuple[int, int]",
+        convention: str,
+        dtype: str,
+        atol: "Optional[float]",
+        ulps: "Optional[float]",
+        failures: int,
+        max_abs_error: float,
+        max_ulp_error: float,
+        worst: "Optional[Tuple[int, int, float, float]]",
+        diagnosis: "Optional[str]",
+        not_finite: "Sequence[Tuple[int, int, float]]" = (),
+        not_finite_count: int = 0,
+        unrepresentable: "Optional[str]" = None,
+    ) -> None:
+        self.shape = shape
+        self.convention = convention
+        self.dtype = dtype
+        self.atol = atol
+        self.ulps = ulps
+        self.failures = failures
+        self.max_abs_error = max_abs_error
+        self.max_ulp_error = max_ulp_error
+        #: (row, column, actual, expected) of the largest absolute error among finite elements.
+        self.worst = worst
+        self.diagnosis = diagnosis
+        #: (row, column, value) of the first NaN or infinite elements, and how many there are.
+        self.not_finite = list(not_finite)
+        self.not_finite_count = not_finite_count
+        #: Why the default tolerance cannot pass this table in its format, or None.
+        self.unrepresentable = unrepresentable
+        #: What the table was compared with, in words, and the default rule (compare_rope sets its own).
+        self.subject = f"the {convention} convention"
+        self.rule: "Optional[str]" = None
+        #: What explains a mismatch, as keys (compare_rope's; empty when nothing is named).
+        self.causes: "Tuple[str, ...]" = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.failures == 0 and self.unrepresentable is None
+
+    @property
+    def count(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def __repr__(self) -> str:
+        return f"<Report {'ok' if self.ok else 'mismatch'}: {self.failures} of {self.count} outside tolerance>"
+
+    def tolerance(self) -> str:
+        """The rule an element must meet, in words."""
+        if self.atol is None and self.ulps is None:
+            if self.rule is not None:
+                return self.rule
+            precision = _DTYPES[self.dtype][0]
+            if 5 - precision >= -10:
+                return "default tolerance 2**-10"  # the cap is below even the allowance at angle 0
+            return f"default tolerance min(2**-10, 2**{5 - precision} * (1 + |angle|))"
+        parts = []
+        if self.atol is not None:
+            parts.append("atol=0, exact" if self.atol == 0 else f"atol={self.atol:.3g}")
+        if self.ulps is not None:
+            parts.append(f"ulps={self.ulps:g}")
+        return " or ".join(parts)
+
+    def __str__(self) -> str:
+        rows, columns = self.shape
+        lines = [
+            f"{rows} x {columns} table against the exact {self.dtype} values of {self.subject} ({self.tolerance()})"
+        ]
+        if self.not_finite_count < self.count and self.max_abs_error == self.max_abs_error:
+            lines.append(f"max abs error {self.max_abs_error:.3g}, max {self.max_ulp_error:.3g} ulps of {self.dtype}")
+        if self.worst is not None and self.max_abs_error > 0:
+            row, column, actual, expected = self.worst
+            lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
+        if self.not_finite_count:
+            lines.append(_not_finite_text(self.not_finite, self.not_finite_count, self.dtype))
+        if self.unrepresentable is not None:
+            lines.append(self.unrepresentable)
+        verdict = "within tolerance" if self.ok else "MISMATCH"
+        if self.failures == 0 and not self.ok:
+            verdict = "NOT PASSED"
+        if self.max_abs_error != self.max_abs_error:
+            lines.append(f"no element compared: {verdict}")  # NaN: there was nothing to compare with
+        else:
+            lines.append(f"{self.failures} of {self.count} elements outside the tolerance: {verdict}")
+        if self.diagnosis:
+            lines.append(self.diagnosis)
+        return "\n".join(lines)
+
+
+def rope(
+    seq_len: int,
+    head_dim: int,
+    *,
+    base: "Optional[object]" = None,
+    layout: str = "half",
+    scaling: "Optional[object]" = None,
+    positions: "Optional[object]" = None,
+    exact: bool = False,
+    dtype: str = "float64",
+) -> "Tuple[List[List[float]], List[List[float]]]":
+    """Return a rotary embedding's cos and sin caches: each seq_len rows of head_dim floats.
+
+    >>> cos, sin = rope(3, 4)
+    >>> [round(x, 6) for x in cos[2]]
+    [-0.416147, 0.9998, -0.416147, 0.9998]
+    >>> [round(x, 6) for x in sin[2]]
+    [0.909297, 0.019999, 0.909297, 0.019999]
+
+    Pair k of the head turns position p by the angle p * w_k, w_k =
+    base**(-2k/head_dim), the encoding's frequencies.  ``layout="half"``
+    (HF transformers' rotate_half, GPT-NeoX) repeats the pairs' values,
+    ``"interleaved"`` (GPT-J, Meta's Llama) doubles each:
+
+    >>> [round(x, 6) for x in rope(3, 4, layout="interleaved")[0][2]]
+    [-0.416147, -0.416147, 0.9998, 0.9998]
+
+    ``scaling`` takes a model's rope parameters as HF transformers writes
+    them (``config.rope_parameters``): ``rope_type`` linear, dynamic, yarn,
+    llama3 or longrope, with that variant's keys; docs/rope.md gives each
+    formula.  ``positions`` gives the rows' positions, any real numbers.
+    With ``exact=True`` every value is correctly rounded to ``dtype``, the
+    same bits on every platform:
+
+    >>> scaling = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096}
+    >>> cos, sin = rope(2, 128, base=500000, scaling=scaling, exact=True, dtype="bfloat16")
+    >>> cos[0][0], cos[1][:3]
+    (1.140625, [0.61328125, 0.78125, 0.8984375])
+
+    Position 0 gives cos 1 times YaRN's attention factor, 0.1 ln 4 + 1.
+    """
+    seq_len = _check_integer("seq_len", seq_len, 0)
+    setup = _Rope(head_dim, base, layout, scaling)
+    given = _rope_positions(positions, seq_len)
+    exact = _check_exact(exact)
+    dtype = _check_dtype(dtype, exact)
+    if 2 * seq_len * setup.head_dim > _MAX_TABLE:
         raise ValueError(
-            f"angle pos / base**(2i/d_model) must be finite in float64, got {_number(fraction)} / {denominator!r};"
-            " exact=True has no such limit"
+            f"seq_len * head_dim must be at most {_MAX_TABLE // 2} for rope(), got {seq_len * setup.head_dim}"
         )
-    return angle
+    h = setup.pairs
+    cos_rows, sin_rows = [], []
+    for row in _rope_pairs(setup, seq_len, given, exact, dtype):
+        cos_rows.append(_rope_arrange(setup, row[:h]))
+        sin_rows.append(_rope_arrange(setup, row[h:]))
+    return cos_rows, sin_rows
 
 
-def _extended_slices() -> bool:
-    """Whether lists take assignment to a slice with a step (MicroPython's do not)."""
-    row = [0.0, 0.0]
-    try:
-        row[0::2] = [1.0]
-    except NotImplementedError:
-        return False
-    return True
+def apply_rope(
+    x: object,
+    *,
+    base: "Optional[object]" = None,
+    layout: str = "half",
+    scaling: "Optional[object]" = None,
+    positions: "Optional[object]" = None,
+    exact: bool = False,
+    dtype: str = "float64",
+) -> "List[List[float]]":
+    """Return the rows of x rotated by a rotary embedding: what a fused rotary kernel computes.
+
+    >>> [round(v, 6) for v in apply_rope([[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])[1]]
+    [0.540302, 0.0, 0.841471, 0.0]
+
+    Row r of ``x`` (a query or key vector, head_dim numbers) sits at
+    position r, or ``positions[r]``.  Each pair of columns (a, b) turns by
+    its angle: ``out[a] = x[a] cos - x[b] sin`` and ``out[b] = x[b] cos +
+    x[a] sin``, times the attention factor; the pairs are (k, k + h) in the
+    half layout and (2k, 2k + 1) interleaved.  The keywords are those of
+    ``rope``.  With ``exact=True`` each element is the real value rounded
+    once to ``dtype``, ``x`` taken as the floats it holds:
+
+    >>> apply_rope([[0.0, 0.0], [3.0, 4.0]], exact=True, dtype="float16")[1]
+    [-1.7451171875, 4.6875]
+    """
+    table = _as_table(x, "x")
+    if len(table[0]) % 2:
+        raise ValueError(f"x must have an even number of columns (head_dim), got {len(table[0])}")
+    setup = _Rope(len(table[0]), base, layout, scaling)
+    given = _check_positions(positions)
+    if given is not None and len(given) != len(table):
+        raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
+    exact = _check_exact(exact)
+    dtype = _check_dtype(dtype, exact)
+    _check_vectors(table, setup)
+    return list(_rotated(setup, table, None if given is None else list(given), exact, dtype))
 
 
-_EXTENDED_SLICES = _extended_slices()
+def compare_rope(
+    actual: object,
+    *,
+    kind: str = "cos",
+    x: "Optional[object]" = None,
+    base: "Optional[object]" = None,
+    layout: str = "half",
+    scaling: "Optional[object]" = None,
+    positions: "Optional[object]" = None,
+    dtype: str = "float64",
+    atol: "Optional[float]" = None,
+    ulps: "Optional[float]" = None,
+) -> "Report":
+    """Compare a rotary cache (``kind`` "cos" or "sin") or rotated vectors ("rotated", of ``x``) with the exact values.
+
+    >>> cos, sin = rope(64, 8)
+    >>> compare_rope(cos).ok, compare_rope(sin, kind="sin").ok
+    (True, True)
+
+    Each value is first rounded to ``dtype``.  By default an element passes
+    when its error is at most ``min(2**-10, u * (1 + |angle|))`` times the
+    attention factor (times ``|x[a]| + |x[b]|`` for rotated vectors), plus
+    ``2**(1-p) * |exact|`` for storing it in a format of p bits; u is
+    ``2**(5-p)`` in float32 and float64 and float32's ``2**-19`` in the
+    narrow formats, since a cache is computed in float32 or wider and then
+    stored.  ``atol`` and ``ulps`` replace that rule, as in ``compare``.  A table that fails gets a diagnosis, and
+    ``report.causes`` names what explains it: ``layout``, ``base``,
+    ``scaling``, ``attention_factor:missing`` or ``:twice``, or a step
+    rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
+    ``output``, as ``inv_freq:bfloat16``), ``angles:float32`` for errors
+    the size float32 arithmetic on the angles makes, ``output:float32``
+    (or another format) for values all held by a narrower format than
+    ``dtype``:
+
+    >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
+    Diagnosis: the table is the RoPE cos cache (half layout, base 10000) in the interleaved layout; that reproduces 100% of the sampled elements.
+    """
+    kind = _check_choice("kind", kind, ("cos", "sin", "rotated"))
+    table = _as_table(actual)
+    seq_len, width = len(table), len(table[0])
+    setup = _Rope(width, base, layout, scaling)
+    given = _rope_positions(positions, seq_len, "the table's rows")
+    dtype = _check_dtype(dtype, True)
+    if atol is not None:
+        atol = _check_tolerance("atol", atol)
+    if ulps is not None:
+        ulps = _check_tolerance("ulps", ulps)
+    vectors: "Optional[List[List[float]]]" = None
+    if kind == "rotated":
+        if x is None:
+            raise ValueError("x must be given for kind 'rotated': the vectors before rotation, got None")
+        vectors = _as_table(x, "x")
+        if len(vectors) != seq_len or len(vectors[0]) != width:
+            raise ValueError(
+                f"x must have the table's shape {seq_len} x {width}, got {len(vectors)} x {len(vectors[0])}"
+            )
+        _check_vectors(vectors, setup)
+    elif x is not None:
+        raise ValueError(f"x is only for kind 'rotated', got kind {kind!r}")
+    rounded = [_round_row(row, dtype) for row in table]
+    not_finite = [
+        (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -_INF < v < _INF
+    ]
+    rows_with_not_finite = set(r for r, _, _ in not_finite)
+    comparison = _rope_comparison(rounded, setup, kind, vectors, given, dtype, atol, ulps, rows_with_not_finite)
+    allowance = comparison.allowance
+    assert isinstance(allowance, _RopeAllowance)
+    # No "unrepresentable" verdict here: a rotary cache is computed in float32 or wider and stored in
+    # its format, so a narrow format need not hold the positions; the cap judges the errors.
+    unrepresentable = None
+    what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
+    diagnosis: "Optional[str]" = None
+    causes: "Tuple[str, ...]" = ()
+    if comparison.failures:
+        diagnosis, causes = _diagnose_rope(rounded, setup, kind, vectors, given, dtype, comparison.damaged, allowance)
+    report = Report(
+        (seq_len, width),
+        setup.name(what),
+        dtype,
+        atol,
+        ulps,
+        comparison.failures,
+        comparison.max_abs,
+        comparison.max_ulps,
+        comparison.worst,
+        diagnosis,
+        not_finite[:5],
+        len(not_finite),
+        unrepresentable,
+    )
+    report.subject = f"the {setup.name(what)}"
+    report.rule = allowance.rule()
+    report.causes = causes
+    return report
 
 
-def _garbage_collector() -> "Optional[Callable[[], object]]":
-    """gc.collect on a MicroPython heap of at most 512 KB, as a board's; else None.
+def main(argv: "Optional[Sequence[str]]" = None) -> int:
+    """Run the command line; return the exit status.
 
-    MicroPython collects only when its heap is full, and by then the floats
-    of a table's rows lie scattered among the garbage of the big-integer
-    arithmetic that made them: the holes between them are too small for the
-    next rows' lists.  Collecting after each exact row keeps the rows packed;
-    on a 32-bit board build it cuts the heap encoding(64, 64, exact=True)
-    needs by nearly half (benchmarks/board_heap.py).  A collection costs
-    time in proportion to the heap, so a larger heap, which can spare the
-    room, is left alone.
+    ``python -m pe_reference SEQ_LEN D_MODEL`` prints the table.  Usage
+    errors print one line on standard error and return 2; Ctrl-C, at any
+    stage, one line and 130.
     """
     import sys
 
-    if sys.implementation.name != "micropython":
-        return None
-    import gc
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _silence_stdout()
+        if sys.stderr is not None:
+            sys.stderr.write(f"{_program_name(sys.argv[0] if getattr(sys, 'argv', None) else '')}: interrupted\n")
+        return 130
 
-    heap: int = getattr(gc, "mem_free")() + getattr(gc, "mem_alloc")()  # MicroPython's, not CPython's
-    return gc.collect if heap <= 512 * 1024 else None
 
-
-_COLLECT_GARBAGE = _garbage_collector()
-# The entries a cache of exact constants may hold before it is emptied (a
-# law's frequencies may hold four times as many): a desktop spares thousands,
-# a board's heap only a few (on a 32-bit build each is about 100 bytes).
-_CACHE_LIMIT = 1024 if _COLLECT_GARBAGE is None else 2
+# ---------------------------------------------------------------------------
+# The fast path: float64 with math.sin and math.cos
+# ---------------------------------------------------------------------------
 
 
 def _rows(
@@ -565,16 +972,21 @@ def _fast_rows(
     # Every pair has its sine but the last may lack its cosine, except in
     # cos-sin rounded up, which loses the last sine: that one goes by the plan.
     simple = sines == len(denominators)
+    if simple and layout == "interleaved" and not padding and _EXTENDED_SLICES:
+        # The paper's layout: the formula as it reads.
+        for position in convention._float_positions(seq_len, first):
+            row = _paper_row(position, denominators, d_model)
+            yield row if scale == 1.0 else [x * scale for x in row]
+        return
     for position in convention._float_positions(seq_len, first):
         angles = [position / denominator for denominator in denominators]
         # With an odd width the last pair may have no cosine column.
         cosine_angles = angles if cosines == len(angles) else angles[:cosines]
         if not simple:
-            row = [0.0 if kind == _ZERO else sin(angles[pair]) if kind == _SINE else cos(angles[pair]) for kind, pair in plan]
-        elif layout == "interleaved" and _EXTENDED_SLICES:
-            row = [0.0] * d_model
-            row[0 : sines + cosines : 2] = map(sin, angles)
-            row[1 : sines + cosines : 2] = map(cos, cosine_angles)
+            row = [
+                0.0 if kind == _ZERO else sin(angles[pair]) if kind == _SINE else cos(angles[pair])
+                for kind, pair in plan
+            ]
         elif layout == "interleaved":
             sine_values = list(map(sin, angles))
             row = [x for pair in zip(sine_values, map(cos, cosine_angles)) for x in pair]
@@ -592,941 +1004,30 @@ def _fast_rows(
         yield row
 
 
-# ---------------------------------------------------------------------------
-# Exact kernel: Python integers only
-# ---------------------------------------------------------------------------
-#
-# A fixed-point number X with F fraction bits stands for the real X / 2**F;
-# "unit" means 2**-F.  Every function states the error of its result in
-# units.  Inside, each works with _GUARD extra bits, so that the sum of its
-# internal floor errors (at most a few thousand units of the finer grid) is
-# below a quarter unit of the result; the final rounding adds half a unit.
-# This holds for F < 2**20, far beyond any precision the Ziv loop reaches.
-# No math function, no float arithmetic but the last exact scaling, and no
-# decimal or fractions: the bits are the same on every runtime.
-
-_GUARD = 40
-
-# name: (bits of precision, counting the leading one; smallest normal exponent;
-# exponent field width).  The total width is 1 + exponent bits + precision - 1.
-_DTYPES = {
-    "float64": (53, -1022, 11),
-    "float32": (24, -126, 8),
-    "bfloat16": (8, -126, 8),
-    "float16": (11, -14, 5),
-}
-
-
-def _bit_length_portable(n: int) -> int:
-    # MicroPython's int has no bit_length.
-    return len(bin(n)) - 2 if n else 0
-
-
-_bit_length: "Callable[[int], int]" = getattr(int, "bit_length", _bit_length_portable)
-
-
-def _round_shift(x: int, bits: int) -> int:
-    """Return x / 2**bits rounded to nearest (error at most half a unit)."""
-    return (x + (1 << (bits - 1))) >> bits if bits > 0 else x << -bits
-
-
-def _atan_inverse_raw(q: int, F: int) -> int:
-    """atan(1/q) * 2**F for an integer q >= 2; error at most 3 * terms + 1 units.
-
-    atan(1/q) = sum (-1)**k / ((2k+1) q**(2k+1)).  The power q**-(2k+1) is
-    floored from the previous one (its error stays below 1 / (1 - 1/q**2) < 2),
-    the division by 2k+1 floors once more (< 1): each term is off by < 3.  The
-    series alternates with falling terms, so stopping at a zero term leaves an
-    error below 1.
-    """
-    power = (1 << F) // q
-    square = q * q
-    total = 0
-    k = 0
-    while power:
-        term = power // (2 * k + 1)
-        total = total - term if k & 1 else total + term
-        power //= square
-        k += 1
-    return total
-
-
-def _atanh_raw(numerator: int, denominator: int, F: int) -> "Tuple[int, int]":
-    """atanh(n/m) * 2**F for 0 <= n/m <= 1/3; return (value, error bound in units).
-
-    atanh(t) = sum t**(2k+1) / (2k+1).  t is floored (< 1 unit), t**2 floored
-    (< 2 units), each power floored from the last (its error stays < 2 as
-    t**2 <= 1/9 shrinks the carried error), each term divided once more (< 3
-    units per term).  The terms fall by 9 at least, so the tail after a zero
-    term is below 9/8 units.
-    """
-    t = (numerator << F) // denominator
-    t_squared = (t * t) >> F
-    power = t
-    total = 0
-    k = 0
-    while power:
-        total += power // (2 * k + 1)
-        power = (power * t_squared) >> F
-        k += 1
-    return total, 3 * k + 2
-
-
-_CONSTANTS: "Dict[Tuple[str, int], int]" = {}
-_LOGARITHMS: "Dict[Tuple[int, int, int], int]" = {}
-
-
-def _pi(F: int) -> int:
-    """pi * 2**F, error at most 1 unit.
-
-    Machin: pi = 16 atan(1/5) - 4 atan(1/239).  At F + _GUARD bits the two
-    series are off by at most 20 * (3 * terms + 1) units of that grid, far
-    below a quarter unit of F bits; the rounding adds half a unit.
-    """
-    key = ("pi", F)
-    if key not in _CONSTANTS:
-        if len(_CONSTANTS) > _CACHE_LIMIT:
-            _CONSTANTS.clear()
-        fine = F + _GUARD
-        _CONSTANTS[key] = _round_shift(16 * _atan_inverse_raw(5, fine) - 4 * _atan_inverse_raw(239, fine), _GUARD)
-    return _CONSTANTS[key]
-
-
-def _ln2_raw(F: int) -> "Tuple[int, int]":
-    """ln 2 * 2**F = 2 atanh(1/3) * 2**F, with its error bound in units."""
-    value, error = _atanh_raw(1, 3, F)
-    return 2 * value, 2 * error
-
-
-def _ln(mantissa: int, exponent: int, F: int) -> int:
-    """ln(mantissa * 2**exponent) * 2**F for an integer mantissa >= 1; error at most 1 unit.
-
-    With k = bit_length(mantissa) - 1 and x = mantissa / 2**k in [1, 2):
-    ln x = 2 atanh((x - 1) / (x + 1)), the ratio at most 1/3, and the
-    logarithm is ln x + (k + exponent) ln 2.  At F + _GUARD bits the error is
-    2 e1 + |k + exponent| e2 (e1, e2 the series' bounds), at most about 2**24
-    units of that grid for any float or any integer below 2**1024.
-    """
-    key = (mantissa, exponent, F)
-    cached = _LOGARITHMS.get(key)
-    if cached is not None:
-        return cached
-    fine = F + _GUARD
-    k = _bit_length(mantissa) - 1
-    one = 1 << k
-    series, _ = _atanh_raw(mantissa - one, mantissa + one, fine)
-    ln2, _ = _ln2_raw(fine)
-    value = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
-    if len(_LOGARITHMS) > _CACHE_LIMIT:
-        _LOGARITHMS.clear()
-    _LOGARITHMS[key] = value
-    return value
-
-
-def _exp(y: int, F: int) -> "Tuple[int, int]":
-    """Return (W, k) with exp(y / 2**F) = W * 2**(k - F) * (1 + rho), |rho| < 2**-F.
-
-    W lies in [0.7, 1.42] * 2**F.  With y taken as exact: k = round(y / ln 2)
-    and r = y - k ln 2 (|r| <= 0.35 + tiny), whose error is |k| e(ln 2) units
-    of the fine grid; exp(r) by Taylor, each term floored from the last
-    (error < 3 units each, the tail after a zero term < 1 unit).  The fine
-    grid has F + _GUARD + E bits, E the bits of |y| above the point, so that
-    |k| < 2**(E + 1) keeps |k| e(ln 2) below 2**(E + 9) units.  Relative to
-    exp(r) >= 0.7 these stay below 2**-(F+2); rounding W to F bits adds at
-    most 0.72 * 2**-F.
-    """
-    guard = _GUARD + _bit_length((y if y >= 0 else -y) >> F)
-    fine = F + guard
-    ln2, _ = _ln2_raw(fine)
-    y_fine = y << guard
-    k = (2 * y_fine + ln2) // (2 * ln2)
-    r = y_fine - k * ln2
-    total = term = 1 << fine
-    n = 1
-    while term:
-        term = ((term * r) >> fine) // n
-        total += term
-        n += 1
-    return _round_shift(total, guard), k
-
-
-class _Frequencies:
-    """A convention's frequency law, exactly: w(t) = scale * base**(-t) (times 2*pi in full turns), with caches.
-
-    ``base`` and ``scale`` are positive fractions (n, m); t = a/b is a pair's
-    exponent, any non-negative fraction.
-    """
-
-    def __init__(self, base: "Tuple[int, int]", scale: "Tuple[int, int]", full_turns: bool) -> None:
-        self.base = base
-        self.scale = scale
-        self.full_turns = full_turns
-        # floor(log2) of each, within 1, to size the working precision.
-        self.log2_base = _bit_length(base[0]) - _bit_length(base[1])
-        self.log2_scale = _bit_length(scale[0]) - _bit_length(scale[1]) + (3 if full_turns else 0)
-        self.frequencies: "Dict[Tuple[int, int, int], Tuple[int, int]]" = {}
-
-    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
-        """Return (W, k): w = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for the exponent t = (a, b).
-
-        At G = F + 4 + log2(1 + t) bits: ln(scale) and ln(base) are each a
-        difference of two logarithms (error <= 2 units), so
-        y = ln(scale) - t ln(base), floored, is off by at most 3 + 2t units
-        of G bits, below 3/16 of a unit of F bits (2**(G-F) >= 16 (1 + t));
-        rounded to F bits, by at most 0.69 units, which perturbs exp(y) by a
-        relative 0.7 * 2**-F; _exp adds less than 2**-F (|rho| < 1.7 * 2**-F).
-        In full turns W is then multiplied by 2 pi (pi to F bits, error <= 1
-        unit, relative 0.32 * 2**-F) and floored to W' in [0.55, 1.12] * 2**F
-        (relative 1.82 * 2**-F): |rho| < 3.9 * 2**-F.
-        """
-        key = (exponent[0], exponent[1], F)
-        found = self.frequencies.get(key)
-        if found is None:
-            if len(self.frequencies) > 4 * _CACHE_LIMIT:
-                self.frequencies.clear()
-            a, b = exponent
-            G = F + 4 + _bit_length(a // b + 1)
-            y = _ln_ratio(self.scale, G) - (a * _ln_ratio(self.base, G)) // b
-            W, k = _exp(_round_shift(y, G - F), F)
-            if self.full_turns:
-                W, k = (W * _pi(F)) >> (F + 2), k + 3
-            found = self.frequencies[key] = (W, k)
-        return found
-
-    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
-        """An integer within 4 + t of log2(|position| * w(t)), for sizing."""
-        n, m = position
-        return _bit_length(abs(n)) - _bit_length(m) + self.log2_scale - (exponent[0] * self.log2_base) // exponent[1]
-
-
-def _ln_ratio(ratio: "Tuple[int, int]", F: int) -> int:
-    """ln(n/m) * 2**F for positive integers n, m; error at most 2 units."""
-    n, m = ratio
-    return _ln(n, 0, F) - (_ln(m, 0, F) if m != 1 else 0)
-
-
-def _float_parts(x: float) -> "Tuple[int, int]":
-    """Return (m, e) with x = m * 2**e exactly, for a finite float x > 0 (read from its bits)."""
-    bits = _float_bits(x)
-    biased = (bits >> 52) & 0x7FF
-    fraction = bits & ((1 << 52) - 1)
-    if biased:
-        return fraction | (1 << 52), biased - 1075
-    return fraction, -1074
-
-
-def _float_bits(x: float) -> int:
-    import struct
-
-    bits: int = struct.unpack("<Q", struct.pack("<d", x))[0]
-    return bits
-
-
-def _float_from_bits(bits: int) -> float:
-    import struct
-
-    value: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
-    return value
-
-
-_POWERS_OF_TWO: "Dict[int, float]" = {}
-
-
-def _power_of_two(e: int) -> float:
-    """2.0**e for -1074 <= e <= 1023, built from its bits."""
-    found = _POWERS_OF_TWO.get(e)
-    if found is None:
-        bits = (e + 1023) << 52 if e >= -1022 else 1 << (e + 1074)
-        found = _POWERS_OF_TWO[e] = _float_from_bits(bits)
-    return found
-
-
-def _make_float(negative: bool, m: int, q: int) -> float:
-    """Return (-1)**negative * m * 2**q, a value float64 holds exactly (m <= 2**53).
-
-    float(m) is exact for m <= 2**53, and scaling by a power of two whose
-    product is representable is exact in IEEE arithmetic.
-    """
-    if m == 0:
-        return -0.0 if negative else 0.0
-    value = float(m) * _power_of_two(q)
-    return -value if negative else value
-
-
-def _round_fixed(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
-    """Round the real v / 2**F, known within error units, to dtype; None if undecided.
-
-    This is the Ziv test: when error > 0 the interval [v - error, v + error]
-    must not contain a rounding boundary of the format (a midpoint between
-    two of its numbers, or where its spacing changes), else the answer is
-    None and the caller tries again with more bits.  With error == 0 the value
-    is exact and is rounded to nearest, ties to even.  Subnormals get the
-    format's fixed smallest spacing.
-    """
-    precision, emin, _ = _DTYPES[dtype]
-    negative = v < 0
-    a = -v if negative else v
-    if a == 0 and error == 0:
-        return 0.0
-    top = _bit_length(a) - 1 - F  # exponent of a's leading bit
-    quantum = (top if top > emin else emin) - precision + 1
-    shift = quantum + F  # bits of a below the format's last place
-    if shift <= 0:
-        if error:
-            return None
-        return _finite_or_infinite(negative, a << -shift, quantum, precision, emin)
-    if error:
-        # Rounding boundaries are multiples of half a last place: none may
-        # lie in (a - error, a + error].
-        low = (a - error) >> (shift - 1)
-        if low != (a + error) >> (shift - 1):
-            return None
-        m = (low + 1) >> 1
-    else:
-        m = a >> shift
-        rest = a - (m << shift)
-        half = 1 << (shift - 1)
-        if rest > half or (rest == half and m & 1):
-            m += 1
-    return _finite_or_infinite(negative, m, quantum, precision, emin)
-
-
-def _finite_or_infinite(negative: bool, m: int, quantum: int, precision: int, emin: int) -> float:
-    """m * 2**quantum, rounded already, or infinity when it is past the format's largest number (2**(1 - emin) * 2).
-
-    A value rounds to infinity exactly when its rounding to the format's
-    precision, with an unbounded exponent, reaches 2**(emax + 1).
-    """
-    if m and _bit_length(m) + quantum > 2 - emin:
-        return -_INF if negative else _INF
-    return _make_float(negative, m, quantum)
-
-
-def _alternating_series(first: int, x_squared: int, n: int, F: int) -> "Tuple[int, int]":
-    """Sum first - first x**2/((n+1)(n+2)) + ..., the Taylor series of sin (n = 1) or cos (n = 0).
-
-    Return (sum, number of terms).  Each term is floored from the last: with
-    x <= pi/4 the carried error shrinks, so each is off by less than 2 units;
-    the tail of an alternating series of falling terms is below the first
-    term left out, which is below 1 unit.
-    """
-    total = term = first
-    count = 0
-    while term:
-        term = ((term * x_squared) >> F) // ((n + 1) * (n + 2))
-        total = total + term if count & 1 else total - term
-        n += 2
-        count += 1
-    return total, count
-
-
-def _round_float(x: float, dtype: str) -> float:
-    """Round a float64 to dtype, to nearest, ties to even (x itself if dtype is float64)."""
-    if dtype == "float64" or x == 0.0:
-        return x
-    negative = x < 0.0
-    m, e = _float_parts(-x if negative else x)
-    # m / 2**-e exactly: shift so that the exponent is a fraction-bit count.
-    rounded = _round_fixed(-m if negative else m, -e, 0, dtype) if e <= 0 else _round_fixed(
-        -(m << e) if negative else m << e, 0, 0, dtype
-    )
-    assert rounded is not None
-    return rounded
-
-
-def _bit_pattern(x: float, dtype: str) -> int:
-    """The IEEE bits of x in dtype, which must hold x exactly."""
-    precision, emin, exponent_bits = _DTYPES[dtype]
-    width = exponent_bits + precision
-    sign = 1 << (width - 1) if x < 0.0 or (x == 0.0 and _float_bits(x) >> 63) else 0
-    if x == 0.0:
-        return sign
-    if x in (_INF, -_INF):
-        return sign | ((1 << exponent_bits) - 1) << (precision - 1)
-    m, e = _float_parts(-x if x < 0.0 else x)
-    top = _bit_length(m) - 1 + e
-    if top >= emin:
-        # Normal: the leading bit is implicit.
-        fraction = (m << (precision - _bit_length(m))) if _bit_length(m) <= precision else m >> (_bit_length(m) - precision)
-        return sign | (top - emin + 1) << (precision - 1) | (fraction - (1 << (precision - 1)))
-    shift = e - (emin - precision + 1)
-    return sign | (m << shift if shift >= 0 else m >> -shift)
-
-
-def _sin_cos(
-    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: _Frequencies, bits: int
-) -> "Tuple[int, int, int, int]":
-    """Return (S, C, F, E): sin and cos of theta = position * w(t), F fraction bits, error <= E units.
-
-    ``position`` is a fraction (n, m), m > 0, of any sign; ``exponent`` is
-    t = (a, b), the pair's exponent (2i/d_model in the paper's spacing).
-
-    F gives about ``bits`` significant bits to theta even when it is tiny;
-    the frequency is taken with about bits + log2(theta) + margin bits of
-    relative precision, so that theta itself is known to a few units
-    (a tiny theta needs no more than ``bits``: its error is relative).  The
-    sizing estimate is off by at most 4 + t bits, which the margin 16 + t
-    covers.
-
-    1. theta = n * W * 2**(k - Fw) / m, relative error < 4 * 2**-Fw, floored
-       once: as T with F fraction bits its error is below
-       |T| * 2**(3 - Fw) + 2 units.
-    2. Quadrant q = round(theta / (pi/2)); r = T - q * H with H = pi/2 to 1
-       unit: error of r <= error of T + |q|.
-    3. sin and cos of |r| <= pi/4 by Taylor, terms floored from the last
-       (< 2 units each, the alternating tail < 1 unit); sin and cos are
-       1-Lipschitz, so the error of r carries over unchanged.
-    4. The quadrant permutes and negates the pair exactly.
-    """
-    n, m = position
-    log2_angle = frequencies.log2_angle(position, exponent)
-    margin = 16 + exponent[0] // exponent[1]
-    if log2_angle < -(bits + margin):
-        # |theta| < 2**-G, G = bits + margin - (4 + t): sin is 0 and cos 1 within a unit of G bits
-        # (1 - cos < theta**2 / 2); an absolute answer needs no more.
-        G = bits + 12
-        return 0, 1 << G, G, 2
-    F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + margin
-    Fw = F + log2_angle + margin
-    W, k = frequencies.frequency(exponent, Fw)
-    shift = k - Fw + F
-    product = n * W
-    T = (product << shift) // m if shift >= 0 else product // (m << -shift)
-    error = ((T if T >= 0 else -T) >> (Fw - 3)) + 2
-    if -(1 << (F - 1)) < T < 1 << (F - 1):
-        q, r = 0, T  # |theta| < 1/2 < pi/4: no reduction, and no pi to F bits
-    else:
-        H = _pi(F - 1)  # pi / 2 with F fraction bits
-        q = (2 * T + H) // (2 * H)
-        r = T - q * H
-        error += q if q >= 0 else -q
-    negative_r = r < 0
-    a = -r if negative_r else r
-    a_squared = (a * a) >> F
-    sine, sine_terms = _alternating_series(a, a_squared, 1, F)
-    cosine, cosine_terms = _alternating_series(1 << F, a_squared, 0, F)
-    if negative_r:
-        sine = -sine
-    error += 2 * (sine_terms + cosine_terms) + 2
-    quadrant = q & 3
-    if quadrant == 0:
-        return sine, cosine, F, error
-    if quadrant == 1:
-        return cosine, -sine, F, error
-    if quadrant == 2:
-        return -sine, -cosine, F, error
-    return -cosine, sine, F, error
-
-
-def _exact_value(
-    position: "Tuple[int, int]",
-    kind: int,
-    exponent: "Tuple[int, int]",
-    frequencies: _Frequencies,
-    scale: "_Scale",
-    dtype: str,
-) -> float:
-    """One correctly rounded element, scale**0.5 * sin or cos, by the Ziv loop: more bits until the rounding is decided.
-
-    ``kind`` is _SINE, _COSINE or _ZERO (a padding column); ``scale`` is the
-    square of the output scale, a fraction.  An element that is rational
-    (_rational_element) is rounded as the fraction it is.  Any other is
-    irrational: for a non-zero angle that is an algebraic number, its sine
-    and cosine are transcendental (Lindemann-Weierstrass); in full turns,
-    sin(2 pi x) for an algebraic irrational x is transcendental
-    (Gelfond-Schneider), and for a rational x algebraic, its product with
-    the scale rational only where _rational_element finds it.  So an
-    element left to the loop is never a number of the format or a midpoint,
-    and the loop ends.
-    """
-    if kind == _ZERO:
-        return 0.0
-    fraction = _rational_element(position, kind, exponent, frequencies, scale)
-    if fraction is not None:
-        return _round_fraction(fraction, dtype)
-    precision = _DTYPES[dtype][0]
-    tiny = frequencies.log2_angle(position, exponent) < -(2 * precision + 24 + exponent[0] // exponent[1])
-    if kind == _COSINE and tiny and isinstance(scale, tuple):
-        # cos of a tiny angle: scale**0.5 * (1 - theta**2 / 2 ...), just below the scale's root, closer to it
-        # than a quarter of the format's spacing; when that root is a number of the format or a midpoint,
-        # the loop could never tell, so round "just below" it here.
-        p, q = scale
-        root_p, root_q = _root(p, 2), _root(q, 2)
-        if root_p is not None and root_q is not None and root_q & (root_q - 1) == 0:
-            return _round_just_below((root_p, root_q), dtype)
-    bits = precision + 32
-    margin = 16 + exponent[0] // exponent[1]
-    while True:
-        if frequencies.log2_angle(position, exponent) < -(bits + margin):
-            v, F, error = _tiny_angle(position, kind, exponent, frequencies, scale, bits)
-        else:
-            sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
-            v = sine if kind == _SINE else cosine
-            if scale != (1, 1):
-                v, error = _scale_fixed(v, error, scale, F)
-        result = _round_fixed(v, F, error, dtype)
-        if result is not None:
-            return result
-        bits *= 2
-
-
-def _tiny_angle(
-    position: "Tuple[int, int]",
-    kind: int,
-    exponent: "Tuple[int, int]",
-    frequencies: _Frequencies,
-    scale: "_Scale",
-    bits: int,
-) -> "Tuple[int, int, int]":
-    """(v, F, error): scale**0.5 * sin or cos of a tiny theta, |theta| < 2**-(bits + 12), as v / 2**F.
-
-    The fixed point of _sin_cos would need |log2 theta| bits; here the sine
-    keeps relative precision instead.  sin theta = theta (1 - d) with
-    0 <= d < theta**2 / 6, far below 2**-Fw: v = n W 2**s / m floored is
-    theta in units of 2**-(Fw - k + s), relative error < 4 * 2**-Fw plus the
-    floor, so error <= |v| / 2**(Fw - 3) + 2.  The cosine is 1 - d with
-    d < theta**2 / 2, below a unit of 2**-bits: v = 2**bits, error 1; times
-    the scale's root to bits + 2 bits (error 2 + 1 for the floor).
-    """
-    if kind == _COSINE:
-        G = bits + 2
-        # 1 - cos theta < theta**2 / 2 < 2**-(2 bits + 24): times the scale s, s >> (2 bits + 24) units more.
-        if not isinstance(scale, tuple):
-            s, e = scale.fixed(G)
-            return s, G, e + 3 + (s >> (2 * bits + 24))
-        p, q = scale
-        s = _isqrt((p << (2 * G)) // q)
-        return s, G, 4 + (s >> (2 * bits + 24))
-    Fw = bits + 16
-    W, k = frequencies.frequency(exponent, Fw)
-    n, m = position
-    extra = Fw + _bit_length(m)
-    v = ((n * W) << extra) // m
-    F = Fw - k + extra
-    error = ((v if v >= 0 else -v) >> (Fw - 3)) + 2
-    if scale != (1, 1):
-        G = _bit_length(v if v >= 0 else -v) + 1
-        v, error = _scale_fixed(v, error, scale, G)
-    return v, F, error
-
-
-def _isqrt(n: int) -> int:
-    """floor(sqrt(n)) for an integer n >= 0, by Newton's method on integers (math.isqrt is 3.8+ CPython only)."""
-    if n < 2:
-        return n
-    x = 1 << ((_bit_length(n) + 1) // 2)
-    while True:
-        y = (x + n // x) // 2
-        if y >= x:
-            return x
-        x = y
-
-
-def _power_mod(x: int, e: int, modulus: int) -> int:
-    """x**e % modulus by squaring (MicroPython's pow may lack its third argument)."""
-    result, x = 1 % modulus, x % modulus
-    while e:
-        if e & 1:
-            result = result * x % modulus
-        x = x * x % modulus
-        e >>= 1
-    return result
-
-
-def _root(n: int, b: int) -> "Optional[int]":
-    """The integer b-th root of n >= 0 if n is a perfect b-th power, else None."""
-    if n < 2 or b == 1:
-        return n
-    if b >= _bit_length(n):
-        return None  # 2**b > n: no whole root but 1
-    low, high = 1, 1 << (_bit_length(n) // b + 1)
-    while low < high:
-        middle = (low + high) // 2
-        if middle**b < n:
-            low = middle + 1
-        else:
-            high = middle
-    return low if low**b == n else None
-
-
-def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "Tuple[int, int]":
-    """v * sqrt(p/q) in v's units, for |v| <= 2**F + error (sqrt(p/q) taken to F bits), and its error bound in units.
-
-    s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
-    With v = V + e and s = S - f (f <= 2): v s / 2**F is off by at most
-    |e| (s + 4) / 2**F + 2 |V| / 2**F + 1 for the floor, so the error is at
-    most error * ceil((s + 4) / 2**F) + 4 units.
-    """
-    if not isinstance(scale, tuple):
-        # A transcendental scale, s within e units: the product is off by
-        # at most (error s + (|v| + error) e) / 2**F, plus 1 for the floor.
-        s, e = scale.fixed(F)
-        return (v * s) >> F, ((error * s + ((v if v >= 0 else -v) + error) * e) >> F) + 2
-    p, q = scale
-    s = _isqrt((p << (2 * F)) // q)
-    return (v * s) >> F, error * ((s + (1 << F) + 3) >> F) + 4
-
-
-def _rational_element(
-    position: "Tuple[int, int]",
-    kind: int,
-    exponent: "Tuple[int, int]",
-    frequencies: _Frequencies,
-    scale: "_Scale",
-) -> "Optional[Tuple[int, int]]":
-    """The element as a fraction (n, m) when it is rational, else None.
-
-    The element is scale**0.5 * sin or cos, so its square is a fraction
-    times the square of the sine or cosine.  The angle 0 gives sin 0 and
-    cos 1.  In full turns the angle is 2 pi x; when x is rational, sin**2 is
-    (1 - cos(4 pi x)) / 2, rational exactly when 8 x or 12 x is whole
-    (Niven's theorem on cos(4 pi x)).  Any other element is irrational.
-    """
-    n, m = position
-    if n == 0:
-        unit: "Optional[Tuple[int, Tuple[int, int]]]" = (0, (0, 1)) if kind == _SINE else (1, (1, 1))
-    elif frequencies.full_turns:
-        unit = _turn_square(position, kind, exponent, frequencies)
-    else:
-        return None
-    if unit is None:
-        return None
-    sign, (a, b) = unit
-    if sign == 0:
-        return 0, 1
-    if not isinstance(scale, tuple):
-        return None  # a transcendental scale times a non-zero rational
-    a, b = _reduced(a * scale[0], b * scale[1])
-    root_a, root_b = _root(a, 2), _root(b, 2)
-    if root_a is None or root_b is None:
-        return None
-    return sign * root_a, root_b
-
-
-# cos(pi j / 6) for j = 0 .. 11, where it is rational.
-_SIXTHS_COSINE = {0: (1, 1), 2: (1, 2), 3: (0, 1), 4: (-1, 2), 6: (-1, 1), 8: (-1, 2), 9: (0, 1), 10: (1, 2)}
-
-
-def _turn_square(
-    position: "Tuple[int, int]", kind: int, exponent: "Tuple[int, int]", frequencies: _Frequencies
-) -> "Optional[Tuple[int, Tuple[int, int]]]":
-    """(sign, square) of sin or cos of 2 pi x, x = position * scale * base**(-t), when the square is rational; else None.
-
-    With k = 24 x mod 24 whole, the angle is pi k / 12, and
-    sin**2 = (1 - cos(pi k / 6)) / 2, cos**2 = (1 + cos(pi k / 6)) / 2.
-    """
-    a, b = exponent
-    divisor = _gcd(a, b)
-    a, b = a // divisor, b // divisor
-    base_n, base_m = frequencies.base
-    # With a/b in lowest terms, base**(a/b) is rational exactly when both
-    # parts of base are b-th powers.
-    root_n, root_m = _root(base_n, b), _root(base_m, b)
-    if root_n is None or root_m is None:
-        return None  # base**t is irrational, and so is x
-    numerator = 24 * position[0] * frequencies.scale[0]
-    denominator = position[1] * frequencies.scale[1]
-    # x * 24 = numerator * root_m**a / (denominator * root_n**a), root_n and root_m coprime:
-    # whole only if root_n**a divides the numerator, which it cannot when it is larger.
-    if root_n > 1 and a * (_bit_length(root_n) - 1) > _bit_length(abs(numerator)):
-        return None
-    denominator *= root_n**a
-    modulus = 24 * denominator
-    twelfths = (numerator * _power_mod(root_m, a, modulus)) % modulus
-    if twelfths % denominator:
-        return None
-    k = twelfths // denominator
-    double = _SIXTHS_COSINE.get(k % 12)
-    if double is None:
-        return None
-    c, d = double
-    if kind == _SINE:
-        return (0 if k % 12 == 0 else 1 if k < 12 else -1), (d - c, 2 * d)
-    return (0 if k % 12 == 6 else 1 if k < 6 or k > 18 else -1), (d + c, 2 * d)
-
-
-def _round_just_below(fraction: "Tuple[int, int]", dtype: str) -> float:
-    """The rounding of a number a hair below the dyadic n/m > 0 (m a power of two): n/m itself if the format holds it, the lower neighbour if n/m is a midpoint."""
-    n, m = fraction
-    F = _bit_length(m) + _DTYPES[dtype][0] + 64
-    v = (n << F) // m  # exact: m divides 2**F
-    result = _round_fixed(2 * v - 1, F + 1, 0, dtype)
-    assert result is not None
-    return result
-
-
-def _round_fraction(fraction: "Tuple[int, int]", dtype: str) -> float:
-    """The fraction n/m (m > 0) rounded to nearest in dtype; more bits until decided (a non-dyadic n/m is no midpoint)."""
-    n, m = fraction
-    F = _DTYPES[dtype][0] + 16 + _bit_length(m)
-    while True:
-        v = (n << F) // m
-        exact = v * m == n << F
-        result = _round_fixed(v, F, 0 if exact else 1, dtype)
-        if result is not None:
-            return result
-        F *= 2
-
-
-# The table kernel's working precision, and the rows between two anchors.
-_TABLE_BITS = 105
-_ANCHOR_INTERVAL = 1024
-# Anchors move by whole intervals; they are computed afresh after this many.
-_ANCHOR_JUMPS = 1 << 16
-
-
-def _exact_rows(
-    seq_len: int, d_model: int, convention: "Convention", dtype: str, first: int = 0
-) -> "Iterator[List[float]]":
-    """Yield the correctly rounded rows ``first`` to ``seq_len - 1`` of the table of ``seq_len`` rows."""
-    plan = convention._plan(d_model)
-    exponents = convention._exponents(d_model)
-    frequencies = convention._frequencies()
-    scale = convention._scale_square(d_model)
-    progression = convention._progression(seq_len)
-    if progression is None:
-        fixed = _fixed_rows_at(convention._positions_given()[first:seq_len], plan, exponents, frequencies)
-    else:
-        (start, step), denominator = progression
-        fixed = _fixed_rows(seq_len - first, start + first * step, step, denominator, plan, exponents, frequencies)
-    return _finish_rows(fixed, plan, exponents, frequencies, scale, dtype)
-
-
-def _fixed_rows(
-    count: int,
-    start: int,
-    step: int,
-    denominator: int,
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: _Frequencies,
-) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
-    """Yield (position, values, error) for the positions (start + r step) / denominator, r < count.
-
-    The values have P = 105 fraction bits, each within ``error`` units: a
-    Chebyshev recurrence per column, anchored.  Every column x_r (a sine or a
-    cosine of p_r w, p_r = p_0 + r s) obeys x_(r+1) = 2 cos(s w) x_r - x_(r-1),
-    one multiplication per value.  In fixed point, K = 2 cos(s w) is rounded
-    (error <= 1 unit), and each step floors (< 1 unit): the step's local
-    error tau is below 2.01 units.  The error e_r then obeys the same
-    recurrence, so
-
-        |e_r| <= |e_1| |U_(r-1)| + |e_0| |U_(r-2)| + sum |tau_k| |U_(r-1-k)|
-
-    with U the Chebyshev polynomials of the second kind, |U_n(cos s w)| <= n + 1.
-    With |e_0|, |e_1| <= 1 this is at most 1.005 r**2 + r + 1 units, below
-    2**21 for r < 1024 rows after an anchor.
-
-    Anchors: (cos, sin) of each pair at rows 0, 1024, 2048, ... with
-    P + 24 bits, each from the last by one multiplication by exp(1024 i s w)
-    (computed directly, error <= 1 unit), adding at most 3 units of that grid
-    a time; after 2**16 such jumps the anchor is computed directly again.  So
-    the anchor and its successor, rounded to P bits, are within 1 unit.  A
-    padding column is 0 throughout (its multiplier is 0).
-    """
-    P = _TABLE_BITS
-    fine = P + 24
-    rotors: "List[Tuple[int, int]]" = []
-    twice_cos: "List[int]" = []
-    for exponent in exponents:
-        sine, cosine, F, _ = _sin_cos((step, denominator), exponent, frequencies, fine + 8)
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()  # So that what each pair keeps fills the holes of the series: see _garbage_collector.
-        rotors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
-        twice_cos.append(_round_shift(cosine, F - P - 1))
-    # One multiplier per column, in the row's order; 0 keeps a padding column 0.
-    multipliers = [0 if kind == _ZERO else twice_cos[pair] for kind, pair in plan]
-    to_table = fine - P
-    jumps: "List[Tuple[int, int]]" = []
-    anchors = [_anchor((start, denominator), exponent, frequencies, fine) for exponent in exponents]
-    for block, first in enumerate(range(0, count, _ANCHOR_INTERVAL)):
-        if block and block % _ANCHOR_JUMPS == 0:
-            anchors = [_anchor((start + first * step, denominator), e, frequencies, fine) for e in exponents]
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()  # The series' garbage, before the rows: see _garbage_collector.
-        previous = _arrange(anchors, plan, to_table)
-        current = _arrange(
-            [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)],
-            plan,
-            to_table,
+def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
+    """Return ``base**(a/b)``, the divisor of a pair's angle, for its exponent (a, b); inf past float64."""
+    try:
+        return math.pow(base, exponent[0] / exponent[1])
+    except OverflowError:
+        return _INF
+
+
+def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:
+    """Return position / denominator in float64, refusing an angle that is not finite."""
+    fraction = (position, 1) if isinstance(position, int) else position
+    p = _to_float(fraction)
+    if not -_INF < p < _INF:
+        raise ValueError(
+            f"pos must be less than 2**1024 to be held in float64, got {_short(_number(fraction))};"
+            " exact=True has no such limit"
         )
-        rows_in_block = min(_ANCHOR_INTERVAL, count - first)
-        if first + rows_in_block < count:
-            # The next block's anchors, one jump on (the jumps made when first needed).
-            if not jumps:
-                for exponent in exponents:
-                    sine, cosine, F, _ = _sin_cos((_ANCHOR_INTERVAL * step, denominator), exponent, frequencies, fine + 8)
-                    jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
-            anchors = [((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)]
-        else:
-            # The last block needs only its two rows and the multipliers: a board gets the rest of the heap back.
-            anchors = rotors = jumps = []
-        for r in range(rows_in_block):
-            if r == 0:
-                values = previous
-            elif r == 1:
-                values = current
-            else:
-                previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
-                values = current
-            yield (start + (first + r) * step, denominator), values, r * r + (r * r >> 7) + r + 1
-
-
-def _fixed_rows_at(
-    positions: "List[Tuple[int, int]]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: _Frequencies,
-) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
-    """Yield (position, values, error) for positions given one by one: each pair computed directly, error <= 1 unit."""
-    for position in positions:
-        pairs = [_anchor(position, exponent, frequencies, _TABLE_BITS) for exponent in exponents]
-        yield position, _arrange(pairs, plan, 0), 1
-
-
-def _finish_rows(
-    fixed: "Iterator[Tuple[Tuple[int, int], List[int], int]]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: _Frequencies,
-    scale: "_Scale",
-    dtype: str,
-) -> "Iterator[List[float]]":
-    """Round each row of fixed-point values to dtype, times the output scale.
-
-    The float64 rows are finished by the arithmetic stated beside
-    _HALF_WINDOW when the scale is at most 1 and the error below 2**21; a value whose rounding that cannot
-    decide goes to _round_fixed, and if that cannot either, to the Ziv loop
-    of _exact_value.
-    """
-    P = _TABLE_BITS
-    scaled = scale != (1, 1)
-    if isinstance(scale, tuple):
-        multiplier, multiplier_error = _isqrt((scale[0] << (2 * P)) // scale[1]), 0
-    else:
-        multiplier, multiplier_error = scale.fixed(P)
-    transcendental = not isinstance(scale, tuple)
-    # The float64 finish needs |v| < 1.5 * 2**105 (a scale below 1.5), and an addition that rounds once.
-    float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1) and _addition_rounds_once()
-    high, low, smallest = _finish_constants()
-    for position, values, error in fixed:
-        if scaled:
-            # As _scale_fixed, with the multiplier computed once.
-            values = [(v * multiplier) >> P for v in values]
-            if transcendental:
-                # As _scale_fixed's transcendental case, with |v| <= 2**P + error.
-                error = ((error * multiplier + ((1 << P) + 2 * error) * multiplier_error) >> P) + 2
-            else:
-                error = error * ((multiplier + (1 << P) + 3) >> P) + 4
-        if float64 and error < _HALF_WINDOW:
-            # The finish and the window test stated beside _HALF_WINDOW,
-            # written out: a call per value would cost a third more.
-            # Undecided values become 0.0, which the check below catches
-            # with the small ones.  The literals are _LOW_MASK,
-            # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
-            row: "List[Optional[float]]" = [
-                (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
-                for v in values
-            ]
-            if min(map(abs, row)) <= smallest:  # type: ignore[arg-type]
-                _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
-        else:
-            row = [_round_fixed(v, P, error, dtype) for v in values]
-            if None in row:
-                _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()
-        yield row  # type: ignore[misc]
-
-
-def _anchor(
-    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: _Frequencies, F: int
-) -> "Tuple[int, int]":
-    """(cos, sin) of position * w with F fraction bits, error <= 1 unit."""
-    if position[0] == 0:
-        return 1 << F, 0
-    sine, cosine, G, _ = _sin_cos(position, exponent, frequencies, F + 8)
-    return _round_shift(cosine, G - F), _round_shift(sine, G - F)
-
-
-def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shift: int) -> "List[int]":
-    """The row's columns from each pair's (cos, sin), rounded ``shift`` bits down, in the plan's order."""
-    return [0 if kind == _ZERO else _round_shift(pairs[pair][kind == _SINE], shift) for kind, pair in plan]
-
-
-def _complete_row(
-    row: "List[Optional[float]]",
-    values: "List[int]",
-    position: "Tuple[int, int]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: _Frequencies,
-    scale: "_Scale",
-    dtype: str,
-    error: int,
-) -> None:
-    """Decide the elements the fast finish left open: by _round_fixed, else by the Ziv loop."""
-    smallest = _finish_constants()[2]
-    if dtype == "float64":
-        # A comprehension finds the few open elements faster than a loop over the plan.
-        open_dims = [dim for dim, element in enumerate(row) if element is None or -smallest <= element <= smallest]
-    else:
-        open_dims = [dim for dim, element in enumerate(row) if element is None]
-    for dim in open_dims:
-        kind, pair = plan[dim]
-        if kind == _ZERO:
-            row[dim] = 0.0
-            continue
-        element = _round_fixed(values[dim], _TABLE_BITS, error, dtype)
-        if element is None:
-            element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
-        row[dim] = element
-
-
-# The float64 finish of a table row, P = 105 fraction bits, written out in
-# _exact_rows: (v >> 53) * 2**-52 + (v & _LOW_MASK) * 2**-105.
-#
-# Rounding: v = high * 2**53 + low with |high| < 1.5 * 2**52 + 1 (a value
-# below 1.5, as _finish_rows ensures) and 0 <= low < 2**53.  Multiplying an int by a float converts the int first,
-# exactly for these (CPython rounds correctly, and MicroPython too accumulates
-# integers below 2**53 exactly); the scalings by powers of two are exact, and
-# the one addition is correctly rounded by IEEE 754: the result is v rounded
-# to nearest, ties to even.
-#
-# Deciding: the error is below 2**21 units.  If (v + 2**21) mod 2**40 >= 2**22,
-# that is if bits 22 to 39 of v + 2**21 are not all zero, no multiple of 2**40
-# lies within 2**21 of v; the rounding boundaries of a value of magnitude
-# above 2**-11 (at least 94 bits; above 1, coarser still) are such multiples, so v rounds as the true
-# value does.  Smaller values, or a failed test, take the general path.
-_HALF_WINDOW = 1 << 21
-_WINDOW_BITS = (1 << 40) - (1 << 22)
-_LOW_MASK = (1 << 53) - 1
-
-
-_ROUNDS_ONCE: "List[bool]" = []
-
-
-def _addition_rounds_once() -> bool:
-    """Whether a float addition is rounded once to float64, as IEEE 754 says, and not twice.
-
-    The x87 unit (32-bit x86 without SSE2) adds in 64-bit significands and
-    rounds again when the result is stored: 1 + (2**-53 + 2**-78) becomes
-    1 + 2**-53, a tie, then 1.0, where the true rounding is 1 + 2**-52.
-    There the float64 finish is not used; every value is built from
-    integers instead (_round_fixed).  Decided once, on first use.
-    """
-    if not _ROUNDS_ONCE:
-        one = _power_of_two(0)
-        _ROUNDS_ONCE.append(one + (_power_of_two(-53) + _power_of_two(-78)) == one + _power_of_two(-52))
-    return _ROUNDS_ONCE[0]
-
-
-def _finish_constants() -> "Tuple[float, float, float]":
-    """2**-52 and 2**-105, the scales of the two halves, and 2**-11, the smallest value decided.
-
-    Made on first use, from bits: importing the module needs no struct.
-    """
-    return _power_of_two(-52), _power_of_two(-105), _power_of_two(-11)
+    angle = p / denominator
+    if angle - angle != 0.0:
+        raise ValueError(
+            f"angle pos / base**(2i/d_model) must be finite in float64, got {_number(fraction)} / {denominator!r};"
+            " exact=True has no such limit"
+        )
+    return angle
 
 
 # ---------------------------------------------------------------------------
@@ -1540,10 +1041,12 @@ def _finish_constants() -> "Tuple[float, float, float]":
 # are fractions (numerator, denominator), so that a float, a decimal string
 # and a Fraction are each taken for the number they are.
 
+
 _SINE, _COSINE, _ZERO = 0, 1, 2
 _LAYOUTS = ("interleaved", "sin-cos", "cos-sin")
 _SPACINGS = ("paper", "tensor2tensor")
 _ODD_RULES = ("sine", "zero", "error", "round-up")
+
 # A Convention's fields, in order; every one is also a keyword of the table functions.
 _FIELDS = (
     "layout",
@@ -1823,7 +1326,11 @@ class Convention:
             return self._preset if self._preset in presets else presets[0]
         # The preset named, or the closest one, and what differs from it.
         key = self._table_key(d_model)
-        origin = self._preset if self._preset in PRESETS else max(PRESETS, key=lambda name: _agreement(PRESETS[name]._table_key(d_model), key))
+        origin = (
+            self._preset
+            if self._preset in PRESETS
+            else max(PRESETS, key=lambda name: _agreement(PRESETS[name]._table_key(d_model), key))
+        )
         changed = [
             f"{name}={_short(getattr(self, name))}".replace("'", "")
             for name, mine, theirs in zip(_FIELDS, self._fields, PRESETS[origin]._fields)
@@ -1906,7 +1413,7 @@ class Convention:
     def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
         return self._plan(d_model)[dim]
 
-    def _frequencies(self) -> _Frequencies:
+    def _frequencies(self) -> "_Frequencies":
         """The exact frequency law, shared by conventions with the same one (its caches with it)."""
         key = (self._fields[3], self._fields[4], self.full_turns)
         found = _LAWS.get(key)
@@ -2004,19 +1511,61 @@ def _without_positions(key: "Tuple[object, ...]") -> "Tuple[object, ...]":
 _LAWS: "Dict[object, _Frequencies]" = {}
 
 
+def _convention(
+    function: str,
+    d_model: int,
+    convention: object,
+    shortcuts: "Dict[str, object]",
+    refuse_odd: bool = True,
+) -> Convention:
+    """The convention a call asks for, in one place: a Convention or a preset, changed by the fields given as keywords.
+
+    A keyword given as None is not given.  An odd d_model in a convention
+    without an odd rule raises ValueError, unless refuse_odd is False
+    (compare() then reports a mismatch).
+    """
+    for name in shortcuts:
+        if name != "preset" and name not in _FIELDS:
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
+    preset = shortcuts.get("preset")
+    if convention is not None:
+        if not isinstance(convention, Convention):
+            raise TypeError(f"convention must be a Convention, got {type(convention).__name__} {_short(convention)}")
+        if preset is not None:
+            raise ValueError(f"give preset or convention, not both, got preset={_short(preset)}")
+        chosen = convention
+    else:
+        chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(_PRESETS))]
+    changes = {name: value for name, value in shortcuts.items() if name != "preset" and value is not None}
+    asked = chosen.replace(**changes) if changes else chosen
+    asked._preset = chosen._preset
+    if refuse_odd and asked.odd == "error" and d_model % 2:
+        raise ValueError(
+            f"d_model must be even in the {asked._name()} convention, which has no odd rule, got {d_model}"
+        )
+    return asked
+
+
+def _make_presets() -> "Dict[str, Convention]":
+    # Built from checked forms, not through Convention(), with little garbage;
+    # on MicroPython that garbage is collected before the next preset is made,
+    # so that what the presets keep is not left scattered through it.
+    presets = {}
+    for name, (_, changes) in _PRESETS.items():
+        fields: "List[object]" = list(_DEFAULT_FIELDS)
+        for field, inner in changes:
+            fields[_FIELDS.index(field)] = inner
+        convention = presets[name] = object.__new__(Convention)
+        convention._fields = _checked_fields(dict(zip(_FIELDS, fields)), checked=True)
+        convention._preset = name
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()
+    return presets
+
+
 # ---------------------------------------------------------------------------
 # Exact numbers: fractions (numerator, denominator > 0) in lowest terms
 # ---------------------------------------------------------------------------
-
-
-def _gcd_portable(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return a if a >= 0 else -a
-
-
-# MicroPython's math has no gcd.
-_gcd: "Callable[[int, int], int]" = getattr(math, "gcd", _gcd_portable)
 
 
 def _reduced(n: int, m: int) -> "Tuple[int, int]":
@@ -2172,145 +1721,1000 @@ def _fraction_text(x: "Tuple[int, int]") -> str:
     return ("-" if n < 0 else "") + digits[:-places] + "." + digits[-places:]
 
 
-def _check_scale(scale: object) -> "Tuple[int, int, bool]":
-    """The output scale as (p, q, per_width): its square is p/q, divided by d_model if per_width."""
-    if isinstance(scale, str) and scale.replace(" ", "").startswith("sqrt(") and scale.rstrip().endswith(")"):
-        inside = scale.replace(" ", "")[5:-1]
-        per_width = inside.endswith("/d")
-        try:
-            p, q = _rational("scale", inside[:-2] if per_width else inside)
-        except ValueError:
-            raise ValueError(f"scale must be a number, 'sqrt(X)' or 'sqrt(X/d)' with X a decimal or a fraction, got {_short(scale)}") from None
-    else:
-        root = _rational("scale", scale)
-        p, q, per_width = root[0] * root[0] * (1 if root[0] >= 0 else -1), root[1] * root[1], False
-    if p <= 0:
-        raise ValueError(f"scale must be greater than 0, got {_short(scale)}")
-    if not 0.0 < _to_float((p, q)) < _INF:
-        raise ValueError(f"scale must be between 2**-511 and 2**511, its square a normal float64, got {_short(scale)}")
-    return p, q, per_width
-
-
-def _scale_text(scale: "Tuple[int, int, bool]", as_number: bool) -> "Union[int, float, str]":
-    p, q, per_width = scale
-    if per_width:
-        return f"sqrt({_fraction_text((p, q))}/d)"
-    roots = _root(p, 2), _root(q, 2)
-    if roots[0] is not None and roots[1] is not None:
-        root = (roots[0], roots[1])
-        return _number(root) if as_number else _fraction_text(root)
-    return f"sqrt({_fraction_text((p, q))})"
-
-
-def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
-    def check(x: object) -> "Tuple[int, int]":
-        refused = f"{name} must be finite and greater than 0, got {_short(x)}"
-        if isinstance(x, float) and not -_INF < x < _INF:
-            raise ValueError(refused)
-        fraction = _rational(name, x)
-        if fraction[0] <= 0:
-            raise ValueError(refused)
-        if not 0.0 < _to_float(fraction) < _INF:
-            # The fast path and the diagnosis compute with it in float64.
-            raise ValueError(f"{name} must be finite and greater than 0 in float64, which the fast path uses, got {_short(x)}")
-        return fraction
-
-    return check
-
-
-def _check_step(x: object) -> "Tuple[int, int]":
-    fraction = _rational("step", x)
-    if fraction[0] == 0:
-        raise ValueError(f"step must not be 0, got {_short(x)}")
-    return fraction
-
-
-def _check_flag(name: str) -> "Callable[[object], bool]":
-    def check(x: object) -> bool:
-        if not isinstance(x, bool):
-            raise TypeError(f"{name} must be True or False, got {type(x).__name__} {_short(x)}")
-        return x
-
-    return check
-
-
-def _check_positions(positions: object) -> "Optional[Tuple[Tuple[int, int], ...]]":
-    if positions is None:
-        return None
-    if isinstance(positions, (str, bytes)) or _iterate(positions) is None:
-        raise TypeError(f"positions must be a sequence of real numbers, got {type(positions).__name__} {_short(positions)}")
-    tolist = getattr(positions, "tolist", None)
-    items = tolist() if callable(tolist) else positions
-    return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))  # type: ignore[arg-type]
-
-
-_FIELD_CHECKS: "Dict[str, Callable[[object], object]]" = {
-    "layout": lambda x: _check_choice("layout", x, _LAYOUTS),
-    "spacing": lambda x: _check_choice("spacing", x, _SPACINGS),
-    "shift": lambda x: _rational("shift", x),
-    "base": _positive("base"),
-    "angle_scale": _positive("angle_scale"),
-    "full_turns": _check_flag("full_turns"),
-    "start": lambda x: _rational("start", x),
-    "step": _check_step,
-    "descending": _check_flag("descending"),
-    "positions": _check_positions,
-    "odd": lambda x: _check_choice("odd", x, _ODD_RULES),
-    "scale": _check_scale,
-}
-
-
-def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
-    """The fields as a tuple in _FIELDS order, each checked (unless already), and the rules between them."""
-    if not checked:
-        fields = {name: _FIELD_CHECKS[name](fields[name]) for name in _FIELDS}
-    if fields["spacing"] == "paper" and fields["shift"] != (1, 1):
-        raise ValueError(f"shift goes with spacing tensor2tensor, got shift={_fraction_text(fields['shift'])} with spacing paper")  # type: ignore[arg-type]
-    if fields["positions"] is not None and (fields["start"], fields["step"], fields["descending"]) != ((0, 1), (1, 1), False):
-        raise ValueError("positions replace start, step and descending: give one or the other")
-    return tuple(fields[name] for name in _FIELDS)  # type: ignore[return-value]
-
-
-_DEFAULT_FIELDS = ("interleaved", "paper", (1, 1), (10000, 1), (1, 1), False, (0, 1), (1, 1), False, None, "sine", (1, 1, False))
-
-
-def _convention(
-    function: str,
-    d_model: int,
-    convention: object,
-    shortcuts: "Dict[str, object]",
-    refuse_odd: bool = True,
-) -> Convention:
-    """The convention a call asks for, in one place: a Convention or a preset, changed by the fields given as keywords.
-
-    A keyword given as None is not given.  An odd d_model in a convention
-    without an odd rule raises ValueError, unless refuse_odd is False
-    (compare() then reports a mismatch).
-    """
-    for name in shortcuts:
-        if name != "preset" and name not in _FIELDS:
-            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
-    preset = shortcuts.get("preset")
-    if convention is not None:
-        if not isinstance(convention, Convention):
-            raise TypeError(f"convention must be a Convention, got {type(convention).__name__} {_short(convention)}")
-        if preset is not None:
-            raise ValueError(f"give preset or convention, not both, got preset={_short(preset)}")
-        chosen = convention
-    else:
-        chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(_PRESETS))]
-    changes = {name: value for name, value in shortcuts.items() if name != "preset" and value is not None}
-    asked = chosen.replace(**changes) if changes else chosen
-    asked._preset = chosen._preset
-    if refuse_odd and asked.odd == "error" and d_model % 2:
-        raise ValueError(f"d_model must be even in the {asked._name()} convention, which has no odd rule, got {d_model}")
-    return asked
-
-
+def _is_decimal_integer(text: str) -> bool:
+    # Stricter than int(): no sign, spaces, underscores or non-ASCII digits.
+    return bool(text) and all("0" <= c <= "9" for c in text)
 
 
 # ---------------------------------------------------------------------------
-# Oracle: compare a table with the exact one, and say what explains it
+# Binary formats: IEEE 754 bits, and rounding to float64, float32, bfloat16, float16
+# ---------------------------------------------------------------------------
+
+
+# name: (bits of precision, counting the leading one; smallest normal exponent;
+# exponent field width).  The total width is 1 + exponent bits + precision - 1.
+_DTYPES = {
+    "float64": (53, -1022, 11),
+    "float32": (24, -126, 8),
+    "bfloat16": (8, -126, 8),
+    "float16": (11, -14, 5),
+}
+
+
+def _float_parts(x: float) -> "Tuple[int, int]":
+    """Return (m, e) with x = m * 2**e exactly, for a finite float x > 0 (read from its bits)."""
+    bits = _float_bits(x)
+    biased = (bits >> 52) & 0x7FF
+    fraction = bits & ((1 << 52) - 1)
+    if biased:
+        return fraction | (1 << 52), biased - 1075
+    return fraction, -1074
+
+
+def _float_bits(x: float) -> int:
+    import struct
+
+    bits: int = struct.unpack("<Q", struct.pack("<d", x))[0]
+    return bits
+
+
+def _float_from_bits(bits: int) -> float:
+    import struct
+
+    value: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    return value
+
+
+_POWERS_OF_TWO: "Dict[int, float]" = {}
+
+
+def _power_of_two(e: int) -> float:
+    """2.0**e for -1074 <= e <= 1023, built from its bits."""
+    found = _POWERS_OF_TWO.get(e)
+    if found is None:
+        bits = (e + 1023) << 52 if e >= -1022 else 1 << (e + 1074)
+        found = _POWERS_OF_TWO[e] = _float_from_bits(bits)
+    return found
+
+
+def _make_float(negative: bool, m: int, q: int) -> float:
+    """Return (-1)**negative * m * 2**q, a value float64 holds exactly (m <= 2**53).
+
+    float(m) is exact for m <= 2**53, and scaling by a power of two whose
+    product is representable is exact in IEEE arithmetic.
+    """
+    if m == 0:
+        return -0.0 if negative else 0.0
+    value = float(m) * _power_of_two(q)
+    return -value if negative else value
+
+
+def _round_fixed(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
+    """Round the real v / 2**F, known within error units, to dtype; None if undecided.
+
+    This is the Ziv test: when error > 0 the interval [v - error, v + error]
+    must not contain a rounding boundary of the format (a midpoint between
+    two of its numbers, or where its spacing changes), else the answer is
+    None and the caller tries again with more bits.  With error == 0 the value
+    is exact and is rounded to nearest, ties to even.  Subnormals get the
+    format's fixed smallest spacing.
+    """
+    precision, emin, _ = _DTYPES[dtype]
+    negative = v < 0
+    a = -v if negative else v
+    if a == 0 and error == 0:
+        return 0.0
+    top = _bit_length(a) - 1 - F  # exponent of a's leading bit
+    quantum = (top if top > emin else emin) - precision + 1
+    shift = quantum + F  # bits of a below the format's last place
+    if shift <= 0:
+        if error:
+            return None
+        return _finite_or_infinite(negative, a << -shift, quantum, precision, emin)
+    if error:
+        # Rounding boundaries are multiples of half a last place: none may
+        # lie in (a - error, a + error].
+        low = (a - error) >> (shift - 1)
+        if low != (a + error) >> (shift - 1):
+            return None
+        m = (low + 1) >> 1
+    else:
+        m = a >> shift
+        rest = a - (m << shift)
+        half = 1 << (shift - 1)
+        if rest > half or (rest == half and m & 1):
+            m += 1
+    return _finite_or_infinite(negative, m, quantum, precision, emin)
+
+
+def _finite_or_infinite(negative: bool, m: int, quantum: int, precision: int, emin: int) -> float:
+    """m * 2**quantum, rounded already, or infinity when it is past the format's largest number (2**(1 - emin) * 2).
+
+    A value rounds to infinity exactly when its rounding to the format's
+    precision, with an unbounded exponent, reaches 2**(emax + 1).
+    """
+    if m and _bit_length(m) + quantum > 2 - emin:
+        return -_INF if negative else _INF
+    return _make_float(negative, m, quantum)
+
+
+def _round_float(x: float, dtype: str) -> float:
+    """Round a float64 to dtype, to nearest, ties to even (x itself if dtype is float64)."""
+    if dtype == "float64" or x == 0.0:
+        return x
+    negative = x < 0.0
+    m, e = _float_parts(-x if negative else x)
+    # m / 2**-e exactly: shift so that the exponent is a fraction-bit count.
+    rounded = (
+        _round_fixed(-m if negative else m, -e, 0, dtype)
+        if e <= 0
+        else _round_fixed(-(m << e) if negative else m << e, 0, 0, dtype)
+    )
+    assert rounded is not None
+    return rounded
+
+
+def _bit_pattern(x: float, dtype: str) -> int:
+    """The IEEE bits of x in dtype, which must hold x exactly."""
+    precision, emin, exponent_bits = _DTYPES[dtype]
+    width = exponent_bits + precision
+    sign = 1 << (width - 1) if x < 0.0 or (x == 0.0 and _float_bits(x) >> 63) else 0
+    if x == 0.0:
+        return sign
+    if x in (_INF, -_INF):
+        return sign | ((1 << exponent_bits) - 1) << (precision - 1)
+    m, e = _float_parts(-x if x < 0.0 else x)
+    top = _bit_length(m) - 1 + e
+    if top >= emin:
+        # Normal: the leading bit is implicit.
+        fraction = (
+            (m << (precision - _bit_length(m))) if _bit_length(m) <= precision else m >> (_bit_length(m) - precision)
+        )
+        return sign | (top - emin + 1) << (precision - 1) | (fraction - (1 << (precision - 1)))
+    shift = e - (emin - precision + 1)
+    return sign | (m << shift if shift >= 0 else m >> -shift)
+
+
+def _round_just_below(fraction: "Tuple[int, int]", dtype: str) -> float:
+    """The rounding of a number a hair below the dyadic n/m > 0 (m a power of two): n/m itself if the format holds it, the lower neighbour if n/m is a midpoint."""
+    n, m = fraction
+    F = _bit_length(m) + _DTYPES[dtype][0] + 64
+    v = (n << F) // m  # exact: m divides 2**F
+    result = _round_fixed(2 * v - 1, F + 1, 0, dtype)
+    assert result is not None
+    return result
+
+
+def _round_fraction(fraction: "Tuple[int, int]", dtype: str) -> float:
+    """The fraction n/m (m > 0) rounded to nearest in dtype; more bits until decided (a non-dyadic n/m is no midpoint)."""
+    n, m = fraction
+    F = _DTYPES[dtype][0] + 16 + _bit_length(m)
+    while True:
+        v = (n << F) // m
+        exact = v * m == n << F
+        result = _round_fixed(v, F, 0 if exact else 1, dtype)
+        if result is not None:
+            return result
+        F *= 2
+
+
+def _round_row(row: "List[float]", dtype: str) -> "List[float]":
+    """Round each value to dtype, to nearest, ties to even; beyond its range, to infinity."""
+    if dtype == "float64":
+        return row
+    import struct
+
+    code = "f" if dtype == "float32" else "e" if dtype == "float16" else ""
+    try:
+        if code:
+            layout = f"<{len(row)}{code}"
+            return list(struct.unpack(layout, struct.pack(layout, *row)))
+        return _round_row_to_bfloat16(row)
+    except (OverflowError, struct.error):
+        pass  # beyond the format's range, or no such code (MicroPython): one by one
+    return [_round_to_format(x, dtype) for x in row]
+
+
+def _round_row_to_bfloat16(row: "List[float]") -> "List[float]":
+    """Round to bfloat16 on the float64 bits: keep 8 significant bits, to nearest, ties to even.
+
+    Adding 2**44 - 1 plus the last kept bit, then clearing the 45 bits below
+    it, rounds the significand to nearest even; a carry moves into the
+    exponent as it should.  That holds for zero and where bfloat16 is normal,
+    2**-126 <= |x| < 2**128 (biased float64 exponents 897 to 1150); anything
+    else, and a carry to 2**128, raises OverflowError for the one-by-one path.
+    """
+    import struct
+
+    layout = f"<{len(row)}"
+    bits = struct.unpack(layout + "Q", struct.pack(layout + "d", *row))
+    rounded = []
+    for b in bits:
+        if not b & 0x7FFFFFFFFFFFFFFF:
+            rounded.append(b)  # a zero of either sign
+            continue
+        if not 897 <= (b >> 52) & 0x7FF <= 1150:
+            raise OverflowError("outside bfloat16's normal range")
+        b = ((b + 0xFFFFFFFFFFF + ((b >> 45) & 1)) >> 45) << 45
+        if (b >> 52) & 0x7FF > 1150:
+            raise OverflowError("beyond bfloat16's range")
+        rounded.append(b)
+    return list(struct.unpack(layout + "d", struct.pack(layout + "Q", *rounded)))
+
+
+def _round_to_format(x: float, dtype: str) -> float:
+    if not -_INF < x < _INF:
+        return x
+    rounded = _round_float(x, dtype)
+    precision, emin, _ = _DTYPES[dtype]
+    largest = (2.0 - _power_of_two(1 - precision)) * _power_of_two(1 - emin)
+    if rounded > largest:
+        return _INF
+    return -_INF if rounded < -largest else rounded
+
+
+# ---------------------------------------------------------------------------
+# Exact kernel: Python integers only
+# ---------------------------------------------------------------------------
+#
+# A fixed-point number X with F fraction bits stands for the real X / 2**F;
+# "unit" means 2**-F.  Every function states the error of its result in
+# units.  Inside, each works with _GUARD extra bits, so that the sum of its
+# internal floor errors (at most a few thousand units of the finer grid) is
+# below a quarter unit of the result; the final rounding adds half a unit.
+# This holds for F < 2**20, far beyond any precision the Ziv loop reaches.
+# No math function, no float arithmetic but the last exact scaling, and no
+# decimal or fractions: the bits are the same on every runtime.
+
+
+_GUARD = 40
+
+
+def _round_shift(x: int, bits: int) -> int:
+    """Return x / 2**bits rounded to nearest (error at most half a unit)."""
+    return (x + (1 << (bits - 1))) >> bits if bits > 0 else x << -bits
+
+
+def _atan_inverse_raw(q: int, F: int) -> int:
+    """atan(1/q) * 2**F for an integer q >= 2; error at most 3 * terms + 1 units.
+
+    atan(1/q) = sum (-1)**k / ((2k+1) q**(2k+1)).  The power q**-(2k+1) is
+    floored from the previous one (its error stays below 1 / (1 - 1/q**2) < 2),
+    the division by 2k+1 floors once more (< 1): each term is off by < 3.  The
+    series alternates with falling terms, so stopping at a zero term leaves an
+    error below 1.
+    """
+    power = (1 << F) // q
+    square = q * q
+    total = 0
+    k = 0
+    while power:
+        term = power // (2 * k + 1)
+        total = total - term if k & 1 else total + term
+        power //= square
+        k += 1
+    return total
+
+
+def _atanh_raw(numerator: int, denominator: int, F: int) -> "Tuple[int, int]":
+    """atanh(n/m) * 2**F for 0 <= n/m <= 1/3; return (value, error bound in units).
+
+    atanh(t) = sum t**(2k+1) / (2k+1).  t is floored (< 1 unit), t**2 floored
+    (< 2 units), each power floored from the last (its error stays < 2 as
+    t**2 <= 1/9 shrinks the carried error), each term divided once more (< 3
+    units per term).  The terms fall by 9 at least, so the tail after a zero
+    term is below 9/8 units.
+    """
+    t = (numerator << F) // denominator
+    t_squared = (t * t) >> F
+    power = t
+    total = 0
+    k = 0
+    while power:
+        total += power // (2 * k + 1)
+        power = (power * t_squared) >> F
+        k += 1
+    return total, 3 * k + 2
+
+
+_CONSTANTS: "Dict[Tuple[str, int], int]" = {}
+_LOGARITHMS: "Dict[Tuple[int, int, int], int]" = {}
+
+
+def _pi(F: int) -> int:
+    """pi * 2**F, error at most 1 unit.
+
+    Machin: pi = 16 atan(1/5) - 4 atan(1/239).  At F + _GUARD bits the two
+    series are off by at most 20 * (3 * terms + 1) units of that grid, far
+    below a quarter unit of F bits; the rounding adds half a unit.
+    """
+    key = ("pi", F)
+    if key not in _CONSTANTS:
+        if len(_CONSTANTS) > _CACHE_LIMIT:
+            _CONSTANTS.clear()
+        fine = F + _GUARD
+        _CONSTANTS[key] = _round_shift(16 * _atan_inverse_raw(5, fine) - 4 * _atan_inverse_raw(239, fine), _GUARD)
+    return _CONSTANTS[key]
+
+
+def _ln2_raw(F: int) -> "Tuple[int, int]":
+    """ln 2 * 2**F = 2 atanh(1/3) * 2**F, with its error bound in units."""
+    value, error = _atanh_raw(1, 3, F)
+    return 2 * value, 2 * error
+
+
+def _ln(mantissa: int, exponent: int, F: int) -> int:
+    """ln(mantissa * 2**exponent) * 2**F for an integer mantissa >= 1; error at most 1 unit.
+
+    With k = bit_length(mantissa) - 1 and x = mantissa / 2**k in [1, 2):
+    ln x = 2 atanh((x - 1) / (x + 1)), the ratio at most 1/3, and the
+    logarithm is ln x + (k + exponent) ln 2.  At F + _GUARD bits the error is
+    2 e1 + |k + exponent| e2 (e1, e2 the series' bounds), at most about 2**24
+    units of that grid for any float or any integer below 2**1024.
+    """
+    key = (mantissa, exponent, F)
+    cached = _LOGARITHMS.get(key)
+    if cached is not None:
+        return cached
+    fine = F + _GUARD
+    k = _bit_length(mantissa) - 1
+    one = 1 << k
+    series, _ = _atanh_raw(mantissa - one, mantissa + one, fine)
+    ln2, _ = _ln2_raw(fine)
+    value = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
+    if len(_LOGARITHMS) > _CACHE_LIMIT:
+        _LOGARITHMS.clear()
+    _LOGARITHMS[key] = value
+    return value
+
+
+def _exp(y: int, F: int) -> "Tuple[int, int]":
+    """Return (W, k) with exp(y / 2**F) = W * 2**(k - F) * (1 + rho), |rho| < 2**-F.
+
+    W lies in [0.7, 1.42] * 2**F.  With y taken as exact: k = round(y / ln 2)
+    and r = y - k ln 2 (|r| <= 0.35 + tiny), whose error is |k| e(ln 2) units
+    of the fine grid; exp(r) by Taylor, each term floored from the last
+    (error < 3 units each, the tail after a zero term < 1 unit).  The fine
+    grid has F + _GUARD + E bits, E the bits of |y| above the point, so that
+    |k| < 2**(E + 1) keeps |k| e(ln 2) below 2**(E + 9) units.  Relative to
+    exp(r) >= 0.7 these stay below 2**-(F+2); rounding W to F bits adds at
+    most 0.72 * 2**-F.
+    """
+    guard = _GUARD + _bit_length((y if y >= 0 else -y) >> F)
+    fine = F + guard
+    ln2, _ = _ln2_raw(fine)
+    y_fine = y << guard
+    k = (2 * y_fine + ln2) // (2 * ln2)
+    r = y_fine - k * ln2
+    total = term = 1 << fine
+    n = 1
+    while term:
+        term = ((term * r) >> fine) // n
+        total += term
+        n += 1
+    return _round_shift(total, guard), k
+
+
+def _ln_ratio(ratio: "Tuple[int, int]", F: int) -> int:
+    """ln(n/m) * 2**F for positive integers n, m; error at most 2 units."""
+    n, m = ratio
+    return _ln(n, 0, F) - (_ln(m, 0, F) if m != 1 else 0)
+
+
+class _Frequencies:
+    """A convention's frequency law, exactly: w(t) = scale * base**(-t) (times 2*pi in full turns), with caches.
+
+    ``base`` and ``scale`` are positive fractions (n, m); t = a/b is a pair's
+    exponent, any non-negative fraction.
+    """
+
+    def __init__(self, base: "Tuple[int, int]", scale: "Tuple[int, int]", full_turns: bool) -> None:
+        self.base = base
+        self.scale = scale
+        self.full_turns = full_turns
+        # floor(log2) of each, within 1, to size the working precision.
+        self.log2_base = _bit_length(base[0]) - _bit_length(base[1])
+        self.log2_scale = _bit_length(scale[0]) - _bit_length(scale[1]) + (3 if full_turns else 0)
+        self.frequencies: "Dict[Tuple[int, int, int], Tuple[int, int]]" = {}
+
+    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+        """Return (W, k): w = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for the exponent t = (a, b).
+
+        At G = F + 4 + log2(1 + t) bits: ln(scale) and ln(base) are each a
+        difference of two logarithms (error <= 2 units), so
+        y = ln(scale) - t ln(base), floored, is off by at most 3 + 2t units
+        of G bits, below 3/16 of a unit of F bits (2**(G-F) >= 16 (1 + t));
+        rounded to F bits, by at most 0.69 units, which perturbs exp(y) by a
+        relative 0.7 * 2**-F; _exp adds less than 2**-F (|rho| < 1.7 * 2**-F).
+        In full turns W is then multiplied by 2 pi (pi to F bits, error <= 1
+        unit, relative 0.32 * 2**-F) and floored to W' in [0.55, 1.12] * 2**F
+        (relative 1.82 * 2**-F): |rho| < 3.9 * 2**-F.
+        """
+        key = (exponent[0], exponent[1], F)
+        found = self.frequencies.get(key)
+        if found is None:
+            if len(self.frequencies) > 4 * _CACHE_LIMIT:
+                self.frequencies.clear()
+            a, b = exponent
+            G = F + 4 + _bit_length(a // b + 1)
+            y = _ln_ratio(self.scale, G) - (a * _ln_ratio(self.base, G)) // b
+            W, k = _exp(_round_shift(y, G - F), F)
+            if self.full_turns:
+                W, k = (W * _pi(F)) >> (F + 2), k + 3
+            found = self.frequencies[key] = (W, k)
+        return found
+
+    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
+        """An integer within 4 + t of log2(|position| * w(t)), for sizing."""
+        n, m = position
+        return _bit_length(abs(n)) - _bit_length(m) + self.log2_scale - (exponent[0] * self.log2_base) // exponent[1]
+
+
+def _alternating_series(first: int, x_squared: int, n: int, F: int) -> "Tuple[int, int]":
+    """Sum first - first x**2/((n+1)(n+2)) + ..., the Taylor series of sin (n = 1) or cos (n = 0).
+
+    Return (sum, number of terms).  Each term is floored from the last: with
+    x <= pi/4 the carried error shrinks, so each is off by less than 2 units;
+    the tail of an alternating series of falling terms is below the first
+    term left out, which is below 1 unit.
+    """
+    total = term = first
+    count = 0
+    while term:
+        term = ((term * x_squared) >> F) // ((n + 1) * (n + 2))
+        total = total + term if count & 1 else total - term
+        n += 2
+        count += 1
+    return total, count
+
+
+def _sin_cos(
+    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: "_Frequencies", bits: int
+) -> "Tuple[int, int, int, int]":
+    """Return (S, C, F, E): sin and cos of theta = position * w(t), F fraction bits, error <= E units.
+
+    ``position`` is a fraction (n, m), m > 0, of any sign; ``exponent`` is
+    t = (a, b), the pair's exponent (2i/d_model in the paper's spacing).
+
+    F gives about ``bits`` significant bits to theta even when it is tiny;
+    the frequency is taken with about bits + log2(theta) + margin bits of
+    relative precision, so that theta itself is known to a few units
+    (a tiny theta needs no more than ``bits``: its error is relative).  The
+    sizing estimate is off by at most 4 + t bits, which the margin 16 + t
+    covers.
+
+    1. theta = n * W * 2**(k - Fw) / m, relative error < 4 * 2**-Fw, floored
+       once: as T with F fraction bits its error is below
+       |T| * 2**(3 - Fw) + 2 units.
+    2. Quadrant q = round(theta / (pi/2)); r = T - q * H with H = pi/2 to 1
+       unit: error of r <= error of T + |q|.
+    3. sin and cos of |r| <= pi/4 by Taylor, terms floored from the last
+       (< 2 units each, the alternating tail < 1 unit); sin and cos are
+       1-Lipschitz, so the error of r carries over unchanged.
+    4. The quadrant permutes and negates the pair exactly.
+    """
+    n, m = position
+    log2_angle = frequencies.log2_angle(position, exponent)
+    margin = 16 + exponent[0] // exponent[1]
+    if log2_angle < -(bits + margin):
+        # |theta| < 2**-G, G = bits + margin - (4 + t): sin is 0 and cos 1 within a unit of G bits
+        # (1 - cos < theta**2 / 2); an absolute answer needs no more.
+        G = bits + 12
+        return 0, 1 << G, G, 2
+    F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + margin
+    Fw = F + log2_angle + margin
+    W, k = frequencies.frequency(exponent, Fw)
+    shift = k - Fw + F
+    product = n * W
+    T = (product << shift) // m if shift >= 0 else product // (m << -shift)
+    error = ((T if T >= 0 else -T) >> (Fw - 3)) + 2
+    if -(1 << (F - 1)) < T < 1 << (F - 1):
+        q, r = 0, T  # |theta| < 1/2 < pi/4: no reduction, and no pi to F bits
+    else:
+        H = _pi(F - 1)  # pi / 2 with F fraction bits
+        q = (2 * T + H) // (2 * H)
+        r = T - q * H
+        error += q if q >= 0 else -q
+    negative_r = r < 0
+    a = -r if negative_r else r
+    a_squared = (a * a) >> F
+    sine, sine_terms = _alternating_series(a, a_squared, 1, F)
+    cosine, cosine_terms = _alternating_series(1 << F, a_squared, 0, F)
+    if negative_r:
+        sine = -sine
+    error += 2 * (sine_terms + cosine_terms) + 2
+    quadrant = q & 3
+    if quadrant == 0:
+        return sine, cosine, F, error
+    if quadrant == 1:
+        return cosine, -sine, F, error
+    if quadrant == 2:
+        return -sine, -cosine, F, error
+    return -cosine, sine, F, error
+
+
+def _isqrt(n: int) -> int:
+    """floor(sqrt(n)) for an integer n >= 0, by Newton's method on integers (math.isqrt is 3.8+ CPython only)."""
+    if n < 2:
+        return n
+    x = 1 << ((_bit_length(n) + 1) // 2)
+    while True:
+        y = (x + n // x) // 2
+        if y >= x:
+            return x
+        x = y
+
+
+def _power_mod(x: int, e: int, modulus: int) -> int:
+    """x**e % modulus by squaring (MicroPython's pow may lack its third argument)."""
+    result, x = 1 % modulus, x % modulus
+    while e:
+        if e & 1:
+            result = result * x % modulus
+        x = x * x % modulus
+        e >>= 1
+    return result
+
+
+def _root(n: int, b: int) -> "Optional[int]":
+    """The integer b-th root of n >= 0 if n is a perfect b-th power, else None."""
+    if n < 2 or b == 1:
+        return n
+    if b >= _bit_length(n):
+        return None  # 2**b > n: no whole root but 1
+    low, high = 1, 1 << (_bit_length(n) // b + 1)
+    while low < high:
+        middle = (low + high) // 2
+        if middle**b < n:
+            low = middle + 1
+        else:
+            high = middle
+    return low if low**b == n else None
+
+
+def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "Tuple[int, int]":
+    """v * sqrt(p/q) in v's units, for |v| <= 2**F + error (sqrt(p/q) taken to F bits), and its error bound in units.
+
+    s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
+    With v = V + e and s = S - f (f <= 2): v s / 2**F is off by at most
+    |e| (s + 4) / 2**F + 2 |V| / 2**F + 1 for the floor, so the error is at
+    most error * ceil((s + 4) / 2**F) + 4 units.
+    """
+    if not isinstance(scale, tuple):
+        # A transcendental scale, s within e units: the product is off by
+        # at most (error s + (|v| + error) e) / 2**F, plus 1 for the floor.
+        s, e = scale.fixed(F)
+        return (v * s) >> F, ((error * s + ((v if v >= 0 else -v) + error) * e) >> F) + 2
+    p, q = scale
+    s = _isqrt((p << (2 * F)) // q)
+    return (v * s) >> F, error * ((s + (1 << F) + 3) >> F) + 4
+
+
+def _rational_element(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+) -> "Optional[Tuple[int, int]]":
+    """The element as a fraction (n, m) when it is rational, else None.
+
+    The element is scale**0.5 * sin or cos, so its square is a fraction
+    times the square of the sine or cosine.  The angle 0 gives sin 0 and
+    cos 1.  In full turns the angle is 2 pi x; when x is rational, sin**2 is
+    (1 - cos(4 pi x)) / 2, rational exactly when 8 x or 12 x is whole
+    (Niven's theorem on cos(4 pi x)).  Any other element is irrational.
+    """
+    n, m = position
+    if n == 0:
+        unit: "Optional[Tuple[int, Tuple[int, int]]]" = (0, (0, 1)) if kind == _SINE else (1, (1, 1))
+    elif frequencies.full_turns:
+        unit = _turn_square(position, kind, exponent, frequencies)
+    else:
+        return None
+    if unit is None:
+        return None
+    sign, (a, b) = unit
+    if sign == 0:
+        return 0, 1
+    if not isinstance(scale, tuple):
+        return None  # a transcendental scale times a non-zero rational
+    a, b = _reduced(a * scale[0], b * scale[1])
+    root_a, root_b = _root(a, 2), _root(b, 2)
+    if root_a is None or root_b is None:
+        return None
+    return sign * root_a, root_b
+
+
+# cos(pi j / 6) for j = 0 .. 11, where it is rational.
+_SIXTHS_COSINE = {0: (1, 1), 2: (1, 2), 3: (0, 1), 4: (-1, 2), 6: (-1, 1), 8: (-1, 2), 9: (0, 1), 10: (1, 2)}
+
+
+def _turn_square(
+    position: "Tuple[int, int]", kind: int, exponent: "Tuple[int, int]", frequencies: "_Frequencies"
+) -> "Optional[Tuple[int, Tuple[int, int]]]":
+    """(sign, square) of sin or cos of 2 pi x, x = position * scale * base**(-t), when the square is rational; else None.
+
+    With k = 24 x mod 24 whole, the angle is pi k / 12, and
+    sin**2 = (1 - cos(pi k / 6)) / 2, cos**2 = (1 + cos(pi k / 6)) / 2.
+    """
+    a, b = exponent
+    divisor = _gcd(a, b)
+    a, b = a // divisor, b // divisor
+    base_n, base_m = frequencies.base
+    # With a/b in lowest terms, base**(a/b) is rational exactly when both
+    # parts of base are b-th powers.
+    root_n, root_m = _root(base_n, b), _root(base_m, b)
+    if root_n is None or root_m is None:
+        return None  # base**t is irrational, and so is x
+    numerator = 24 * position[0] * frequencies.scale[0]
+    denominator = position[1] * frequencies.scale[1]
+    # x * 24 = numerator * root_m**a / (denominator * root_n**a), root_n and root_m coprime:
+    # whole only if root_n**a divides the numerator, which it cannot when it is larger.
+    if root_n > 1 and a * (_bit_length(root_n) - 1) > _bit_length(abs(numerator)):
+        return None
+    denominator *= root_n**a
+    modulus = 24 * denominator
+    twelfths = (numerator * _power_mod(root_m, a, modulus)) % modulus
+    if twelfths % denominator:
+        return None
+    k = twelfths // denominator
+    double = _SIXTHS_COSINE.get(k % 12)
+    if double is None:
+        return None
+    c, d = double
+    if kind == _SINE:
+        return (0 if k % 12 == 0 else 1 if k < 12 else -1), (d - c, 2 * d)
+    return (0 if k % 12 == 6 else 1 if k < 6 or k > 18 else -1), (d + c, 2 * d)
+
+
+def _tiny_angle(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+    bits: int,
+) -> "Tuple[int, int, int]":
+    """(v, F, error): scale**0.5 * sin or cos of a tiny theta, |theta| < 2**-(bits + 12), as v / 2**F.
+
+    The fixed point of _sin_cos would need |log2 theta| bits; here the sine
+    keeps relative precision instead.  sin theta = theta (1 - d) with
+    0 <= d < theta**2 / 6, far below 2**-Fw: v = n W 2**s / m floored is
+    theta in units of 2**-(Fw - k + s), relative error < 4 * 2**-Fw plus the
+    floor, so error <= |v| / 2**(Fw - 3) + 2.  The cosine is 1 - d with
+    d < theta**2 / 2, below a unit of 2**-bits: v = 2**bits, error 1; times
+    the scale's root to bits + 2 bits (error 2 + 1 for the floor).
+    """
+    if kind == _COSINE:
+        G = bits + 2
+        # 1 - cos theta < theta**2 / 2 < 2**-(2 bits + 24): times the scale s, s >> (2 bits + 24) units more.
+        if not isinstance(scale, tuple):
+            s, e = scale.fixed(G)
+            return s, G, e + 3 + (s >> (2 * bits + 24))
+        p, q = scale
+        s = _isqrt((p << (2 * G)) // q)
+        return s, G, 4 + (s >> (2 * bits + 24))
+    Fw = bits + 16
+    W, k = frequencies.frequency(exponent, Fw)
+    n, m = position
+    extra = Fw + _bit_length(m)
+    v = ((n * W) << extra) // m
+    F = Fw - k + extra
+    error = ((v if v >= 0 else -v) >> (Fw - 3)) + 2
+    if scale != (1, 1):
+        G = _bit_length(v if v >= 0 else -v) + 1
+        v, error = _scale_fixed(v, error, scale, G)
+    return v, F, error
+
+
+def _exact_value(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+    dtype: str,
+) -> float:
+    """One correctly rounded element, scale**0.5 * sin or cos, by the Ziv loop: more bits until the rounding is decided.
+
+    ``kind`` is _SINE, _COSINE or _ZERO (a padding column); ``scale`` is the
+    square of the output scale, a fraction.  An element that is rational
+    (_rational_element) is rounded as the fraction it is.  Any other is
+    irrational: for a non-zero angle that is an algebraic number, its sine
+    and cosine are transcendental (Lindemann-Weierstrass); in full turns,
+    sin(2 pi x) for an algebraic irrational x is transcendental
+    (Gelfond-Schneider), and for a rational x algebraic, its product with
+    the scale rational only where _rational_element finds it.  So an
+    element left to the loop is never a number of the format or a midpoint,
+    and the loop ends.
+    """
+    if kind == _ZERO:
+        return 0.0
+    fraction = _rational_element(position, kind, exponent, frequencies, scale)
+    if fraction is not None:
+        return _round_fraction(fraction, dtype)
+    precision = _DTYPES[dtype][0]
+    tiny = frequencies.log2_angle(position, exponent) < -(2 * precision + 24 + exponent[0] // exponent[1])
+    if kind == _COSINE and tiny and isinstance(scale, tuple):
+        # cos of a tiny angle: scale**0.5 * (1 - theta**2 / 2 ...), just below the scale's root, closer to it
+        # than a quarter of the format's spacing; when that root is a number of the format or a midpoint,
+        # the loop could never tell, so round "just below" it here.
+        p, q = scale
+        root_p, root_q = _root(p, 2), _root(q, 2)
+        if root_p is not None and root_q is not None and root_q & (root_q - 1) == 0:
+            return _round_just_below((root_p, root_q), dtype)
+    bits = precision + 32
+    margin = 16 + exponent[0] // exponent[1]
+    while True:
+        if frequencies.log2_angle(position, exponent) < -(bits + margin):
+            v, F, error = _tiny_angle(position, kind, exponent, frequencies, scale, bits)
+        else:
+            sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
+            v = sine if kind == _SINE else cosine
+            if scale != (1, 1):
+                v, error = _scale_fixed(v, error, scale, F)
+        result = _round_fixed(v, F, error, dtype)
+        if result is not None:
+            return result
+        bits *= 2
+
+
+# ---------------------------------------------------------------------------
+# Exact tables: a Chebyshev recurrence per column, and the float64 finish
+# ---------------------------------------------------------------------------
+
+
+# The table kernel's working precision, and the rows between two anchors.
+_TABLE_BITS = 105
+_ANCHOR_INTERVAL = 1024
+
+# Anchors move by whole intervals; they are computed afresh after this many.
+_ANCHOR_JUMPS = 1 << 16
+
+
+def _exact_rows(
+    seq_len: int, d_model: int, convention: "Convention", dtype: str, first: int = 0
+) -> "Iterator[List[float]]":
+    """Yield the correctly rounded rows ``first`` to ``seq_len - 1`` of the table of ``seq_len`` rows."""
+    plan = convention._plan(d_model)
+    exponents = convention._exponents(d_model)
+    frequencies = convention._frequencies()
+    scale = convention._scale_square(d_model)
+    progression = convention._progression(seq_len)
+    if progression is None:
+        fixed = _fixed_rows_at(convention._positions_given()[first:seq_len], plan, exponents, frequencies)
+    else:
+        (start, step), denominator = progression
+        fixed = _fixed_rows(seq_len - first, start + first * step, step, denominator, plan, exponents, frequencies)
+    return _finish_rows(fixed, plan, exponents, frequencies, scale, dtype)
+
+
+def _fixed_rows(
+    count: int,
+    start: int,
+    step: int,
+    denominator: int,
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+    """Yield (position, values, error) for the positions (start + r step) / denominator, r < count.
+
+    The values have P = 105 fraction bits, each within ``error`` units: a
+    Chebyshev recurrence per column, anchored.  Every column x_r (a sine or a
+    cosine of p_r w, p_r = p_0 + r s) obeys x_(r+1) = 2 cos(s w) x_r - x_(r-1),
+    one multiplication per value.  In fixed point, K = 2 cos(s w) is rounded
+    (error <= 1 unit), and each step floors (< 1 unit): the step's local
+    error tau is below 2.01 units.  The error e_r then obeys the same
+    recurrence, so
+
+        |e_r| <= |e_1| |U_(r-1)| + |e_0| |U_(r-2)| + sum |tau_k| |U_(r-1-k)|
+
+    with U the Chebyshev polynomials of the second kind, |U_n(cos s w)| <= n + 1.
+    With |e_0|, |e_1| <= 1 this is at most 1.005 r**2 + r + 1 units, below
+    2**21 for r < 1024 rows after an anchor.
+
+    Anchors: (cos, sin) of each pair at rows 0, 1024, 2048, ... with
+    P + 24 bits, each from the last by one multiplication by exp(1024 i s w)
+    (computed directly, error <= 1 unit), adding at most 3 units of that grid
+    a time; after 2**16 such jumps the anchor is computed directly again.  So
+    the anchor and its successor, rounded to P bits, are within 1 unit.  A
+    padding column is 0 throughout (its multiplier is 0).
+    """
+    P = _TABLE_BITS
+    fine = P + 24
+    rotors: "List[Tuple[int, int]]" = []
+    twice_cos: "List[int]" = []
+    for exponent in exponents:
+        sine, cosine, F, _ = _sin_cos((step, denominator), exponent, frequencies, fine + 8)
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()  # So that what each pair keeps fills the holes of the series: see _garbage_collector.
+        rotors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+        twice_cos.append(_round_shift(cosine, F - P - 1))
+    # One multiplier per column, in the row's order; 0 keeps a padding column 0.
+    multipliers = [0 if kind == _ZERO else twice_cos[pair] for kind, pair in plan]
+    to_table = fine - P
+    jumps: "List[Tuple[int, int]]" = []
+    anchors = [_anchor((start, denominator), exponent, frequencies, fine) for exponent in exponents]
+    for block, first in enumerate(range(0, count, _ANCHOR_INTERVAL)):
+        if block and block % _ANCHOR_JUMPS == 0:
+            anchors = [_anchor((start + first * step, denominator), e, frequencies, fine) for e in exponents]
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()  # The series' garbage, before the rows: see _garbage_collector.
+        previous = _arrange(anchors, plan, to_table)
+        current = _arrange(
+            [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)],
+            plan,
+            to_table,
+        )
+        rows_in_block = min(_ANCHOR_INTERVAL, count - first)
+        if first + rows_in_block < count:
+            # The next block's anchors, one jump on (the jumps made when first needed).
+            if not jumps:
+                for exponent in exponents:
+                    sine, cosine, F, _ = _sin_cos(
+                        (_ANCHOR_INTERVAL * step, denominator), exponent, frequencies, fine + 8
+                    )
+                    jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+            anchors = [
+                ((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)
+            ]
+        else:
+            # The last block needs only its two rows and the multipliers: a board gets the rest of the heap back.
+            anchors = rotors = jumps = []
+        for r in range(rows_in_block):
+            if r == 0:
+                values = previous
+            elif r == 1:
+                values = current
+            else:
+                previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
+                values = current
+            yield (start + (first + r) * step, denominator), values, r * r + (r * r >> 7) + r + 1
+
+
+def _fixed_rows_at(
+    positions: "List[Tuple[int, int]]",
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+    """Yield (position, values, error) for positions given one by one: each pair computed directly, error <= 1 unit."""
+    for position in positions:
+        pairs = [_anchor(position, exponent, frequencies, _TABLE_BITS) for exponent in exponents]
+        yield position, _arrange(pairs, plan, 0), 1
+
+
+def _anchor(
+    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: "_Frequencies", F: int
+) -> "Tuple[int, int]":
+    """(cos, sin) of position * w with F fraction bits, error <= 1 unit."""
+    if position[0] == 0:
+        return 1 << F, 0
+    sine, cosine, G, _ = _sin_cos(position, exponent, frequencies, F + 8)
+    return _round_shift(cosine, G - F), _round_shift(sine, G - F)
+
+
+def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shift: int) -> "List[int]":
+    """The row's columns from each pair's (cos, sin), rounded ``shift`` bits down, in the plan's order."""
+    return [0 if kind == _ZERO else _round_shift(pairs[pair][kind == _SINE], shift) for kind, pair in plan]
+
+
+# The float64 finish of a table row, P = 105 fraction bits, written out in
+# _exact_rows: (v >> 53) * 2**-52 + (v & _LOW_MASK) * 2**-105.
+#
+# Rounding: v = high * 2**53 + low with |high| < 1.5 * 2**52 + 1 (a value
+# below 1.5, as _finish_rows ensures) and 0 <= low < 2**53.  Multiplying an int by a float converts the int first,
+# exactly for these (CPython rounds correctly, and MicroPython too accumulates
+# integers below 2**53 exactly); the scalings by powers of two are exact, and
+# the one addition is correctly rounded by IEEE 754: the result is v rounded
+# to nearest, ties to even.
+#
+# Deciding: the error is below 2**21 units.  If (v + 2**21) mod 2**40 >= 2**22,
+# that is if bits 22 to 39 of v + 2**21 are not all zero, no multiple of 2**40
+# lies within 2**21 of v; the rounding boundaries of a value of magnitude
+# above 2**-11 (at least 94 bits; above 1, coarser still) are such multiples, so v rounds as the true
+# value does.  Smaller values, or a failed test, take the general path.
+_HALF_WINDOW = 1 << 21
+_WINDOW_BITS = (1 << 40) - (1 << 22)
+_LOW_MASK = (1 << 53) - 1
+
+
+def _finish_constants() -> "Tuple[float, float, float]":
+    """2**-52 and 2**-105, the scales of the two halves, and 2**-11, the smallest value decided.
+
+    Made on first use, from bits: importing the module needs no struct.
+    """
+    return _power_of_two(-52), _power_of_two(-105), _power_of_two(-11)
+
+
+def _finish_rows(
+    fixed: "Iterator[Tuple[Tuple[int, int], List[int], int]]",
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+    dtype: str,
+) -> "Iterator[List[float]]":
+    """Round each row of fixed-point values to dtype, times the output scale.
+
+    The float64 rows are finished by the arithmetic stated beside
+    _HALF_WINDOW when the scale is at most 1 and the error below 2**21; a value whose rounding that cannot
+    decide goes to _round_fixed, and if that cannot either, to the Ziv loop
+    of _exact_value.
+    """
+    P = _TABLE_BITS
+    scaled = scale != (1, 1)
+    if isinstance(scale, tuple):
+        multiplier, multiplier_error = _isqrt((scale[0] << (2 * P)) // scale[1]), 0
+    else:
+        multiplier, multiplier_error = scale.fixed(P)
+    transcendental = not isinstance(scale, tuple)
+    # The float64 finish needs |v| < 1.5 * 2**105 (a scale below 1.5), and an addition that rounds once.
+    float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1) and _addition_rounds_once()
+    high, low, smallest = _finish_constants()
+    for position, values, error in fixed:
+        if scaled:
+            # As _scale_fixed, with the multiplier computed once.
+            values = [(v * multiplier) >> P for v in values]
+            if transcendental:
+                # As _scale_fixed's transcendental case, with |v| <= 2**P + error.
+                error = ((error * multiplier + ((1 << P) + 2 * error) * multiplier_error) >> P) + 2
+            else:
+                error = error * ((multiplier + (1 << P) + 3) >> P) + 4
+        if float64 and error < _HALF_WINDOW:
+            # The finish and the window test stated beside _HALF_WINDOW,
+            # written out: a call per value would cost a third more.
+            # Undecided values become 0.0, which the check below catches
+            # with the small ones.  The literals are _LOW_MASK,
+            # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
+            row: "List[Optional[float]]" = [
+                (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
+                for v in values
+            ]
+            if min(map(abs, row)) <= smallest:  # type: ignore[arg-type]
+                _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
+        else:
+            row = [_round_fixed(v, P, error, dtype) for v in values]
+            if None in row:
+                _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()
+        yield row  # type: ignore[misc]
+
+
+def _complete_row(
+    row: "List[Optional[float]]",
+    values: "List[int]",
+    position: "Tuple[int, int]",
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+    dtype: str,
+    error: int,
+) -> None:
+    """Decide the elements the fast finish left open: by _round_fixed, else by the Ziv loop."""
+    smallest = _finish_constants()[2]
+    if dtype == "float64":
+        # A comprehension finds the few open elements faster than a loop over the plan.
+        open_dims = [dim for dim, element in enumerate(row) if element is None or -smallest <= element <= smallest]
+    else:
+        open_dims = [dim for dim, element in enumerate(row) if element is None]
+    for dim in open_dims:
+        kind, pair = plan[dim]
+        if kind == _ZERO:
+            row[dim] = 0.0
+            continue
+        element = _round_fixed(values[dim], _TABLE_BITS, error, dtype)
+        if element is None:
+            element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
+        row[dim] = element
+
+
+# ---------------------------------------------------------------------------
+# Oracle: compare a table with the exact one
 # ---------------------------------------------------------------------------
 #
 # The default verdict promises one thing a user can check by hand: every
@@ -2324,247 +2728,21 @@ def _convention(
 # (past 2**p, where its numbers are more than 1 apart), no computation in it
 # can give the table, and the default verdict does not pass.
 
+
 # The cap on the default tolerance, and on any element's allowance.
 _CAP = 1.0 / 1024
+
 # Rows the diagnosis samples when it tries candidates: the first ones and a spread.
 _SAMPLE_ROWS = 48
+
 # A candidate explains the table when it reproduces this share of the
 # sampled elements, or when what it does not reproduce is local damage of at
 # most _DAMAGE_ITEMS items.
 _EXPLAINED_SHARE = 0.99
 _DAMAGE_ITEMS = 8
+
 # Failing rows the damage analysis looks at, at most.
 _DAMAGE_ROWS = 256
-
-
-class Report:
-    """What ``compare`` found: the errors of a table against the exact reference.
-
-    ``ok`` tells whether the table passes; ``str(report)`` says why in
-    words, with the diagnosis of a mismatch.  ``atol`` and ``ulps`` are
-    None for the default tolerance.
-    """
-
-    def __init__(
-        self,
-        shape: "Tuple[int, int]",
-        convention: str,
-        dtype: str,
-        atol: "Optional[float]",
-        ulps: "Optional[float]",
-        failures: int,
-        max_abs_error: float,
-        max_ulp_error: float,
-        worst: "Optional[Tuple[int, int, float, float]]",
-        diagnosis: "Optional[str]",
-        not_finite: "Sequence[Tuple[int, int, float]]" = (),
-        not_finite_count: int = 0,
-        unrepresentable: "Optional[str]" = None,
-    ) -> None:
-        self.shape = shape
-        self.convention = convention
-        self.dtype = dtype
-        self.atol = atol
-        self.ulps = ulps
-        self.failures = failures
-        self.max_abs_error = max_abs_error
-        self.max_ulp_error = max_ulp_error
-        #: (row, column, actual, expected) of the largest absolute error among finite elements.
-        self.worst = worst
-        self.diagnosis = diagnosis
-        #: (row, column, value) of the first NaN or infinite elements, and how many there are.
-        self.not_finite = list(not_finite)
-        self.not_finite_count = not_finite_count
-        #: Why the default tolerance cannot pass this table in its format, or None.
-        self.unrepresentable = unrepresentable
-        #: What the table was compared with, in words, and the default rule (compare_rope sets its own).
-        self.subject = f"the {convention} convention"
-        self.rule: "Optional[str]" = None
-        #: What explains a mismatch, as keys (compare_rope's; empty when nothing is named).
-        self.causes: "Tuple[str, ...]" = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.failures == 0 and self.unrepresentable is None
-
-    @property
-    def count(self) -> int:
-        return self.shape[0] * self.shape[1]
-
-    def __repr__(self) -> str:
-        return f"<Report {'ok' if self.ok else 'mismatch'}: {self.failures} of {self.count} outside tolerance>"
-
-    def tolerance(self) -> str:
-        """The rule an element must meet, in words."""
-        if self.atol is None and self.ulps is None:
-            if self.rule is not None:
-                return self.rule
-            precision = _DTYPES[self.dtype][0]
-            if 5 - precision >= -10:
-                return "default tolerance 2**-10"  # the cap is below even the allowance at angle 0
-            return f"default tolerance min(2**-10, 2**{5 - precision} * (1 + |angle|))"
-        parts = []
-        if self.atol is not None:
-            parts.append("atol=0, exact" if self.atol == 0 else f"atol={self.atol:.3g}")
-        if self.ulps is not None:
-            parts.append(f"ulps={self.ulps:g}")
-        return " or ".join(parts)
-
-    def __str__(self) -> str:
-        rows, columns = self.shape
-        lines = [
-            f"{rows} x {columns} table against the exact {self.dtype} values of {self.subject}"
-            f" ({self.tolerance()})"
-        ]
-        if self.not_finite_count < self.count and self.max_abs_error == self.max_abs_error:
-            lines.append(f"max abs error {self.max_abs_error:.3g}, max {self.max_ulp_error:.3g} ulps of {self.dtype}")
-        if self.worst is not None and self.max_abs_error > 0:
-            row, column, actual, expected = self.worst
-            lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
-        if self.not_finite_count:
-            lines.append(_not_finite_text(self.not_finite, self.not_finite_count, self.dtype))
-        if self.unrepresentable is not None:
-            lines.append(self.unrepresentable)
-        verdict = "within tolerance" if self.ok else "MISMATCH"
-        if self.failures == 0 and not self.ok:
-            verdict = "NOT PASSED"
-        if self.max_abs_error != self.max_abs_error:
-            lines.append(f"no element compared: {verdict}")  # NaN: there was nothing to compare with
-        else:
-            lines.append(f"{self.failures} of {self.count} elements outside the tolerance: {verdict}")
-        if self.diagnosis:
-            lines.append(self.diagnosis)
-        return "\n".join(lines)
-
-
-def compare(
-    actual: object,
-    *,
-    dtype: str = "float64",
-    atol: "Optional[float]" = None,
-    ulps: "Optional[float]" = None,
-    convention: "Optional[Convention]" = None,
-    **fields: object,
-) -> Report:
-    """Compare a table with the exact encoding of its shape; return a Report.
-
-    >>> report = compare(encoding(4, 4))
-    >>> report.ok, report.shape
-    (True, (4, 4))
-    >>> print(report)
-    4 x 4 table against the exact float64 values of the paper convention (default tolerance min(2**-10, 2**-48 * (1 + |angle|)))
-    max abs error 0, max 0 ulps of float64
-    0 of 16 elements outside the tolerance: within tolerance
-
-    ``actual`` is any 2-D sequence of numbers: nested lists, a numpy array
-    or a torch tensor (read by ``tolist()`` or iteration; neither library is
-    imported).  Its shape sets seq_len and d_model.  Each value is first
-    rounded to ``dtype``, as storing it in such an array would; the
-    reference is the exact value rounded to ``dtype``.
-
-    By default an element passes when its error is at most
-    ``min(2**-10, 2**(5-p) * (1 + |angle|))`` for a format of ``p`` bits and
-    the element's angle: a faithful computation in the format passes, and
-    an error of ``1e-3`` never does.  With ``atol`` or ``ulps`` an element
-    passes when its error is at most ``atol`` or it is at most ``ulps``
-    numbers of ``dtype`` away; ``atol=0`` demands the exact values:
-
-    >>> table = encoding(6, 4, exact=True)
-    >>> table[2][1] = 0.5
-    >>> report = compare(table, atol=0)
-    >>> report.ok, report.failures, report.worst
-    (False, 1, (2, 1, 0.5, -0.4161468365471424))
-
-    A table that does not match gets a diagnosis, which names a convention,
-    a known mistake or local damage only if it explains the table:
-
-    >>> print(report.diagnosis)
-    Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147.
-    >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
-    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
-    """
-    table = _as_table(actual)
-    seq_len, d_model = len(table), len(table[0])
-    dtype = _check_dtype(dtype, True)
-    asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
-    asked._check_rows(seq_len)
-    asked._exponents(d_model)  # refuses a shift too large for this width
-    if atol is not None:
-        atol = _check_tolerance("atol", atol)
-    if ulps is not None:
-        ulps = _check_tolerance("ulps", ulps)
-    rounded = [_round_row(row, dtype) for row in table]
-    # NaN and infinity, and values beyond the format's range (rounded to infinity), as read.
-    not_finite = [
-        (r, c, read[c])
-        for r, (row, read) in enumerate(zip(rounded, table))
-        if not -_INF < sum(row) < _INF
-        for c, x in enumerate(row)
-        if not -_INF < x < _INF
-    ]
-    table = rounded
-    allowance = _Allowance(asked, seq_len, d_model, dtype)
-    if asked.odd == "error" and d_model % 2:
-        # The convention has no table of this width: nothing to compare with.
-        text = f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
-        return Report(
-            (seq_len, d_model),
-            asked._name(),
-            dtype,
-            atol,
-            ulps,
-            0,
-            _NAN,
-            _NAN,
-            None,
-            _diagnose(table, None, dtype, {}, not_finite, asked),
-            not_finite[:5],
-            len(not_finite),
-            text,
-        )
-    comparison = _Comparison(allowance, dtype, atol, ulps)
-    expected_rows = _exact_rows(seq_len, d_model, asked, dtype)
-    rows_with_not_finite = set(r for r, _, _ in not_finite)
-    for r, (row, expected_row) in enumerate(zip(table, expected_rows)):
-        comparison.add(r, row, expected_row, r in rows_with_not_finite)
-    unrepresentable = None
-    if atol is None and ulps is None:
-        unrepresentable = allowance.unrepresentable(seq_len)
-    diagnosis: "Optional[str]" = None
-    if comparison.failures:
-        diagnosis = _diagnose(table, asked, dtype, comparison.damaged, not_finite, asked)
-    return Report(
-        (seq_len, d_model),
-        asked._name(d_model),
-        dtype,
-        atol,
-        ulps,
-        comparison.failures,
-        comparison.max_abs,
-        comparison.max_ulps,
-        comparison.worst,
-        diagnosis,
-        not_finite[:5],
-        len(not_finite),
-        unrepresentable,
-    )
-
-
-def assert_close(actual: object, **options: "Any") -> None:
-    """Raise AssertionError, carrying compare()'s report, unless the table passes.
-
-    For a test suite, as ``numpy.testing.assert_allclose``:
-
-    >>> assert_close(encoding(8, 16))
-    >>> try:
-    ...     assert_close(encoding(8, 16, preset="guided-diffusion"))
-    ... except AssertionError as error:
-    ...     print(str(error).splitlines()[-1])
-    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element.
-    """
-    report = compare(actual, **options)
-    if not report.ok:
-        raise AssertionError(str(report))
 
 
 def _as_table(actual: object, name: str = "actual") -> "List[List[float]]":
@@ -2629,15 +2807,6 @@ def _iterate(thing: object) -> "Optional[Iterator[object]]":
         return None
 
 
-def _check_tolerance(name: str, tolerance: object) -> float:
-    number = _real_number(tolerance)
-    if number is None:
-        raise TypeError(f"{name} must be a number, got {type(tolerance).__name__} {_short(tolerance)}")
-    if not 0.0 <= number < _INF:
-        raise ValueError(f"{name} must be finite and at least 0, got {_short(tolerance)}")
-    return number
-
-
 def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtype: str) -> str:
     shown = ", ".join(
         f"[{r}][{c}] is {x!r}" + ("" if x != x or x in (_INF, -_INF) else f", beyond {dtype}'s range")
@@ -2646,61 +2815,6 @@ def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtyp
     more = f", and {count - 5} more" if count > 5 else ""
     what = "element is not a finite number" if count == 1 else "elements are not finite numbers"
     return f"{count} {what}: {shown}{more}"
-
-
-def _round_row(row: "List[float]", dtype: str) -> "List[float]":
-    """Round each value to dtype, to nearest, ties to even; beyond its range, to infinity."""
-    if dtype == "float64":
-        return row
-    import struct
-
-    code = "f" if dtype == "float32" else "e" if dtype == "float16" else ""
-    try:
-        if code:
-            layout = f"<{len(row)}{code}"
-            return list(struct.unpack(layout, struct.pack(layout, *row)))
-        return _round_row_to_bfloat16(row)
-    except (OverflowError, struct.error):
-        pass  # beyond the format's range, or no such code (MicroPython): one by one
-    return [_round_to_format(x, dtype) for x in row]
-
-
-def _round_row_to_bfloat16(row: "List[float]") -> "List[float]":
-    """Round to bfloat16 on the float64 bits: keep 8 significant bits, to nearest, ties to even.
-
-    Adding 2**44 - 1 plus the last kept bit, then clearing the 45 bits below
-    it, rounds the significand to nearest even; a carry moves into the
-    exponent as it should.  That holds for zero and where bfloat16 is normal,
-    2**-126 <= |x| < 2**128 (biased float64 exponents 897 to 1150); anything
-    else, and a carry to 2**128, raises OverflowError for the one-by-one path.
-    """
-    import struct
-
-    layout = f"<{len(row)}"
-    bits = struct.unpack(layout + "Q", struct.pack(layout + "d", *row))
-    rounded = []
-    for b in bits:
-        if not b & 0x7FFFFFFFFFFFFFFF:
-            rounded.append(b)  # a zero of either sign
-            continue
-        if not 897 <= (b >> 52) & 0x7FF <= 1150:
-            raise OverflowError("outside bfloat16's normal range")
-        b = ((b + 0xFFFFFFFFFFF + ((b >> 45) & 1)) >> 45) << 45
-        if (b >> 52) & 0x7FF > 1150:
-            raise OverflowError("beyond bfloat16's range")
-        rounded.append(b)
-    return list(struct.unpack(layout + "d", struct.pack(layout + "Q", *rounded)))
-
-
-def _round_to_format(x: float, dtype: str) -> float:
-    if not -_INF < x < _INF:
-        return x
-    rounded = _round_float(x, dtype)
-    precision, emin, _ = _DTYPES[dtype]
-    largest = (2.0 - _power_of_two(1 - precision)) * _power_of_two(1 - emin)
-    if rounded > largest:
-        return _INF
-    return -_INF if rounded < -largest else rounded
 
 
 def _ordered(values: "List[float]", dtype: str) -> "List[int]":
@@ -2825,9 +2939,7 @@ class _Comparison:
         else:
             # A NaN or infinite element fails whatever its place (its substitute's is meaningless).
             self.failures += sum(
-                1
-                for error, n in zip(errors, apart)
-                if not (error <= self.atol or (error < _INF and n <= self.ulps))
+                1 for error, n in zip(errors, apart) if not (error <= self.atol or (error < _INF and n <= self.ulps))
             )
 
 
@@ -3210,9 +3322,14 @@ def _moved_rows(moved: "Dict[int, int]") -> "List[str]":
         done.update(range(r, end + 1))
         shift = q - r
         if end > r:
-            what = "each one position later (as if a row were missing before them)" if shift == 1 else (
-                "each one position earlier (as if a row were repeated before them)" if shift == -1
-                else f"each {abs(shift)} positions {'later' if shift > 0 else 'earlier'}"
+            what = (
+                "each one position later (as if a row were missing before them)"
+                if shift == 1
+                else (
+                    "each one position earlier (as if a row were repeated before them)"
+                    if shift == -1
+                    else f"each {abs(shift)} positions {'later' if shift > 0 else 'earlier'}"
+                )
             )
             items.append(f"rows {r} to {end}, {what}")
         else:
@@ -3294,9 +3411,7 @@ def _describe(convention: "Convention", d_model: int) -> str:
         ]
         return f"{_describe(plain, d_model)}, with {' and '.join(changed)}"
     key = convention._table_key(d_model)
-    name, closest = max(
-        PRESETS.items(), key=lambda item: _agreement(item[1]._table_key(d_model), key)
-    )
+    name, closest = max(PRESETS.items(), key=lambda item: _agreement(item[1]._table_key(d_model), key))
     differences = []
     for field, mine, theirs in zip(_FIELDS, convention._fields, closest._fields):
         if mine == theirs or (field == "odd" and d_model % 2 == 0):
@@ -3324,6 +3439,7 @@ def _agreement(left: "Tuple[object, ...]", right: "Tuple[object, ...]") -> int:
 
 # Bases tried by the diagnosis besides the one asked for.
 _OTHER_BASES = (100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0)
+
 # The steps of the computation a precision mistake can round, and the formats it rounds to.
 _STEPS = ("positions", "frequencies", "angles", "output")
 
@@ -3417,7 +3533,9 @@ def _mistakes(table: "List[List[float]]", convention: "Convention", dtype: str) 
         )
     )
     if convention.layout == "interleaved":
-        swapped = [(_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan]
+        swapped = [
+            (_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan
+        ]
         sines = [dim for dim, (kind, _) in enumerate(plan) if kind == _SINE]
         if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
             swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
@@ -3533,99 +3651,9 @@ def _rounded_step(convention: "Convention", seq_len: int, d_model: int, narrow: 
         what = f"positions rounded to {narrow} (it holds whole numbers exactly only up to {limit})"
     else:
         what = f"{step} rounded to {narrow}"
-    return _Candidate(f"the {name} convention with its {what}", make_row, convention, seq_len, precision=_DTYPES[narrow][0])
-
-
-# ---------------------------------------------------------------------------
-# Validation
-# ---------------------------------------------------------------------------
-
-
-def _short(value: object) -> str:
-    """Return ``repr(value)``, cut short when it would swamp a message."""
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
-
-
-def _check_integer(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` as an int, or raise TypeError or ValueError naming ``name``."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        # Accept integer types of other libraries (numpy.int64) by __index__;
-        # refuse bool, whose __index__ would turn True into 1.
-        index = getattr(type(value), "__index__", None)
-        if index is None or isinstance(value, bool):
-            raise TypeError(f"{name} must be an integer, got {type(value).__name__} {_short(value)}")
-        value = index(value)
-    assert isinstance(value, int)
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
-def _check_exact(exact: object) -> bool:
-    return _check_flag("exact")(exact)
-
-
-def _check_choice(name: str, value: object, choices: "Sequence[str]") -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, got {type(value).__name__} {_short(value)}")
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(value)}")
-    return value
-
-
-def _check_dtype(dtype: object, exact: bool = False) -> str:
-    """dtype checked; with exact (or a check, which compares exact values), one this runtime's floats can hold."""
-    if not isinstance(dtype, str):
-        raise TypeError(f"dtype must be a str, got {type(dtype).__name__} {_short(dtype)}")
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {_short(dtype)}")
-    if exact and dtype == "float64" and _single_precision():
-        raise ValueError(
-            "dtype must be float32, bfloat16 or float16 for exact values on this runtime, whose floats are"
-            " single precision (24 bits), got 'float64'"
-        )
-    return dtype
-
-
-_SINGLE: "List[bool]" = []
-
-
-def _single_precision() -> bool:
-    """Whether this runtime's floats are single precision, as MicroPython's on most boards (ESP32, RP2040...).
-
-    There a float64 cannot be held, so exact float64 values are refused;
-    float32, bfloat16 and float16 values are built from integers as
-    everywhere, and have the same bits.  Decided once, on first use, at run
-    time (a constant folded by a cross-compiler would answer for its host).
-    """
-    if not _SINGLE:
-        one = _power_of_two(0)
-        _SINGLE.append(one + _power_of_two(-30) == one)
-    return _SINGLE[0]
-
-
-
-
-def _make_presets() -> "Dict[str, Convention]":
-    # Built from checked forms, not through Convention(), with little garbage;
-    # on MicroPython that garbage is collected before the next preset is made,
-    # so that what the presets keep is not left scattered through it.
-    presets = {}
-    for name, (_, changes) in _PRESETS.items():
-        fields: "List[object]" = list(_DEFAULT_FIELDS)
-        for field, inner in changes:
-            fields[_FIELDS.index(field)] = inner
-        convention = presets[name] = object.__new__(Convention)
-        convention._fields = _checked_fields(dict(zip(_FIELDS, fields)), checked=True)
-        convention._preset = name
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()
-    return presets
-
-
-# The frameworks' conventions by name (made here, once the checks they use exist).
-PRESETS = _make_presets()
+    return _Candidate(
+        f"the {name} convention with its {what}", make_row, convention, seq_len, precision=_DTYPES[narrow][0]
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -3641,196 +3669,6 @@ PRESETS = _make_presets()
 # and source.  The exact kernel above computes them: a _RopeFrequencies is
 # a frequency law like _Frequencies, one per pair, and an attention factor
 # that is not rational is an _AttentionFactor, computed to the bits asked.
-
-def rope(
-    seq_len: int,
-    head_dim: int,
-    *,
-    base: "Optional[object]" = None,
-    layout: str = "half",
-    scaling: "Optional[object]" = None,
-    positions: "Optional[object]" = None,
-    exact: bool = False,
-    dtype: str = "float64",
-) -> "Tuple[List[List[float]], List[List[float]]]":
-    """Return a rotary embedding's cos and sin caches: each seq_len rows of head_dim floats.
-
-    >>> cos, sin = rope(3, 4)
-    >>> [round(x, 6) for x in cos[2]]
-    [-0.416147, 0.9998, -0.416147, 0.9998]
-    >>> [round(x, 6) for x in sin[2]]
-    [0.909297, 0.019999, 0.909297, 0.019999]
-
-    Pair k of the head turns position p by the angle p * w_k, w_k =
-    base**(-2k/head_dim), the encoding's frequencies.  ``layout="half"``
-    (HF transformers' rotate_half, GPT-NeoX) repeats the pairs' values,
-    ``"interleaved"`` (GPT-J, Meta's Llama) doubles each:
-
-    >>> [round(x, 6) for x in rope(3, 4, layout="interleaved")[0][2]]
-    [-0.416147, -0.416147, 0.9998, 0.9998]
-
-    ``scaling`` takes a model's rope parameters as HF transformers writes
-    them (``config.rope_parameters``): ``rope_type`` linear, dynamic, yarn,
-    llama3 or longrope, with that variant's keys; docs/rope.md gives each
-    formula.  ``positions`` gives the rows' positions, any real numbers.
-    With ``exact=True`` every value is correctly rounded to ``dtype``, the
-    same bits on every platform:
-
-    >>> scaling = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096}
-    >>> cos, sin = rope(2, 128, base=500000, scaling=scaling, exact=True, dtype="bfloat16")
-    >>> cos[0][0], cos[1][:3]
-    (1.140625, [0.61328125, 0.78125, 0.8984375])
-
-    Position 0 gives cos 1 times YaRN's attention factor, 0.1 ln 4 + 1.
-    """
-    seq_len = _check_integer("seq_len", seq_len, 0)
-    setup = _Rope(head_dim, base, layout, scaling)
-    given = _rope_positions(positions, seq_len)
-    exact = _check_exact(exact)
-    dtype = _check_dtype(dtype, exact)
-    if 2 * seq_len * setup.head_dim > _MAX_TABLE:
-        raise ValueError(f"seq_len * head_dim must be at most {_MAX_TABLE // 2} for rope(), got {seq_len * setup.head_dim}")
-    h = setup.pairs
-    cos_rows, sin_rows = [], []
-    for row in _rope_pairs(setup, seq_len, given, exact, dtype):
-        cos_rows.append(_rope_arrange(setup, row[:h]))
-        sin_rows.append(_rope_arrange(setup, row[h:]))
-    return cos_rows, sin_rows
-
-
-def apply_rope(
-    x: object,
-    *,
-    base: "Optional[object]" = None,
-    layout: str = "half",
-    scaling: "Optional[object]" = None,
-    positions: "Optional[object]" = None,
-    exact: bool = False,
-    dtype: str = "float64",
-) -> "List[List[float]]":
-    """Return the rows of x rotated by a rotary embedding: what a fused rotary kernel computes.
-
-    >>> [round(v, 6) for v in apply_rope([[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])[1]]
-    [0.540302, 0.0, 0.841471, 0.0]
-
-    Row r of ``x`` (a query or key vector, head_dim numbers) sits at
-    position r, or ``positions[r]``.  Each pair of columns (a, b) turns by
-    its angle: ``out[a] = x[a] cos - x[b] sin`` and ``out[b] = x[b] cos +
-    x[a] sin``, times the attention factor; the pairs are (k, k + h) in the
-    half layout and (2k, 2k + 1) interleaved.  The keywords are those of
-    ``rope``.  With ``exact=True`` each element is the real value rounded
-    once to ``dtype``, ``x`` taken as the floats it holds:
-
-    >>> apply_rope([[0.0, 0.0], [3.0, 4.0]], exact=True, dtype="float16")[1]
-    [-1.7451171875, 4.6875]
-    """
-    table = _as_table(x, "x")
-    if len(table[0]) % 2:
-        raise ValueError(f"x must have an even number of columns (head_dim), got {len(table[0])}")
-    setup = _Rope(len(table[0]), base, layout, scaling)
-    given = _check_positions(positions)
-    if given is not None and len(given) != len(table):
-        raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
-    exact = _check_exact(exact)
-    dtype = _check_dtype(dtype, exact)
-    _check_vectors(table, setup)
-    return list(_rotated(setup, table, None if given is None else list(given), exact, dtype))
-
-
-def compare_rope(
-    actual: object,
-    *,
-    kind: str = "cos",
-    x: "Optional[object]" = None,
-    base: "Optional[object]" = None,
-    layout: str = "half",
-    scaling: "Optional[object]" = None,
-    positions: "Optional[object]" = None,
-    dtype: str = "float64",
-    atol: "Optional[float]" = None,
-    ulps: "Optional[float]" = None,
-) -> Report:
-    """Compare a rotary cache (``kind`` "cos" or "sin") or rotated vectors ("rotated", of ``x``) with the exact values.
-
-    >>> cos, sin = rope(64, 8)
-    >>> compare_rope(cos).ok, compare_rope(sin, kind="sin").ok
-    (True, True)
-
-    Each value is first rounded to ``dtype``.  By default an element passes
-    when its error is at most ``min(2**-10, u * (1 + |angle|))`` times the
-    attention factor (times ``|x[a]| + |x[b]|`` for rotated vectors), plus
-    ``2**(1-p) * |exact|`` for storing it in a format of p bits; u is
-    ``2**(5-p)`` in float32 and float64 and float32's ``2**-19`` in the
-    narrow formats, since a cache is computed in float32 or wider and then
-    stored.  ``atol`` and ``ulps`` replace that rule, as in ``compare``.  A table that fails gets a diagnosis, and
-    ``report.causes`` names what explains it: ``layout``, ``base``,
-    ``scaling``, ``attention_factor:missing`` or ``:twice``, or a step
-    rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
-    ``output``, as ``inv_freq:bfloat16``), ``angles:float32`` for errors
-    the size float32 arithmetic on the angles makes, ``output:float32``
-    (or another format) for values all held by a narrower format than
-    ``dtype``:
-
-    >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
-    Diagnosis: the table is the RoPE cos cache (half layout, base 10000) in the interleaved layout; that reproduces 100% of the sampled elements.
-    """
-    kind = _check_choice("kind", kind, ("cos", "sin", "rotated"))
-    table = _as_table(actual)
-    seq_len, width = len(table), len(table[0])
-    setup = _Rope(width, base, layout, scaling)
-    given = _rope_positions(positions, seq_len, "the table's rows")
-    dtype = _check_dtype(dtype, True)
-    if atol is not None:
-        atol = _check_tolerance("atol", atol)
-    if ulps is not None:
-        ulps = _check_tolerance("ulps", ulps)
-    vectors: "Optional[List[List[float]]]" = None
-    if kind == "rotated":
-        if x is None:
-            raise ValueError("x must be given for kind 'rotated': the vectors before rotation, got None")
-        vectors = _as_table(x, "x")
-        if len(vectors) != seq_len or len(vectors[0]) != width:
-            raise ValueError(
-                f"x must have the table's shape {seq_len} x {width}, got {len(vectors)} x {len(vectors[0])}"
-            )
-        _check_vectors(vectors, setup)
-    elif x is not None:
-        raise ValueError(f"x is only for kind 'rotated', got kind {kind!r}")
-    rounded = [_round_row(row, dtype) for row in table]
-    not_finite = [
-        (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -_INF < v < _INF
-    ]
-    rows_with_not_finite = set(r for r, _, _ in not_finite)
-    comparison = _rope_comparison(rounded, setup, kind, vectors, given, dtype, atol, ulps, rows_with_not_finite)
-    allowance = comparison.allowance
-    assert isinstance(allowance, _RopeAllowance)
-    # No "unrepresentable" verdict here: a rotary cache is computed in float32 or wider and stored in
-    # its format, so a narrow format need not hold the positions; the cap judges the errors.
-    unrepresentable = None
-    what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
-    diagnosis: "Optional[str]" = None
-    causes: "Tuple[str, ...]" = ()
-    if comparison.failures:
-        diagnosis, causes = _diagnose_rope(rounded, setup, kind, vectors, given, dtype, comparison.damaged, allowance)
-    report = Report(
-        (seq_len, width),
-        setup.name(what),
-        dtype,
-        atol,
-        ulps,
-        comparison.failures,
-        comparison.max_abs,
-        comparison.max_ulps,
-        comparison.worst,
-        diagnosis,
-        not_finite[:5],
-        len(not_finite),
-        unrepresentable,
-    )
-    report.subject = f"the {setup.name(what)}"
-    report.rule = allowance.rule()
-    report.causes = causes
-    return report
 
 
 def _check_vectors(vectors: "List[List[float]]", rope: "_Rope") -> None:
@@ -3903,6 +3741,7 @@ class _RopeAllowance(_Allowance):
 
 # The bases the rotary diagnosis tries besides the one asked for: the ones models use.
 _ROPE_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000)
+
 # The pipeline steps a precision mistake can round, in order, and the formats each is tried in.
 _ROPE_STEPS = ("positions", "inv_freq", "angles", "output")
 _ROPE_STEP_FORMATS = {
@@ -4141,8 +3980,16 @@ def _other_scalings(rope: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
         tried.append(("dynamic", {"rope_type": "dynamic", "factor": factor, "max_position_embeddings": length}))
         tried.append(("yarn", {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length}))
         tried.append(
-            ("llama3", {"rope_type": "llama3", "factor": factor, "low_freq_factor": 1, "high_freq_factor": 4,
-                        "original_max_position_embeddings": length})
+            (
+                "llama3",
+                {
+                    "rope_type": "llama3",
+                    "factor": factor,
+                    "low_freq_factor": 1,
+                    "high_freq_factor": 4,
+                    "original_max_position_embeddings": length,
+                },
+            )
         )
     return [(kind, scaled) for kind, scaled in tried if kind != rope.kind]
 
@@ -4151,7 +3998,9 @@ def _step_combinations() -> "List[Dict[str, str]]":
     """Every non-empty choice of steps and formats, fewest steps first."""
     combinations: "List[Dict[str, str]]" = [{}]
     for step in _ROPE_STEPS:
-        combinations = combinations + [dict(list(c.items()) + [(step, fmt)]) for c in combinations for fmt in _ROPE_STEP_FORMATS[step]]
+        combinations = combinations + [
+            dict(list(c.items()) + [(step, fmt)]) for c in combinations for fmt in _ROPE_STEP_FORMATS[step]
+        ]
     combinations = combinations[1:]
     combinations.sort(key=len)
     return combinations
@@ -4239,6 +4088,7 @@ def _rope_share(
 
 
 _ROPE_LAYOUTS = ("half", "interleaved")
+
 # Each variant's keys in a scaling dict: those it needs, then those it may take.
 _ROPE_KEYS: "Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]" = {
     "default": ((), ()),
@@ -4246,7 +4096,16 @@ _ROPE_KEYS: "Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]" = {
     "dynamic": (("factor",), ("max_position_embeddings", "original_max_position_embeddings")),
     "yarn": (
         ("original_max_position_embeddings",),
-        ("factor", "max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"),
+        (
+            "factor",
+            "max_position_embeddings",
+            "beta_fast",
+            "beta_slow",
+            "mscale",
+            "mscale_all_dim",
+            "attention_factor",
+            "truncate",
+        ),
     ),
     "llama3": (("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"), ()),
     "longrope": (
@@ -4254,6 +4113,7 @@ _ROPE_KEYS: "Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]" = {
         ("factor", "max_position_embeddings", "attention_factor"),
     ),
 }
+
 # Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
 _ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
@@ -4385,7 +4245,15 @@ class _Llama3:
     interval lies on one side.
     """
 
-    def __init__(self, base: "Tuple[int, int]", pairs: int, factor: "Tuple[int, int]", low: "Tuple[int, int]", high: "Tuple[int, int]", length: "Tuple[int, int]") -> None:
+    def __init__(
+        self,
+        base: "Tuple[int, int]",
+        pairs: int,
+        factor: "Tuple[int, int]",
+        low: "Tuple[int, int]",
+        high: "Tuple[int, int]",
+        length: "Tuple[int, int]",
+    ) -> None:
         self.plain = _Frequencies(base, (1, 1), False)
         self.pairs = pairs
         self.factor = factor
@@ -4417,7 +4285,7 @@ class _Llama3:
         return self.bands(k) == "blend"
 
     def bands(self, k: int) -> str:
-        """"long" (w / f), "short" (w) or "blend": where pair k's wavelength lies, decided exactly."""
+        """ "long" (w / f), "short" (w) or "blend": where pair k's wavelength lies, decided exactly."""
         found = self.decided.get(k)
         if found is not None:
             return found
@@ -4506,7 +4374,9 @@ class _Rope:
             scaling = {}
         items = getattr(scaling, "items", None)
         if not callable(items):
-            raise TypeError(f"scaling must be a dict of rope parameters, got {type(scaling).__name__} {_short(scaling)}")
+            raise TypeError(
+                f"scaling must be a dict of rope parameters, got {type(scaling).__name__} {_short(scaling)}"
+            )
         given: "Dict[str, object]" = {}
         for key, entry in items():
             if not isinstance(key, str):
@@ -4516,8 +4386,12 @@ class _Rope:
         kind = given.pop("rope_type", None)
         old = given.pop("type", None)
         if kind is not None and old is not None and kind != old:
-            raise ValueError(f"scaling['rope_type'] and scaling['type'] must agree, got {_short(kind)} and {_short(old)}")
-        kind = _check_choice("scaling['rope_type']", "default" if kind is None and old is None else kind or old, tuple(_ROPE_KEYS))
+            raise ValueError(
+                f"scaling['rope_type'] and scaling['type'] must agree, got {_short(kind)} and {_short(old)}"
+            )
+        kind = _check_choice(
+            "scaling['rope_type']", "default" if kind is None and old is None else kind or old, tuple(_ROPE_KEYS)
+        )
         partial = given.pop("partial_rotary_factor", None)
         if partial is not None and _rational("scaling['partial_rotary_factor']", partial) != (1, 1):
             raise ValueError(
@@ -4563,7 +4437,9 @@ class _Rope:
             entries = tolist()
         items = _iterate(entries)
         if isinstance(entries, (str, bytes)) or items is None:
-            raise TypeError(f"scaling[{key!r}] must be a list of numbers, got {type(entries).__name__} {_short(entries)}")
+            raise TypeError(
+                f"scaling[{key!r}] must be a list of numbers, got {type(entries).__name__} {_short(entries)}"
+            )
         numbers = [_positive(f"scaling[{key!r}][{i}]")(x) for i, x in enumerate(items)]
         if len(numbers) != self.pairs:
             raise ValueError(f"scaling[{key!r}] must have head_dim / 2 = {self.pairs} numbers, got {len(numbers)}")
@@ -4578,7 +4454,9 @@ class _Rope:
 
     def _dynamic(self) -> None:
         self.factor = self._parameter("factor")
-        key = "max_position_embeddings" if "max_position_embeddings" in self.given else "original_max_position_embeddings"
+        key = (
+            "max_position_embeddings" if "max_position_embeddings" in self.given else "original_max_position_embeddings"
+        )
         if key not in self.given:
             raise ValueError("scaling for rope_type dynamic needs 'max_position_embeddings', got none")
         self.length = self._whole(key)
@@ -4610,7 +4488,9 @@ class _Rope:
             numerator, denominator = (k - low) * top[1], top[0] - low * top[1]
             if denominator < 0:
                 numerator, denominator = -numerator, -denominator
-            share = (0, 1) if numerator <= 0 else (1, 1) if numerator >= denominator else _reduced(numerator, denominator)
+            share = (
+                (0, 1) if numerator <= 0 else (1, 1) if numerator >= denominator else _reduced(numerator, denominator)
+            )
             # 1 - ramp (1 - 1/f) = (f - ramp (f - 1)) / f
             multipliers.append(_reduced(fn * share[1] - share[0] * (fn - fd), fn * share[1]))
         self.multipliers = multipliers
@@ -4653,7 +4533,9 @@ class _Rope:
             self._given_attention()
         elif self.factor[0] > self.factor[1]:
             if self.length[0] < 2:
-                raise ValueError("scaling['original_max_position_embeddings'] must be at least 2 for rope_type longrope, got 1")
+                raise ValueError(
+                    "scaling['original_max_position_embeddings'] must be at least 2 for rope_type longrope, got 1"
+                )
             value = math.sqrt(1 + math.log(_to_float(self.factor)) / math.log(self.length[0]))
             self.attention_value = value
             ratio = _log_ratio(self.factor, self.length[0])
@@ -4678,7 +4560,9 @@ class _Rope:
             (fn, fd), (n, m), (ln_, ld) = self.factor, length, self.length
             growth = _reduced(fn * n * ld - (fn - fd) * m * ln_, fd * m * ln_)
             if growth[0] <= 0:
-                raise ValueError(f"scaling['factor'] gives dynamic NTK a base growth of {_fraction_text(growth)}, not above 0")
+                raise ValueError(
+                    f"scaling['factor'] gives dynamic NTK a base growth of {_fraction_text(growth)}, not above 0"
+                )
         if self.kind == "longrope" and long:
             multipliers = self.long_multipliers
         key = (0, 0) if growth is None and multipliers is self.multipliers else length
@@ -4758,7 +4642,9 @@ def _log_ratio(factor: "Tuple[int, int]", length: int) -> "Optional[Tuple[int, i
     return _reduced(e, j) if n == 1 else None
 
 
-def _yarn_bound(pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", ceiling: bool) -> int:
+def _yarn_bound(
+    pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", ceiling: bool
+) -> int:
     """floor (or ceil) of YaRN's correction dimension h ln(L0 / (2 pi beta)) / ln(base), decided exactly.
 
     The value is never whole (that would make pi**h rational), so more
@@ -4790,7 +4676,9 @@ def _yarn_interval(
         denominator = _ln_ratio(base, G)
         error = 4 * pairs
         if denominator > 2:
-            corners = [(n << G, m) for n in (numerator - error, numerator + error) for m in (denominator - 2, denominator + 2)]
+            corners = [
+                (n << G, m) for n in (numerator - error, numerator + error) for m in (denominator - 2, denominator + 2)
+            ]
             return min(n // m for n, m in corners), max(-((-n) // m) for n, m in corners)
         G *= 2
 
@@ -4829,7 +4717,7 @@ class _YarnRamp:
         return (max(low[0], 0), max(low[1], 0)), (min(high[0], top), min(high[1], top))
 
     def region(self, k: int) -> str:
-        """"extrapolate" (ramp 0: w), "interpolate" (ramp 1: w / f) or "ramp", decided exactly."""
+        """ "extrapolate" (ramp 0: w), "interpolate" (ramp 1: w / f) or "ramp", decided exactly."""
         found = self.decided.get(k)
         if found is not None:
             return found
@@ -4902,6 +4790,7 @@ def _times_multiplier(W: int, e: int, M: int, G: int, F: int) -> "Tuple[int, int
     n = _bit_length(product)
     return product >> (n - F - 1), n - 1 + e - 2 * G
 
+
 def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[Tuple[int, int]]]":
     """The positions given, as fractions, at least ``count`` of them; None for 0, 1, 2..."""
     given = _check_positions(positions)
@@ -4949,7 +4838,9 @@ def _rope_fast_pairs(
     floats = [float(p) for p in range(count)] if positions is None else [_to_float(p) for p in positions]
     largest = max(map(abs, floats)) * max(frequencies) if floats else 0.0
     if not largest < _INF:
-        raise ValueError(f"angles p * w_k must be finite in float64, got positions up to {max(map(abs, floats))!r}; exact=True has no such limit")
+        raise ValueError(
+            f"angles p * w_k must be finite in float64, got positions up to {max(map(abs, floats))!r}; exact=True has no such limit"
+        )
     cos, sin = math.cos, math.sin
     for p in floats:
         angles = [p * w for w in frequencies]
@@ -5092,8 +4983,194 @@ def _common_grid(first: float, second: float) -> "Tuple[int, int, int]":
 
 
 # ---------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------
+
+
+def _short(value: object) -> str:
+    """Return ``repr(value)``, cut short when it would swamp a message."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
+def _check_integer(name: str, value: object, minimum: int) -> int:
+    """Return ``value`` as an int, or raise TypeError or ValueError naming ``name``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        # Accept integer types of other libraries (numpy.int64) by __index__;
+        # refuse bool, whose __index__ would turn True into 1.
+        index = getattr(type(value), "__index__", None)
+        if index is None or isinstance(value, bool):
+            raise TypeError(f"{name} must be an integer, got {type(value).__name__} {_short(value)}")
+        value = index(value)
+    assert isinstance(value, int)
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _check_exact(exact: object) -> bool:
+    return _check_flag("exact")(exact)
+
+
+def _check_choice(name: str, value: object, choices: "Sequence[str]") -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__} {_short(value)}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(value)}")
+    return value
+
+
+def _check_dtype(dtype: object, exact: bool = False) -> str:
+    """dtype checked; with exact (or a check, which compares exact values), one this runtime's floats can hold."""
+    if not isinstance(dtype, str):
+        raise TypeError(f"dtype must be a str, got {type(dtype).__name__} {_short(dtype)}")
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {_short(dtype)}")
+    if exact and dtype == "float64" and _single_precision():
+        raise ValueError(
+            "dtype must be float32, bfloat16 or float16 for exact values on this runtime, whose floats are"
+            " single precision (24 bits), got 'float64'"
+        )
+    return dtype
+
+
+def _check_tolerance(name: str, tolerance: object) -> float:
+    number = _real_number(tolerance)
+    if number is None:
+        raise TypeError(f"{name} must be a number, got {type(tolerance).__name__} {_short(tolerance)}")
+    if not 0.0 <= number < _INF:
+        raise ValueError(f"{name} must be finite and at least 0, got {_short(tolerance)}")
+    return number
+
+
+def _check_scale(scale: object) -> "Tuple[int, int, bool]":
+    """The output scale as (p, q, per_width): its square is p/q, divided by d_model if per_width."""
+    if isinstance(scale, str) and scale.replace(" ", "").startswith("sqrt(") and scale.rstrip().endswith(")"):
+        inside = scale.replace(" ", "")[5:-1]
+        per_width = inside.endswith("/d")
+        try:
+            p, q = _rational("scale", inside[:-2] if per_width else inside)
+        except ValueError:
+            raise ValueError(
+                f"scale must be a number, 'sqrt(X)' or 'sqrt(X/d)' with X a decimal or a fraction, got {_short(scale)}"
+            ) from None
+    else:
+        root = _rational("scale", scale)
+        p, q, per_width = root[0] * root[0] * (1 if root[0] >= 0 else -1), root[1] * root[1], False
+    if p <= 0:
+        raise ValueError(f"scale must be greater than 0, got {_short(scale)}")
+    if not 0.0 < _to_float((p, q)) < _INF:
+        raise ValueError(f"scale must be between 2**-511 and 2**511, its square a normal float64, got {_short(scale)}")
+    return p, q, per_width
+
+
+def _scale_text(scale: "Tuple[int, int, bool]", as_number: bool) -> "Union[int, float, str]":
+    p, q, per_width = scale
+    if per_width:
+        return f"sqrt({_fraction_text((p, q))}/d)"
+    roots = _root(p, 2), _root(q, 2)
+    if roots[0] is not None and roots[1] is not None:
+        root = (roots[0], roots[1])
+        return _number(root) if as_number else _fraction_text(root)
+    return f"sqrt({_fraction_text((p, q))})"
+
+
+def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
+    def check(x: object) -> "Tuple[int, int]":
+        refused = f"{name} must be finite and greater than 0, got {_short(x)}"
+        if isinstance(x, float) and not -_INF < x < _INF:
+            raise ValueError(refused)
+        fraction = _rational(name, x)
+        if fraction[0] <= 0:
+            raise ValueError(refused)
+        if not 0.0 < _to_float(fraction) < _INF:
+            # The fast path and the diagnosis compute with it in float64.
+            raise ValueError(
+                f"{name} must be finite and greater than 0 in float64, which the fast path uses, got {_short(x)}"
+            )
+        return fraction
+
+    return check
+
+
+def _check_step(x: object) -> "Tuple[int, int]":
+    fraction = _rational("step", x)
+    if fraction[0] == 0:
+        raise ValueError(f"step must not be 0, got {_short(x)}")
+    return fraction
+
+
+def _check_flag(name: str) -> "Callable[[object], bool]":
+    def check(x: object) -> bool:
+        if not isinstance(x, bool):
+            raise TypeError(f"{name} must be True or False, got {type(x).__name__} {_short(x)}")
+        return x
+
+    return check
+
+
+def _check_positions(positions: object) -> "Optional[Tuple[Tuple[int, int], ...]]":
+    if positions is None:
+        return None
+    if isinstance(positions, (str, bytes)) or _iterate(positions) is None:
+        raise TypeError(
+            f"positions must be a sequence of real numbers, got {type(positions).__name__} {_short(positions)}"
+        )
+    tolist = getattr(positions, "tolist", None)
+    items = tolist() if callable(tolist) else positions
+    return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))  # type: ignore[arg-type]
+
+
+_FIELD_CHECKS: "Dict[str, Callable[[object], object]]" = {
+    "layout": lambda x: _check_choice("layout", x, _LAYOUTS),
+    "spacing": lambda x: _check_choice("spacing", x, _SPACINGS),
+    "shift": lambda x: _rational("shift", x),
+    "base": _positive("base"),
+    "angle_scale": _positive("angle_scale"),
+    "full_turns": _check_flag("full_turns"),
+    "start": lambda x: _rational("start", x),
+    "step": _check_step,
+    "descending": _check_flag("descending"),
+    "positions": _check_positions,
+    "odd": lambda x: _check_choice("odd", x, _ODD_RULES),
+    "scale": _check_scale,
+}
+_DEFAULT_FIELDS = (
+    "interleaved",
+    "paper",
+    (1, 1),
+    (10000, 1),
+    (1, 1),
+    False,
+    (0, 1),
+    (1, 1),
+    False,
+    None,
+    "sine",
+    (1, 1, False),
+)
+
+
+def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
+    """The fields as a tuple in _FIELDS order, each checked (unless already), and the rules between them."""
+    if not checked:
+        fields = {name: _FIELD_CHECKS[name](fields[name]) for name in _FIELDS}
+    shift = fields["shift"]
+    if fields["spacing"] == "paper" and isinstance(shift, tuple) and shift != (1, 1):
+        raise ValueError(f"shift goes with spacing tensor2tensor, got shift={_fraction_text(shift)} with spacing paper")
+    # start, step and descending as the defaults have them.
+    if (
+        fields["positions"] is not None
+        and (fields["start"], fields["step"], fields["descending"]) != _DEFAULT_FIELDS[6:9]
+    ):
+        raise ValueError("positions replace start, step and descending: give one or the other")
+    return tuple(fields[name] for name in _FIELDS)  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------
 # Derivation text: which steps are exact
 # ---------------------------------------------------------------------------
+
 
 _SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉"
 
@@ -5156,7 +5233,7 @@ def _power_is_exact(base: "Tuple[int, int]", exponent: "Tuple[int, int]", result
 
 
 # ---------------------------------------------------------------------------
-# Input and output: tables to check, golden test vectors
+# Input and output: tables to check, golden test vectors, every writer
 # ---------------------------------------------------------------------------
 #
 # A table to check is untrusted input.  The readers execute and unpickle
@@ -5164,6 +5241,7 @@ def _power_is_exact(base: "Tuple[int, int]", exponent: "Tuple[int, int]", result
 # and refuse what is not a rectangular, 2-D table of numbers.  NaN and
 # infinity are numbers here: a framework that emits them has a wrong table,
 # which compare() reports, not an unreadable file.
+
 
 # Limits: bytes read, values in a table, bytes in a .npy header.
 _MAX_BYTES = 1 << 31
@@ -5245,7 +5323,9 @@ def _parse_npy(data: bytes, name: str) -> "List[List[float]]":
         raise _Unreadable(f"{name}: dtype must be float16, float32 or float64 (f2, f4, f8), got {descr!r}")
     if not isinstance(fortran, bool):
         raise _Unreadable(f"{name}: fortran_order must be True or False, got {_short(fortran)}")
-    if not isinstance(shape, tuple) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+    if not isinstance(shape, tuple) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+    ):
         raise _Unreadable(f"{name}: shape must be a tuple of non-negative integers, got {_short(shape)}")
     if len(shape) != 2:
         raise _Unreadable(f"{name}: a table must be 2-D, got shape {shape}")
@@ -5360,7 +5440,9 @@ def _check_row(table: "List[List[float]]", values: "List[float]", index: int, na
     if not values:
         raise _Unreadable(f"{name}: {what} {index} is empty")
     if table and len(values) != len(table[0]):
-        raise _Unreadable(f"{name}: ragged table: {what} {index} has {len(values)} values, the first has {len(table[0])}")
+        raise _Unreadable(
+            f"{name}: ragged table: {what} {index} has {len(values)} values, the first has {len(table[0])}"
+        )
 
 
 def _check_table_size(rows_count: int, columns: int, name: str) -> None:
@@ -5396,7 +5478,7 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
     out.write(f'"generator": "pe_reference {__version__}",\n')
     out.write(
         '"formula": "scale * sin or cos of positions[row] * angle_scale * base**(-a/b), times 2 pi in full turns,'
-        ' a/b the column\'s exponent",\n'
+        " a/b the column's exponent\",\n"
     )
     out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
     out.write(
@@ -5430,7 +5512,7 @@ def _write_rope_vectors(out: "IO[str]", request: "_Request") -> None:
     out.write(f'"generator": "pe_reference {__version__}",\n')
     out.write(
         '"formula": "cos or sin of positions[row] * w_k, times the attention factor, w_k the scaling variant\'s'
-        ' frequency of the column\'s pair k (docs/rope.md); rotated: out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos +'
+        " frequency of the column's pair k (docs/rope.md); rotated: out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos +"
         ' x[a] sin per pair (a, b)",\n'
     )
     out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
@@ -5454,26 +5536,220 @@ def _write_rope_vectors(out: "IO[str]", request: "_Request") -> None:
     out.write("\n}\n}\n")
 
 
+def _write_file_atomically(path: str, data: bytes) -> None:
+    """Write beside the target, then rename: a failure leaves no partial file."""
+    import os
+    import tempfile
+
+    folder = os.path.dirname(path) or "."
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".pe_reference-", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        # mkstemp makes the file private; give it the mode a plain open() would.
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _write(prog: str, request: "_Request") -> int:
+    """Write the table to stdout row by row; return the exit status."""
+    import sys
+
+    out = sys.stdout
+    if out is None:
+        sys.stderr.write(f"{prog}: error: cannot write the output: standard output is closed\n")
+        return 1
+    try:
+        if request.explain:
+            _write_explained(out, request.seq_len, request.d_model, _to_float(request.convention._fields[3]))
+        elif request.output_format == "table":
+            _write_table(out, request)
+        elif request.output_format == "json":
+            _write_json(out, request)
+        elif request.output_format == "vectors" and request.rope is not None:
+            _write_rope_vectors(out, request)
+        elif request.output_format == "vectors":
+            _write_vectors(out, request)
+        else:
+            _write_csv(out, request)
+        out.flush()
+    except _BROKEN_PIPE:
+        # The reader went away (| head): stop quietly, as the Python docs advise.
+        _silence_stdout()
+        return 1
+    except OSError as error:
+        _silence_stdout()
+        sys.stderr.write(f"{prog}: error: cannot write the output: {error.strerror or error}\n")
+        return 1
+    return 0
+
+
+def _shortest_text(x: float, dtype: str) -> str:
+    """The shortest decimal that reads back, rounded to dtype, as x (as numpy prints float32)."""
+    for digits in range(1, 18):
+        text = f"{x:.{digits}g}"
+        if _round_float(float(text), dtype) == x:
+            return text
+    return repr(x)
+
+
+def _write_csv(out: "IO[str]", request: "_Request") -> None:
+    text = request.text()
+    if request.header:
+        out.write(",".join(_column_names(request)) + "\n")
+    for row in request.rows():
+        out.write(",".join(map(text, row)) + "\n")
+
+
+def _write_json(out: "IO[str]", request: "_Request") -> None:
+    # The text of a finite float is a valid JSON number; streaming needs no json module.
+    text = request.text()
+    separator = "[\n"
+    for row in request.rows():
+        out.write(separator + "[" + ", ".join(map(text, row)) + "]")
+        separator = ",\n"
+    out.write("[]\n" if separator == "[\n" else "\n]\n")
+
+
+def _column_names(request: "_Request") -> "List[str]":
+    """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
+    if request.rope is not None:
+        if request.rope[1] == "rotated":
+            return ["x_" + str(c) for c in range(request.d_model)]
+        return [request.rope[1] + "_" + str(k) for k in request.rope[0].columns()]
+    names = []
+    for kind, pair in request.convention._plan(request.d_model):
+        names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
+    return names
+
+
+# Tables up to this many elements are measured before printing, so their
+# columns are no wider than needed; larger ones stream at a fixed width.
+_MEASURED_TABLE_SIZE = 1 << 16
+
+
+def _write_table(out: "IO[str]", request: "_Request") -> None:
+    text = request.text()
+
+    def cell(number: float) -> str:
+        # A space where a minus sign would be keeps the points aligned.
+        shown = text(number)
+        return shown if shown.startswith("-") else " " + shown
+
+    seq_len, d_model = request.seq_len, request.d_model
+    labels = [f"{dim} {name}" for dim, name in enumerate(_column_names(request))]
+    if request.digits is not None:
+        width = request.digits + 3
+    elif seq_len * d_model <= _MEASURED_TABLE_SIZE:
+        width = max((len(cell(x)) for row in request.rows() for x in row), default=0)
+    else:
+        # Values lie in [-1, 1]: sign, 17 significant digits, point, exponent.
+        width = len("-1.2345678901234567e-308")
+    widths = [max(width, len(label)) for label in labels]
+    # The first column is the position of the row.
+    ends = [request.position_text(r) for r in (0, seq_len - 1)] if seq_len else []
+    pos_width = max([len("pos")] + [len(text) + 2 for text in ends])
+    out.write(
+        _pad_left("pos", pos_width)
+        + "".join("  " + _pad_right(label, w) for label, w in zip(labels, widths)).rstrip()
+        + "\n"
+    )
+    for r, row in enumerate(request.rows()):
+        cells = "".join("  " + _pad_right(cell(x), w) for x, w in zip(row, widths))
+        out.write(_pad_left(request.position_text(r), pos_width) + cells.rstrip() + "\n")
+
+
+def _pad_right(text: str, width: int) -> str:
+    # Not str.ljust, which MicroPython lacks.
+    return text + " " * (width - len(text))
+
+
+def _pad_left(text: str, width: int) -> str:
+    return " " * (width - len(text)) + text
+
+
+def _write_explained(out: "IO[str]", seq_len: int, d_model: int, base: float) -> None:
+    for pos in range(seq_len):
+        if pos:
+            out.write("\n")
+        for dim in range(d_model):
+            out.write(derivation(pos, dim, d_model, base=base) + "\n")
+
+
 # ---------------------------------------------------------------------------
 # Pictures: PNG with the standard library
 # ---------------------------------------------------------------------------
 
-# A 5 x 7 bitmap font: each glyph is seven rows of five bits, as hex pairs.
-_FONT = {
-    "0": "0E11131519110E", "1": "040C040404040E", "2": "0E11010204081F",
-    "3": "1F02040201110E", "4": "02060A121F0202", "5": "1F101E0101110E",
-    "6": "0608101E11110E", "7": "1F010204080808", "8": "0E11110E11110E", "9": "0E11110F01020C",
-    "A": "0E1111111F1111", "B": "1E11111E11111E", "C": "0E11101010110E", "D": "1C12111111121C",
-    "E": "1F10101E10101F", "F": "1F10101E101010", "G": "0E11101711110F",
-    "H": "1111111F111111", "I": "0E04040404040E", "J": "0702020202120C",
-    "K": "11121418141211", "L": "1010101010101F", "M": "111B1515111111", "N": "11111915131111",
-    "O": "0E11111111110E", "P": "1E11111E101010", "Q": "0E11111115120D", "R": "1E11111E141211",
-    "S": "0F10100E01011E", "T": "1F040404040404", "U": "1111111111110E", "V": "11111111110A04",
-    "W": "1111111515150A", "X": "11110A040A1111", "Y": "1111110A040404", "Z": "1F01020408101F",
-    "-": "0000001F000000", ".": "00000000000C0C", "=": "00001F001F0000", ":": "000C0C000C0C00",
-    "(": "02040808080402", ")": "08040202020408", "/": "00010204081000", ",": "000000000C0408",
-    "+": "0004041F040400", "x": "0000110A040A11", " ": "00000000000000",
-}
+
+# A 5 x 7 bitmap font: each glyph is seven rows of five bits, as hex pairs.  A
+# tuple of constants, not a dict: frozen into a board's firmware, it stays in flash.
+_FONT = (
+    ("0", "0E11131519110E"),
+    ("1", "040C040404040E"),
+    ("2", "0E11010204081F"),
+    ("3", "1F02040201110E"),
+    ("4", "02060A121F0202"),
+    ("5", "1F101E0101110E"),
+    ("6", "0608101E11110E"),
+    ("7", "1F010204080808"),
+    ("8", "0E11110E11110E"),
+    ("9", "0E11110F01020C"),
+    ("A", "0E1111111F1111"),
+    ("B", "1E11111E11111E"),
+    ("C", "0E11101010110E"),
+    ("D", "1C12111111121C"),
+    ("E", "1F10101E10101F"),
+    ("F", "1F10101E101010"),
+    ("G", "0E11101711110F"),
+    ("H", "1111111F111111"),
+    ("I", "0E04040404040E"),
+    ("J", "0702020202120C"),
+    ("K", "11121418141211"),
+    ("L", "1010101010101F"),
+    ("M", "111B1515111111"),
+    ("N", "11111915131111"),
+    ("O", "0E11111111110E"),
+    ("P", "1E11111E101010"),
+    ("Q", "0E11111115120D"),
+    ("R", "1E11111E141211"),
+    ("S", "0F10100E01011E"),
+    ("T", "1F040404040404"),
+    ("U", "1111111111110E"),
+    ("V", "11111111110A04"),
+    ("W", "1111111515150A"),
+    ("X", "11110A040A1111"),
+    ("Y", "1111110A040404"),
+    ("Z", "1F01020408101F"),
+    ("-", "0000001F000000"),
+    (".", "00000000000C0C"),
+    ("=", "00001F001F0000"),
+    (":", "000C0C000C0C00"),
+    ("(", "02040808080402"),
+    (")", "08040202020408"),
+    ("/", "00010204081000"),
+    (",", "000000000C0408"),
+    ("+", "0004041F040400"),
+    ("x", "0000110A040A11"),
+    (" ", "00000000000000"),
+)
+
+
+def _glyph(character: str) -> str:
+    """The character's glyph, else its upper case's, else a blank."""
+    for wanted in (character, character.upper(), " "):
+        for name, glyph in _FONT:
+            if name == wanted:
+                return glyph
+    return "00000000000000"
+
 
 # A diverging colour map for [-1, 1]: blue, white, red (stops of ColorBrewer's RdBu).
 _COLOUR_STOPS = (
@@ -5542,7 +5818,7 @@ class _Canvas:
     def text(self, x: int, y: int, text: str, colour: "Tuple[int, int, int]" = (40, 40, 40), scale: int = 2) -> int:
         """Draw text with its top left corner at (x, y); return its width in pixels."""
         for index, character in enumerate(text):
-            glyph = _FONT.get(character, _FONT.get(character.upper(), _FONT[" "]))
+            glyph = _glyph(character)
             for row in range(7):
                 bits = int(glyph[2 * row : 2 * row + 2], 16)
                 for column in range(5):
@@ -5561,7 +5837,9 @@ class _Canvas:
             return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
         header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)  # 8-bit RGB
-        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+        return (
+            b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+        )
 
 
 def _text_width(text: str, scale: int = 2) -> int:
@@ -5674,55 +5952,16 @@ def _waves(request: "_Request") -> bytes:
     return canvas.png()
 
 
-def _write_file_atomically(path: str, data: bytes) -> None:
-    """Write beside the target, then rename: a failure leaves no partial file."""
-    import os
-    import tempfile
-
-    folder = os.path.dirname(path) or "."
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".pe_reference-", suffix=".part")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        # mkstemp makes the file private; give it the mode a plain open() would.
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temporary, 0o666 & ~mask)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
 # ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
 
+
 _OUTPUT_FORMATS = ("table", "csv", "json", "hex", "vectors")
 
 
-def main(argv: "Optional[Sequence[str]]" = None) -> int:
-    """Run the command line; return the exit status.
-
-    ``python -m pe_reference SEQ_LEN D_MODEL`` prints the table.  Usage
-    errors print one line on standard error and return 2; Ctrl-C, at any
-    stage, one line and 130.
-    """
-    import sys
-
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        _silence_stdout()
-        if sys.stderr is not None:
-            sys.stderr.write(f"{_program_name(sys.argv[0] if getattr(sys, 'argv', None) else '')}: interrupted\n")
-        return 130
-
-
 def _main(argv: "Optional[Sequence[str]]") -> int:
+    """The command line: the front door, then the parser, the rules between options, and the command asked."""
     import sys
 
     system_arguments = getattr(sys, "argv", None) or [""]
@@ -5737,7 +5976,7 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
             return _write(prog, _Request(seq_len, d_model))
 
     try:
-        import argparse
+        parser = _parser(prog)
     except ImportError:
         # MicroPython has no argparse: the front door above still works.
         sys.stderr.write(
@@ -5745,6 +5984,48 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
             " give SEQ_LEN D_MODEL alone, or call the functions\n"
         )
         return 2
+    args = parser.parse_args(_joined_negative_numbers(arguments))
+    fields = {name: getattr(args, name) for name in ("preset",) + _FIELDS}
+    if args.positions is not None:
+        fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
+    if args.rope is not None:
+        return _rope_command(prog, parser, args, fields)
+    broken = _broken_option_rule(args, fields)
+    if broken is not None:
+        parser.error(broken)
+    if args.check is not None:
+        return _check_command(prog, args, fields)
+    try:
+        convention = _convention("main", args.d_model, None, fields)
+        request = _Request(
+            args.seq_len,
+            args.d_model,
+            convention,
+            args.exact,
+            args.dtype,
+            args.format or "table",
+            args.digits,
+            args.header,
+            args.explain,
+        )
+        request.rows()
+    except ValueError as error:
+        parser.error(str(error))
+    if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
+        parser.error("--plot and --waves need a table of at least one position, and no --explain")
+    for path, draw in ((args.plot, _heatmap), (args.waves, _waves)):
+        if path:
+            status = _write_picture(prog, path, draw, request)
+            if status:
+                return status
+    if (args.plot or args.waves) and args.format is None:
+        return 0
+    return _write(prog, request)
+
+
+def _parser(prog: str) -> "ArgumentParser":
+    """The command line's options (argparse is imported here: the front door does without it)."""
+    import argparse
 
     class Parser(argparse.ArgumentParser):
         # One line on stderr, not the usage block: the message says what to fix.
@@ -5785,7 +6066,9 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
         default="float64",
         help="round each value to this format (default float64); without --exact, the float64 values are rounded",
     )
-    parser.add_argument("--header", action="store_true", help="with --format csv or hex: a first line naming the columns")
+    parser.add_argument(
+        "--header", action="store_true", help="with --format csv or hex: a first line naming the columns"
+    )
     parser.add_argument("--explain", action="store_true", help="print every element's worked derivation instead")
     conventions = parser.add_argument_group(
         "conventions",
@@ -5808,12 +6091,20 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     conventions.add_argument(
         "--positions", metavar="X,X,...", help="the positions one by one (SEQ_LEN of them), instead of --start"
     )
-    conventions.add_argument("--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, rounded up, or refused")
+    conventions.add_argument(
+        "--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, rounded up, or refused"
+    )
     conventions.add_argument("--scale", metavar="X", help="a factor on every value, e.g. 0.5 or sqrt(2/d) (default 1)")
-    pictures = parser.add_argument_group("pictures", "PNG images, drawn with the standard library; the table is printed too only with --format")
-    pictures.add_argument("--plot", metavar="FILE.png", help="write a heatmap of the table: positions down, dimensions across")
+    pictures = parser.add_argument_group(
+        "pictures", "PNG images, drawn with the standard library; the table is printed too only with --format"
+    )
     pictures.add_argument(
-        "--waves", metavar="FILE.png", help=f"write the first {_WAVE_DIMENSIONS} dimensions as curves over the positions"
+        "--plot", metavar="FILE.png", help="write a heatmap of the table: positions down, dimensions across"
+    )
+    pictures.add_argument(
+        "--waves",
+        metavar="FILE.png",
+        help=f"write the first {_WAVE_DIMENSIONS} dimensions as curves over the positions",
     )
     rotary = parser.add_argument_group(
         "rotary embeddings (RoPE)", "D_MODEL is the head's width; --base and --positions apply (docs/rope.md)"
@@ -5829,82 +6120,68 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
         metavar="JSON",
         help='a model\'s rope parameters as HF writes them, e.g. \'{"rope_type": "linear", "factor": 4}\'',
     )
-    rotary.add_argument("--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)")
+    rotary.add_argument(
+        "--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)"
+    )
     checking = parser.add_argument_group("checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
     checking.add_argument(
         "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
     )
-    checking.add_argument("--atol", type=_cli_tolerance("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)")
+    checking.add_argument(
+        "--atol", type=_cli_tolerance("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)"
+    )
     checking.add_argument("--ulps", type=_cli_tolerance("ulps"), help="tolerance in units in the last place of --dtype")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    args = parser.parse_args(_joined_negative_numbers(arguments))
-    fields = {name: getattr(args, name) for name in ("preset",) + _FIELDS}
-    if args.positions is not None:
-        fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
-    if args.rope is not None:
-        return _rope_command(prog, parser, args, fields)
-    for option, value in (("--rope-layout", args.rope_layout), ("--rope-scaling", args.rope_scaling), ("--input", args.input)):
-        if value is not None:
-            parser.error(f"{option} goes with --rope")
+    return parser
 
-    if args.check is not None:
-        if (args.seq_len is None) != (args.d_model is None):
-            parser.error("with --check give both SEQ_LEN and D_MODEL, or neither")
-        if args.format or args.digits is not None or args.header or args.explain or args.exact or args.plot or args.waves:
-            parser.error(
-                "--check takes no --format, --digits, --header, --explain, --exact, --plot or --waves"
-                " (it always compares exactly)"
-            )
-        return _check(prog, args, fields)
-    missing = [name for name, value in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if value is None]
-    if missing:
-        parser.error(f"the following arguments are required: {', '.join(missing)}")
-    if args.atol is not None or args.ulps is not None:
-        parser.error("--atol and --ulps go with --check")
+
+def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Optional[str]":
+    """The message of the first rule between options that the command line breaks; None if it keeps them all.
+
+    The rotary options have their own rules (_rope_command); these are the
+    table's and --check's, in the order they are checked.
+    """
+    check = args.check is not None
     output_format = args.format or "table"
-    if args.header and output_format not in ("csv", "hex"):
-        parser.error("--header goes with --format csv or hex")
-    if args.digits is not None and output_format in ("hex", "vectors"):
-        parser.error(f"--digits does not go with --format {output_format}, which shows every bit")
-    if output_format == "vectors" and (args.exact or args.dtype != "float64"):
-        parser.error("--format vectors is always exact and holds all four formats; it takes no --exact or --dtype")
-    if args.explain and (
-        args.format is not None
-        or args.digits is not None
-        or args.exact
-        or args.dtype != "float64"
-        or any(value is not None for name, value in fields.items() if name != "base")
-    ):
-        parser.error(
+    missing = [name for name, value in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if value is None]
+    printing = args.format or args.digits is not None or args.header or args.explain or args.exact
+    convention_given = any(value is not None for name, value in fields.items() if name != "base")
+    rules = (
+        (args.rope_layout is not None, "--rope-layout goes with --rope"),
+        (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
+        (args.input is not None, "--input goes with --rope"),
+        (check and len(missing) == 1, "with --check give both SEQ_LEN and D_MODEL, or neither"),
+        (
+            check and (printing or args.plot or args.waves),
+            "--check takes no --format, --digits, --header, --explain, --exact, --plot or --waves"
+            " (it always compares exactly)",
+        ),
+        (not check and bool(missing), f"the following arguments are required: {', '.join(missing)}"),
+        (not check and (args.atol is not None or args.ulps is not None), "--atol and --ulps go with --check"),
+        (not check and args.header and output_format not in ("csv", "hex"), "--header goes with --format csv or hex"),
+        (
+            not check and args.digits is not None and output_format in ("hex", "vectors"),
+            f"--digits does not go with --format {output_format}, which shows every bit",
+        ),
+        (
+            not check and output_format == "vectors" and (args.exact or args.dtype != "float64"),
+            "--format vectors is always exact and holds all four formats; it takes no --exact or --dtype",
+        ),
+        (
+            not check
+            and args.explain
+            and (args.format is not None or args.digits is not None or args.exact or args.dtype != "float64")
+            or not check
+            and args.explain
+            and convention_given,
             "--explain prints the paper's float64 derivations; it takes no --format, --digits, --exact, --dtype"
-            " or convention"
-        )
-    try:
-        convention = _convention("main", args.d_model, None, fields)
-        request = _Request(
-            args.seq_len,
-            args.d_model,
-            convention,
-            args.exact,
-            args.dtype,
-            output_format,
-            args.digits,
-            args.header,
-            args.explain,
-        )
-        request.rows()
-    except ValueError as error:
-        parser.error(str(error))
-    if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
-        parser.error("--plot and --waves need a table of at least one position, and no --explain")
-    for path, draw in ((args.plot, _heatmap), (args.waves, _waves)):
-        if path:
-            status = _write_picture(prog, path, draw, request)
-            if status:
-                return status
-    if (args.plot or args.waves) and args.format is None:
-        return 0
-    return _write(prog, request)
+            " or convention",
+        ),
+    )
+    for broken, message in rules:
+        if broken:
+            return message
+    return None
 
 
 # The options whose value may be a negative number, which argparse would take for an option.
@@ -5915,7 +6192,12 @@ def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
     """'--start -1e3' as '--start=-1e3': argparse reads only -N and -N.N as negative numbers."""
     joined: "List[str]" = []
     for argument in arguments:
-        if joined and joined[-1] in _NUMBER_OPTIONS and argument[:1] == "-" and argument[1:2] in tuple(_DIGITS) + (".",):
+        if (
+            joined
+            and joined[-1] in _NUMBER_OPTIONS
+            and argument[:1] == "-"
+            and argument[1:2] in tuple(_DIGITS) + (".",)
+        ):
             joined[-1] += "=" + argument
         else:
             joined.append(argument)
@@ -5954,7 +6236,11 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         if not isinstance(scaling, dict):
             parser.error(f"--rope-scaling must be a JSON object, got {_short(args.rope_scaling)}")
     if (args.input is None) != (args.rope != "rotated"):
-        parser.error("--rope rotated needs --input FILE, the vectors before rotation" if args.input is None else "--input goes with --rope rotated")
+        parser.error(
+            "--rope rotated needs --input FILE, the vectors before rotation"
+            if args.input is None
+            else "--input goes with --rope rotated"
+        )
     tables = []
     try:
         for path in (args.input, args.check):
@@ -5964,7 +6250,13 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         return 2
     vectors, table = tables
     shape = (args.seq_len, args.d_model)
-    found = (len(vectors), len(vectors[0])) if vectors is not None else (len(table), len(table[0])) if table is not None else shape
+    found = (
+        (len(vectors), len(vectors[0]))
+        if vectors is not None
+        else (len(table), len(table[0]))
+        if table is not None
+        else shape
+    )
     if shape[0] is None and shape[1] is None:
         shape = found
     if shape[0] is None or shape[1] is None:
@@ -5983,8 +6275,16 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
             parser.error("--check takes no --format, --digits, --header or --exact (it always compares exactly)")
         try:
             report = compare_rope(
-                table, kind=args.rope, x=vectors, base=base, layout=layout, scaling=scaling, positions=positions,
-                dtype=args.dtype, atol=args.atol, ulps=args.ulps,
+                table,
+                kind=args.rope,
+                x=vectors,
+                base=base,
+                layout=layout,
+                scaling=scaling,
+                positions=positions,
+                dtype=args.dtype,
+                atol=args.atol,
+                ulps=args.ulps,
             )
         except (TypeError, ValueError) as error:
             sys.stderr.write(f"{prog}: error: {error}\n")
@@ -6029,7 +6329,7 @@ def _print_report(prog: str, text: str, status: int) -> int:
     return status
 
 
-def _check(prog: str, args: "Namespace", fields: "Dict[str, object]") -> int:
+def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") -> int:
     """--check: read the table, compare it, print the report; 0 within tolerance, 1 outside, 2 unreadable."""
     import sys
 
@@ -6042,7 +6342,9 @@ def _check(prog: str, args: "Namespace", fields: "Dict[str, object]") -> int:
     found = (len(table), len(table[0]))
     try:
         if expected[0] is not None and found != expected:
-            text = f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {expected[0]} x {expected[1]}"
+            text = (
+                f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {expected[0]} x {expected[1]}"
+            )
             status = 1
         else:
             report = compare(table, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, **fields)
@@ -6136,48 +6438,6 @@ class _Request:
         return lambda x: _shortest_text(x, dtype)
 
 
-def _shortest_text(x: float, dtype: str) -> str:
-    """The shortest decimal that reads back, rounded to dtype, as x (as numpy prints float32)."""
-    for digits in range(1, 18):
-        text = f"{x:.{digits}g}"
-        if _round_float(float(text), dtype) == x:
-            return text
-    return repr(x)
-
-
-def _write(prog: str, request: _Request) -> int:
-    """Write the table to stdout row by row; return the exit status."""
-    import sys
-
-    out = sys.stdout
-    if out is None:
-        sys.stderr.write(f"{prog}: error: cannot write the output: standard output is closed\n")
-        return 1
-    try:
-        if request.explain:
-            _write_explained(out, request.seq_len, request.d_model, _to_float(request.convention._fields[3]))
-        elif request.output_format == "table":
-            _write_table(out, request)
-        elif request.output_format == "json":
-            _write_json(out, request)
-        elif request.output_format == "vectors" and request.rope is not None:
-            _write_rope_vectors(out, request)
-        elif request.output_format == "vectors":
-            _write_vectors(out, request)
-        else:
-            _write_csv(out, request)
-        out.flush()
-    except _BROKEN_PIPE:
-        # The reader went away (| head): stop quietly, as the Python docs advise.
-        _silence_stdout()
-        return 1
-    except OSError as error:
-        _silence_stdout()
-        sys.stderr.write(f"{prog}: error: cannot write the output: {error.strerror or error}\n")
-        return 1
-    return 0
-
-
 def _program_name(argv0: str) -> str:
     """Return the name the user typed: ``pe-reference`` or ``python -m pe_reference``."""
     name = argv0.replace("\\", "/").rsplit("/", 1)[-1]
@@ -6217,11 +6477,6 @@ def _cli_integer(name: str, minimum: int) -> "Callable[[str], int]":
     return parse
 
 
-def _is_decimal_integer(text: str) -> bool:
-    # Stricter than int(): no sign, spaces, underscores or non-ASCII digits.
-    return bool(text) and all("0" <= c <= "9" for c in text)
-
-
 def _cli_tolerance(name: str) -> "Callable[[str], float]":
     def parse(text: str) -> float:
         import argparse
@@ -6244,83 +6499,124 @@ def _cli_digits(text: str) -> int:
     return int(text)
 
 
-def _write_csv(out: "IO[str]", request: _Request) -> None:
-    text = request.text()
-    if request.header:
-        out.write(",".join(_column_names(request)) + "\n")
-    for row in request.rows():
-        out.write(",".join(map(text, row)) + "\n")
+# ---------------------------------------------------------------------------
+# Portability: what runtimes differ in, decided once
+# ---------------------------------------------------------------------------
 
 
-def _write_json(out: "IO[str]", request: _Request) -> None:
-    # The text of a finite float is a valid JSON number; streaming needs no json module.
-    text = request.text()
-    separator = "[\n"
-    for row in request.rows():
-        out.write(separator + "[" + ", ".join(map(text, row)) + "]")
-        separator = ",\n"
-    out.write("[]\n" if separator == "[\n" else "\n]\n")
+# Infinity and NaN, made at run time: MicroPython's compiler folds math.inf into a constant that
+# its freezer writes as C text that does not compile, so a module frozen into firmware cannot use it.
+_INF = float("inf")
+_NAN = _INF - _INF
 
 
-def _column_names(request: _Request) -> "List[str]":
-    """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
-    if request.rope is not None:
-        if request.rope[1] == "rotated":
-            return ["x_" + str(c) for c in range(request.d_model)]
-        return [request.rope[1] + "_" + str(k) for k in request.rope[0].columns()]
-    names = []
-    for kind, pair in request.convention._plan(request.d_model):
-        names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
-    return names
+class _NeverRaised(Exception):
+    """Stands in for an exception class a runtime lacks (MicroPython has no BrokenPipeError)."""
 
 
-# Tables up to this many elements are measured before printing, so their
-# columns are no wider than needed; larger ones stream at a fixed width.
-_MEASURED_TABLE_SIZE = 1 << 16
+try:
+    _BROKEN_PIPE: "Type[BaseException]" = BrokenPipeError
+except NameError:
+    _BROKEN_PIPE = _NeverRaised
 
 
-def _write_table(out: "IO[str]", request: _Request) -> None:
-    text = request.text()
-
-    def cell(number: float) -> str:
-        # A space where a minus sign would be keeps the points aligned.
-        shown = text(number)
-        return shown if shown.startswith("-") else " " + shown
-
-    seq_len, d_model = request.seq_len, request.d_model
-    labels = [f"{dim} {name}" for dim, name in enumerate(_column_names(request))]
-    if request.digits is not None:
-        width = request.digits + 3
-    elif seq_len * d_model <= _MEASURED_TABLE_SIZE:
-        width = max((len(cell(x)) for row in request.rows() for x in row), default=0)
-    else:
-        # Values lie in [-1, 1]: sign, 17 significant digits, point, exponent.
-        width = len("-1.2345678901234567e-308")
-    widths = [max(width, len(label)) for label in labels]
-    # The first column is the position of the row.
-    ends = [request.position_text(r) for r in (0, seq_len - 1)] if seq_len else []
-    pos_width = max([len("pos")] + [len(text) + 2 for text in ends])
-    out.write(_pad_left("pos", pos_width) + "".join("  " + _pad_right(label, w) for label, w in zip(labels, widths)).rstrip() + "\n")
-    for r, row in enumerate(request.rows()):
-        cells = "".join("  " + _pad_right(cell(x), w) for x, w in zip(row, widths))
-        out.write(_pad_left(request.position_text(r), pos_width) + cells.rstrip() + "\n")
+def _bit_length_portable(n: int) -> int:
+    # MicroPython's int has no bit_length.
+    return len(bin(n)) - 2 if n else 0
 
 
-def _pad_right(text: str, width: int) -> str:
-    # Not str.ljust, which MicroPython lacks.
-    return text + " " * (width - len(text))
+_bit_length: "Callable[[int], int]" = getattr(int, "bit_length", _bit_length_portable)
 
 
-def _pad_left(text: str, width: int) -> str:
-    return " " * (width - len(text)) + text
+def _gcd_portable(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a if a >= 0 else -a
 
 
-def _write_explained(out: "IO[str]", seq_len: int, d_model: int, base: float) -> None:
-    for pos in range(seq_len):
-        if pos:
-            out.write("\n")
-        for dim in range(d_model):
-            out.write(derivation(pos, dim, d_model, base=base) + "\n")
+# MicroPython's math has no gcd.
+_gcd: "Callable[[int, int], int]" = getattr(math, "gcd", _gcd_portable)
+
+
+def _extended_slices() -> bool:
+    """Whether lists take assignment to a slice with a step (MicroPython's do not)."""
+    row = [0.0, 0.0]
+    try:
+        row[0::2] = [1.0]
+    except NotImplementedError:
+        return False
+    return True
+
+
+_EXTENDED_SLICES = _extended_slices()
+
+
+def _garbage_collector() -> "Optional[Callable[[], object]]":
+    """gc.collect on a MicroPython heap of at most 512 KB, as a board's; else None.
+
+    MicroPython collects only when its heap is full, and by then the floats
+    of a table's rows lie scattered among the garbage of the big-integer
+    arithmetic that made them: the holes between them are too small for the
+    next rows' lists.  Collecting after each exact row keeps the rows packed;
+    on a 32-bit board build it cuts the heap encoding(64, 64, exact=True)
+    needs by nearly half (benchmarks/board_heap.py).  A collection costs
+    time in proportion to the heap, so a larger heap, which can spare the
+    room, is left alone.
+    """
+    import sys
+
+    if sys.implementation.name != "micropython":
+        return None
+    import gc
+
+    heap: int = getattr(gc, "mem_free")() + getattr(gc, "mem_alloc")()  # MicroPython's, not CPython's
+    return gc.collect if heap <= 512 * 1024 else None
+
+
+_COLLECT_GARBAGE = _garbage_collector()
+
+# The entries a cache of exact constants may hold before it is emptied (a
+# law's frequencies may hold four times as many): a desktop spares thousands,
+# a board's heap only a few (on a 32-bit build each is about 100 bytes).
+_CACHE_LIMIT = 1024 if _COLLECT_GARBAGE is None else 2
+_ROUNDS_ONCE: "List[bool]" = []
+
+
+def _addition_rounds_once() -> bool:
+    """Whether a float addition is rounded once to float64, as IEEE 754 says, and not twice.
+
+    The x87 unit (32-bit x86 without SSE2) adds in 64-bit significands and
+    rounds again when the result is stored: 1 + (2**-53 + 2**-78) becomes
+    1 + 2**-53, a tie, then 1.0, where the true rounding is 1 + 2**-52.
+    There the float64 finish is not used; every value is built from
+    integers instead (_round_fixed).  Decided once, on first use.
+    """
+    if not _ROUNDS_ONCE:
+        one = _power_of_two(0)
+        _ROUNDS_ONCE.append(one + (_power_of_two(-53) + _power_of_two(-78)) == one + _power_of_two(-52))
+    return _ROUNDS_ONCE[0]
+
+
+_SINGLE: "List[bool]" = []
+
+
+def _single_precision() -> bool:
+    """Whether this runtime's floats are single precision, as MicroPython's on most boards (ESP32, RP2040...).
+
+    There a float64 cannot be held, so exact float64 values are refused;
+    float32, bfloat16 and float16 values are built from integers as
+    everywhere, and have the same bits.  Decided once, on first use, at run
+    time (a constant folded by a cross-compiler would answer for its host).
+    """
+    if not _SINGLE:
+        one = _power_of_two(0)
+        _SINGLE.append(one + _power_of_two(-30) == one)
+    return _SINGLE[0]
+
+
+# The frameworks' conventions by name, made last: they use the portability decisions above.
+# The frameworks' conventions by name (made here, once the checks they use exist).
+PRESETS = _make_presets()
 
 
 if __name__ == "__main__":
