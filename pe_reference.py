@@ -247,29 +247,14 @@ def encoding(
     ValueError: seq_len * d_model must be at most 67108864 for encoding(), which holds the whole table in memory, got 10000000 * 100000 = 1000000000000; stream it with rows() or the command line
 
     Frameworks lay the table out in other ways.  ``preset`` names one of
-    ``PRESETS``: ``paper`` (the default), ``tensor2tensor``, ``fairseq``,
-    ``tf-tutorial``, ``guided-diffusion``, ``xlm``, ``keras-hub``,
-    ``tatp22``, ``marian``, ``gpt-j``, ``transformer-xl``, ``whisper``,
-    ``m2m100``, ``diffusers``, ``pyg`` or ``mlx`` (docs/conventions.md gives
-    each one's formula and source).  tensor2tensor puts all sines before all
-    cosines and spaces the frequencies by ``i / (h - 1)`` instead of
-    ``2i / d_model``; fairseq's first token sits at position 2:
+    ``PRESETS``, and every field of a ``Convention`` is also a keyword that
+    changes its choice (docs/conventions.md gives each preset's formula and
+    source, and docs/checking.md how to find the one a table follows).
+    tensor2tensor puts all sines before all cosines and spaces the
+    frequencies by ``i / (h - 1)``:
 
     >>> [round(x, 8) for x in encoding(2, 4, preset="tensor2tensor")[1]]
     [0.84147098, 0.0001, 0.54030231, 1.0]
-    >>> [round(x, 8) for x in encoding(1, 4, preset="fairseq")[0]]
-    [0.90929743, 0.0002, -0.41614684, 0.99999998]
-
-    Every field of a ``Convention`` is also a keyword that changes the
-    preset's choice: ``layout`` (``interleaved``, ``sin-cos`` or
-    ``cos-sin``), ``spacing``, ``start`` (the first position), ``odd``
-    (``sine``: the last column is one more sine; ``zero``: a column of
-    zeros is appended; ``round-up``; ``error``: refused) and the others:
-
-    >>> encoding(2, 3, preset="tensor2tensor")[1][2], encoding(2, 3)[1][2] != 0.0
-    (0.0, True)
-    >>> [round(x, 8) for x in encoding(1, 4, layout="cos-sin", start=1)[0]]
-    [0.54030231, 0.99995, 0.84147098, 0.00999983]
 
     Positions may be any real numbers, given exactly (a float is the binary
     number it holds, a string the decimal it says), as diffusion timesteps
@@ -533,6 +518,9 @@ def compare(
     Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147.
     >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
     Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
+
+    Long because a check is one sequence, in the order docs/checking.md describes: the table read,
+    the arguments checked, the shape, the comparison, the diagnosis.
     """
     table = _as_table(actual)
     seq_len, d_model = len(table), len(table[0])
@@ -1958,7 +1946,7 @@ def _round_to_format(x: float, dtype: str) -> float:
 # ---------------------------------------------------------------------------
 #
 # A fixed-point number X with F fraction bits stands for the real X / 2**F;
-# "unit" means 2**-F.  Every function states the error of its result in
+# "unit" means 2**-F, and a kernel named *_fixed returns such a number.  Every function states the error of its result in
 # units.  Inside, each works with _GUARD extra bits, so that the sum of its
 # internal floor errors (at most a few thousand units of the finer grid) is
 # below a quarter unit of the result; the final rounding adds half a unit.
@@ -1975,7 +1963,7 @@ def _round_shift(x: int, bits: int) -> int:
     return (x + (1 << (bits - 1))) >> bits if bits > 0 else x << -bits
 
 
-def _atan_inverse_raw(q: int, F: int) -> int:
+def _atan_inverse_fixed(q: int, F: int) -> int:
     """atan(1/q) * 2**F for an integer q >= 2; error at most 3 * terms + 1 units.
 
     atan(1/q) = sum (-1)**k / ((2k+1) q**(2k+1)).  The power q**-(2k+1) is
@@ -1996,8 +1984,8 @@ def _atan_inverse_raw(q: int, F: int) -> int:
     return total
 
 
-def _atanh_raw(numerator: int, denominator: int, F: int) -> "Tuple[int, int]":
-    """atanh(n/m) * 2**F for 0 <= n/m <= 1/3; return (value, error bound in units).
+def _atanh_fixed(numerator: int, denominator: int, F: int) -> int:
+    """atanh(n/m) * 2**F for 0 <= n/m <= 1/3; error below 3k + 2 units over its k terms (about F / 3).
 
     atanh(t) = sum t**(2k+1) / (2k+1).  t is floored (< 1 unit), t**2 floored
     (< 2 units), each power floored from the last (its error stays < 2 as
@@ -2014,7 +2002,7 @@ def _atanh_raw(numerator: int, denominator: int, F: int) -> "Tuple[int, int]":
         total += power // (2 * k + 1)
         power = (power * t_squared) >> F
         k += 1
-    return total, 3 * k + 2
+    return total
 
 
 _CONSTANTS: "Dict[Tuple[str, int], int]" = {}
@@ -2033,14 +2021,13 @@ def _pi(F: int) -> int:
         if len(_CONSTANTS) > _CACHE_LIMIT:
             _CONSTANTS.clear()
         fine = F + _GUARD
-        _CONSTANTS[key] = _round_shift(16 * _atan_inverse_raw(5, fine) - 4 * _atan_inverse_raw(239, fine), _GUARD)
+        _CONSTANTS[key] = _round_shift(16 * _atan_inverse_fixed(5, fine) - 4 * _atan_inverse_fixed(239, fine), _GUARD)
     return _CONSTANTS[key]
 
 
-def _ln2_raw(F: int) -> "Tuple[int, int]":
-    """ln 2 * 2**F = 2 atanh(1/3) * 2**F, with its error bound in units."""
-    value, error = _atanh_raw(1, 3, F)
-    return 2 * value, 2 * error
+def _ln2_fixed(F: int) -> int:
+    """ln 2 * 2**F = 2 atanh(1/3) * 2**F; error below 2 (3k + 2) units, k the series' terms (about F / 3)."""
+    return 2 * _atanh_fixed(1, 3, F)
 
 
 def _ln(mantissa: int, exponent: int, F: int) -> int:
@@ -2059,8 +2046,8 @@ def _ln(mantissa: int, exponent: int, F: int) -> int:
     fine = F + _GUARD
     k = _bit_length(mantissa) - 1
     one = 1 << k
-    series, _ = _atanh_raw(mantissa - one, mantissa + one, fine)
-    ln2, _ = _ln2_raw(fine)
+    series = _atanh_fixed(mantissa - one, mantissa + one, fine)
+    ln2 = _ln2_fixed(fine)
     value = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
     if len(_LOGARITHMS) > _CACHE_LIMIT:
         _LOGARITHMS.clear()
@@ -2082,7 +2069,7 @@ def _exp(y: int, F: int) -> "Tuple[int, int]":
     """
     guard = _GUARD + _bit_length((y if y >= 0 else -y) >> F)
     fine = F + guard
-    ln2, _ = _ln2_raw(fine)
+    ln2 = _ln2_fixed(fine)
     y_fine = y << guard
     k = (2 * y_fine + ln2) // (2 * ln2)
     r = y_fine - k * ln2
@@ -3073,6 +3060,26 @@ def _diagnose(
             return prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items)}."
     candidates = _candidates(table, asked, context, dtype, shift)
     sample = _sample_rows(len(table))
+    return prefix + _explanation(
+        table, _scored(table, candidates, asked, dtype, sample), asked, dtype, damaged, len(sample)
+    )
+
+
+def _scored(
+    table: "List[List[float]]",
+    candidates: "List[_Candidate]",
+    asked: "Optional[Convention]",
+    dtype: str,
+    sample: "List[int]",
+) -> "List[Tuple[int, int, int, _Candidate]]":
+    """Score the candidates on the sampled rows, best first: (-elements reproduced, index, elements compared, candidate).
+
+    candidates[0] is the convention asked for, if any.  The two guards of
+    this section's essay drop a candidate here: one that gives the asked
+    convention's rows, and a precision mistake that reproduces no more than
+    the asked convention does within the mistake's own allowance.
+    """
+    d_model = len(table[0])
     asked_rows = [candidates[0].row(r, dtype) for r in sample] if asked is not None else []
     # How much the asked convention reproduces within a narrow format's allowance, by precision.
     loosely: "Dict[int, int]" = {}
@@ -3093,7 +3100,20 @@ def _diagnose(
                 continue
         scored.append((-reproduced, index, compared, candidate))
     scored.sort(key=lambda item: (item[0], item[1]))
-    rows_text = f" (on {len(sample)} of {len(table)} rows)" if len(sample) < len(table) else ""
+    return scored
+
+
+def _explanation(
+    table: "List[List[float]]",
+    scored: "List[Tuple[int, int, int, _Candidate]]",
+    asked: "Optional[Convention]",
+    dtype: str,
+    damaged: "Dict[int, List[int]]",
+    sampled: int,
+) -> str:
+    """The diagnosis from the best three scores: the first candidate that explains the table, else the closest."""
+    d_model = len(table[0])
+    rows_text = f" (on {sampled} of {len(table)} rows)" if sampled < len(table) else ""
     for negative, index, compared, candidate in scored[:3]:
         reproduced = -negative
         if compared == 0 or 2 * reproduced < compared:
@@ -3103,7 +3123,7 @@ def _diagnose(
             # The convention asked for: its damage, on every row, was more than local.
             if reproduced >= _EXPLAINED_SHARE * compared:
                 cells = sum(len(columns) for columns in damaged.values())
-                return prefix + (
+                return (
                     f"the {asked._name(d_model)} convention gives {reproduced} of the {compared} elements compared"
                     f"{rows_text}, but {cells} elements in {len(damaged)} rows are outside the default tolerance:"
                     " more than local damage."
@@ -3113,21 +3133,21 @@ def _diagnose(
             # A convention: look for damage on every row, not on the sample only.
             items = _candidate_damage(table, candidate, dtype)
             if items == []:
-                return prefix + f"the table follows {candidate.description}; it reproduces every element."
+                return f"the table follows {candidate.description}; it reproduces every element."
             if items:
-                return prefix + f"the table follows {candidate.description}, except for {_join(items)}."
+                return f"the table follows {candidate.description}, except for {_join(items)}."
             if reproduced >= _EXPLAINED_SHARE * compared:
-                return prefix + (
+                return (
                     f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
                     " but elsewhere the table differs from it by more than local damage."
                 )
             continue
         if reproduced >= _EXPLAINED_SHARE * compared:
             note = f"; {candidate.note}" if candidate.note else ""
-            return prefix + f"the table follows {candidate.description}; {counted}{note}."
+            return f"the table follows {candidate.description}; {counted}{note}."
     negative, _, compared, closest = scored[0]
     share = -negative / compared if compared else 0.0
-    return prefix + (
+    return (
         f"nothing known explains the table. The closest candidate, {closest.description}, reproduces"
         f" {_percent(share)} of the elements compared{rows_text}; a candidate must reproduce"
         f" {_percent(_EXPLAINED_SHARE)}, or all but local damage."
@@ -3222,6 +3242,9 @@ def _damage(
     Return (items, 0), or (None, shift) when they are not local: shift is
     the offset every row's position shares when all rows are moved alike
     (a different first position), else 0.
+
+    Long because each kind of local fault (moved or zeroed rows, wrong columns, isolated elements)
+    is a short step, in the order they are tried.
     """
     seq_len, d_model = len(table), len(table[0])
     items: "List[str]" = []
@@ -3503,7 +3526,10 @@ def _candidates(
 
 
 def _mistakes(table: "List[List[float]]", convention: "Convention", dtype: str) -> "List[_Candidate]":
-    """The known mistakes: a wrong exponent, a cosine-first interleave, steps rounded to a narrow format, a transpose."""
+    """The known mistakes: a wrong exponent, a cosine-first interleave, steps rounded to a narrow format, a transpose.
+
+    Long because it is a list: one short block per known mistake.
+    """
     seq_len, d_model = len(table), len(table[0])
     plan = convention._plan(d_model)
     exponents = convention._exponents(d_model)
@@ -3782,6 +3808,8 @@ def _diagnose_rope(
        |angle|) A of it (float32 arithmetic in the rest of a pipeline) plus
        an ulp of the table's format.  The simplest such candidate is named,
        the one reproducing most among equals; nothing is named otherwise.
+
+    Long because its numbered steps run in order on one sample of rows.
     """
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     name = rope.name(what)
@@ -6024,7 +6052,11 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
 
 
 def _parser(prog: str) -> "ArgumentParser":
-    """The command line's options (argparse is imported here: the front door does without it)."""
+    """The command line's options (argparse is imported here: the front door does without it).
+
+    Long because it is a table: one add_argument per option, in the order
+    --help shows them, each with its help text beside it.
+    """
     import argparse
 
     class Parser(argparse.ArgumentParser):
@@ -6135,49 +6167,57 @@ def _parser(prog: str) -> "ArgumentParser":
     return parser
 
 
+def _broken_output_rule(args: "Namespace") -> "Optional[str]":
+    """The message of the first rule for printing a table (encoding or rotary) that the options break, or None."""
+    output_format = args.format or "table"
+    if args.atol is not None or args.ulps is not None:
+        return "--atol and --ulps go with --check"
+    if args.header and output_format not in ("csv", "hex"):
+        return "--header goes with --format csv or hex"
+    if args.digits is not None and output_format in ("hex", "vectors"):
+        return f"--digits does not go with --format {output_format}, which shows every bit"
+    if output_format == "vectors" and (args.exact or args.dtype != "float64"):
+        return "--format vectors is always exact and holds all four formats; it takes no --exact or --dtype"
+    return None
+
+
 def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Optional[str]":
     """The message of the first rule between options that the command line breaks; None if it keeps them all.
 
     The rotary options have their own rules (_rope_command); these are the
     table's and --check's, in the order they are checked.
     """
-    check = args.check is not None
-    output_format = args.format or "table"
     missing = [name for name, value in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if value is None]
-    printing = args.format or args.digits is not None or args.header or args.explain or args.exact
-    convention_given = any(value is not None for name, value in fields.items() if name != "base")
-    rules = (
-        (args.rope_layout is not None, "--rope-layout goes with --rope"),
-        (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
-        (args.input is not None, "--input goes with --rope"),
-        (check and len(missing) == 1, "with --check give both SEQ_LEN and D_MODEL, or neither"),
-        (
-            check and (printing or args.plot or args.waves),
-            "--check takes no --format, --digits, --header, --explain, --exact, --plot or --waves"
-            " (it always compares exactly)",
-        ),
-        (not check and bool(missing), f"the following arguments are required: {', '.join(missing)}"),
-        (not check and (args.atol is not None or args.ulps is not None), "--atol and --ulps go with --check"),
-        (not check and args.header and output_format not in ("csv", "hex"), "--header goes with --format csv or hex"),
-        (
-            not check and args.digits is not None and output_format in ("hex", "vectors"),
-            f"--digits does not go with --format {output_format}, which shows every bit",
-        ),
-        (
-            not check and output_format == "vectors" and (args.exact or args.dtype != "float64"),
-            "--format vectors is always exact and holds all four formats; it takes no --exact or --dtype",
-        ),
-        (
-            not check
-            and args.explain
-            and (args.format is not None or args.digits is not None or args.exact or args.dtype != "float64")
-            or not check
-            and args.explain
-            and convention_given,
-            "--explain prints the paper's float64 derivations; it takes no --format, --digits, --exact, --dtype"
-            " or convention",
-        ),
-    )
+    rules: "Tuple[Tuple[object, str], ...]"
+    if args.check is not None:
+        printing = args.format or args.digits is not None or args.header or args.explain or args.exact
+        rules = (
+            (args.rope_layout is not None, "--rope-layout goes with --rope"),
+            (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
+            (args.input is not None, "--input goes with --rope"),
+            (len(missing) == 1, "with --check give both SEQ_LEN and D_MODEL, or neither"),
+            (
+                printing or args.plot or args.waves,
+                "--check takes no --format, --digits, --header, --explain, --exact, --plot or --waves"
+                " (it always compares exactly)",
+            ),
+        )
+    else:
+        convention_given = any(value is not None for name, value in fields.items() if name != "base")
+        explained = args.format is not None or args.digits is not None or args.exact or args.dtype != "float64"
+        output = _broken_output_rule(args)
+        rules = (
+            (args.rope_layout is not None, "--rope-layout goes with --rope"),
+            (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
+            (args.input is not None, "--input goes with --rope"),
+            (bool(missing), f"the following arguments are required: {', '.join(missing)}"),
+            (output is not None, output or ""),
+            (
+                args.explain and (explained or convention_given),
+                "--explain prints the paper's float64 derivations; it takes no --format, --digits, --exact, --dtype"
+                " or convention",
+            ),
+        )
     for broken, message in rules:
         if broken:
             return message
@@ -6216,39 +6256,28 @@ def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", re
     return 0
 
 
-def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
-    """--rope: print a rotary cache or rotated vectors, or --check one; the exit status."""
-    import sys
+def _rope_scaling_option(parser: "ArgumentParser", text: "Optional[str]") -> "Optional[Dict[str, object]]":
+    """--rope-scaling's JSON object, or None; anything else is a usage error."""
+    if text is None:
+        return None
+    import json
 
-    others = [name for name, value in fields.items() if value is not None and name not in ("base", "positions")]
-    if others:
-        parser.error(f"--rope takes --base and --positions, not --{others[0].replace('_', '-')}")
-    if args.explain or args.plot or args.waves:
-        parser.error("--rope takes no --explain, --plot or --waves")
-    scaling = None
-    if args.rope_scaling is not None:
-        import json
-
-        try:
-            scaling = json.loads(args.rope_scaling)
-        except ValueError:
-            parser.error(f"--rope-scaling must be a JSON object, got {_short(args.rope_scaling)}")
-        if not isinstance(scaling, dict):
-            parser.error(f"--rope-scaling must be a JSON object, got {_short(args.rope_scaling)}")
-    if (args.input is None) != (args.rope != "rotated"):
-        parser.error(
-            "--rope rotated needs --input FILE, the vectors before rotation"
-            if args.input is None
-            else "--input goes with --rope rotated"
-        )
-    tables = []
     try:
-        for path in (args.input, args.check):
-            tables.append(None if path is None else _read_table(path))
-    except _Unreadable as error:
-        sys.stderr.write(f"{prog}: error: {error}\n")
-        return 2
-    vectors, table = tables
+        scaling = json.loads(text)
+    except ValueError:
+        scaling = None
+    if not isinstance(scaling, dict):
+        parser.error(f"--rope-scaling must be a JSON object, got {_short(text)}")
+    return scaling
+
+
+def _rope_shape(
+    parser: "ArgumentParser",
+    args: "Namespace",
+    vectors: "Optional[List[List[float]]]",
+    table: "Optional[List[List[float]]]",
+) -> "Tuple[Tuple[int, int], str]":
+    """The shape (SEQ_LEN, D_MODEL), taken from the files if not given, and a mismatch's text ('' if none)."""
     shape = (args.seq_len, args.d_model)
     found = (
         (len(vectors), len(vectors[0]))
@@ -6264,10 +6293,44 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     if table is not None and vectors is not None:
         found = (len(table), len(table[0]))  # the table must have the vectors' shape
     if found != shape:
-        text = f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {shape[0]} x {shape[1]}"
+        return shape, f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {shape[0]} x {shape[1]}"
+    return shape, ""
+
+
+def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
+    """--rope: print a rotary cache or rotated vectors, or --check one; the exit status.
+
+    One flow, kept whole: the options' rules, then the files read, the
+    shape taken from them, and only then the check or the printing, each
+    step depending on what the one before found.
+    """
+    import sys
+
+    others = [name for name, value in fields.items() if value is not None and name not in ("base", "positions")]
+    if others:
+        parser.error(f"--rope takes --base and --positions, not --{others[0].replace('_', '-')}")
+    if args.explain or args.plot or args.waves:
+        parser.error("--rope takes no --explain, --plot or --waves")
+    scaling = _rope_scaling_option(parser, args.rope_scaling)
+    if (args.input is None) != (args.rope != "rotated"):
+        parser.error(
+            "--rope rotated needs --input FILE, the vectors before rotation"
+            if args.input is None
+            else "--input goes with --rope rotated"
+        )
+    tables = []
+    try:
+        for path in (args.input, args.check):
+            tables.append(None if path is None else _read_table(path))
+    except _Unreadable as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        return 2
+    vectors, table = tables
+    shape, mismatch = _rope_shape(parser, args, vectors, table)
+    if mismatch:
         if table is None:
-            parser.error(text)
-        return _print_report(prog, text, 1)
+            parser.error(mismatch)
+        return _print_report(prog, mismatch, 1)
     layout = args.rope_layout or "half"
     base, positions = fields["base"], fields["positions"]
     if table is not None:
@@ -6290,15 +6353,10 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
             sys.stderr.write(f"{prog}: error: {error}\n")
             return 2
         return _print_report(prog, str(report), 0 if report.ok else 1)
-    if args.atol is not None or args.ulps is not None:
-        parser.error("--atol and --ulps go with --check")
+    broken = _broken_output_rule(args)
+    if broken is not None:
+        parser.error(broken)
     output_format = args.format or "table"
-    if args.header and output_format not in ("csv", "hex"):
-        parser.error("--header goes with --format csv or hex")
-    if args.digits is not None and output_format in ("hex", "vectors"):
-        parser.error(f"--digits does not go with --format {output_format}, which shows every bit")
-    if output_format == "vectors" and (args.exact or args.dtype != "float64"):
-        parser.error("--format vectors is always exact and holds all four formats; it takes no --exact or --dtype")
     try:
         setup = _Rope(shape[1], base, layout, scaling)
         given = _rope_positions(positions, shape[0])
