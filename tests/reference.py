@@ -7,7 +7,7 @@ checks that the 600-bit value is far enough from a rounding boundary
 """
 
 import struct
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import mpmath
 
@@ -114,3 +114,30 @@ def neighbours(x: float, dtype: str) -> Tuple[float, float]:
         return from_bits(o if o >= 0 else sign | -o, dtype)
 
     return back(ordinal - 1), back(ordinal + 1)
+
+
+def convention_table(preset: str, seq_len: int, d_model: int, base: float = 10000.0) -> List[List["mpmath.mpf"]]:
+    """Each framework's table at 600 bits, written from its definition (not from pe_reference)."""
+    with mpmath.workprec(PRECISION):
+        b = mpmath.mpf(base)
+        if preset == "paper":
+            # Interleaved; exponent 2i/d with the odd width itself.
+            def column(pos: int, j: int) -> "mpmath.mpf":
+                angle = pos * b ** (-mpmath.mpf(2 * (j // 2)) / d_model)
+                return mpmath.sin(angle) if j % 2 == 0 else mpmath.cos(angle)
+
+            return [[column(pos, j) for j in range(d_model)] for pos in range(seq_len)]
+        half = d_model // 2
+        first = 2 if preset == "fairseq" else 0
+        if preset in ("tensor2tensor", "fairseq"):
+            increment = mpmath.log(b) / max(half - 1, 1)
+            frequencies = [mpmath.exp(-increment * i) for i in range(half)]
+        else:
+            frequencies = [mpmath.exp(-mpmath.log(b) * i / half) for i in range(half)]
+        table = []
+        for pos in range(first, first + seq_len):
+            sines = [mpmath.sin(pos * w) for w in frequencies]
+            cosines = [mpmath.cos(pos * w) for w in frequencies]
+            row = cosines + sines if preset == "guided-diffusion" else sines + cosines
+            table.append(row + [mpmath.mpf(0)] * (d_model % 2))
+        return table

@@ -11,8 +11,8 @@ import pytest
 
 import pe_reference
 from pe_reference import encoding, rope
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 BUILDS = ROOT.parent / "shared" / "micropython" / "bin"
 
 

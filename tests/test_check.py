@@ -1,7 +1,6 @@
 """python -m pe_reference --check FILE: readers, exit status, and hostile input."""
 
 import json
-import os
 import struct
 import subprocess
 import sys
@@ -12,12 +11,11 @@ import pytest
 
 import pe_reference
 from pe_reference import encoding
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import HOSTILE, ROOT, npy, subprocess_environment
 
 
 def check(*args: str, stdin: bytes = b"") -> Tuple[int, str, str]:
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     process = subprocess.run(
         [sys.executable, "-m", "pe_reference", "--check", *args],
         input=stdin,
@@ -26,16 +24,6 @@ def check(*args: str, stdin: bytes = b"") -> Tuple[int, str, str]:
         cwd=ROOT,
     )
     return process.returncode, process.stdout.decode(), process.stderr.decode()
-
-
-def npy(header: str, data: bytes, version: int = 1) -> bytes:
-    """A .npy file built by hand, as the format's documentation describes."""
-    text = header.encode("latin-1")
-    padding = (64 - (10 + len(text) + 1) % 64) % 64
-    text += b" " * padding + b"\n"
-    if version == 1:
-        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text + data
-    return b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<I", len(text)) + text + data
 
 
 def doubles(table: List[List[float]], order: str = "<") -> bytes:
@@ -130,88 +118,6 @@ def test_check_usage_errors() -> None:
         assert status == 2 and out == "" and message in err and err.count("\n") == 1, err
 
 
-HOSTILE: List[Tuple[str, bytes, str]] = [
-    ("empty.csv", b"", "the table is empty"),
-    ("blank.csv", b"\n\n \n", "the table is empty"),
-    ("header-only.csv", b"sin_0,cos_0\n", "the table is empty"),
-    ("nan-like.csv", b"0.0,1.0\nnan0,1.0\n", "line 2, field 1 is not a number: 'nan0'"),
-    ("dotless-i.csv", "\u0131nf,1.0\n".encode(), "line 1, field 1 is not a number: '\u0131nf'"),
-    ("underscore.csv", b"1_0,1\n", "line 1, field 1 is not a number: '1_0'"),
-    ("control.csv", b"\x1f0,1\n", "line 1, field 1 is not a number: '\\x1f0'"),
-    ("words.csv", b"0.0,1.0\nzero,one\n", "line 2, field 1 is not a number: 'zero'"),
-    ("ragged.csv", b"0.0,1.0\n0.5\n", "ragged table: line 2 has 1 values, the first has 2"),
-    ("latin1.csv", b"0.0,\xe91.0\n", "is neither a .npy file nor UTF-8 text"),
-    ("bool.json", b"[[true, 1.0]]", "[0][0] must be a number, got True"),
-    ("string.json", b'[["0.5"]]', "[0][0] must be a number, got '0.5'"),
-    ("flat.json", b"[0.0, 1.0]", "row 0 must be an array of numbers, got float"),
-    ("object.json", b'{"a": 1}', "JSON must be an array of arrays of numbers, got dict"),
-    ("ragged.json", b"[[0.0, 1.0], [0.0]]", "ragged table: row 1 has 1 values, the first has 2"),
-    ("empty.json", b"[]", "the table is empty"),
-    ("empty-row.json", b"[[]]", "row 0 is empty"),
-    ("broken.json", b"[[0.0, 1.0]", "not valid JSON"),
-    ("deep.json", b"[" * 100000 + b"]" * 100000, "JSON nested too deeply"),
-    ("magic.npy", b"\x93NUMPX\x01\x00" + b"\x00" * 100, "is not a .npy file"),
-    ("short.npy", b"\x93NUMPY\x01", "is not a .npy file"),
-    ("version.npy", b"\x93NUMPY\x09\x00\x10\x00" + b" " * 16, "unsupported .npy version 9.0"),
-    ("long-header.npy", b"\x93NUMPY\x02\x00" + struct.pack("<I", 1 << 30) + b"{", "header of 1073741824 bytes"),
-    ("cut-header.npy", b"\x93NUMPY\x01\x00\x40\x00{'descr'", "the .npy header is cut short"),
-    ("code.npy", npy("__import__('os').system('echo pwned')", b""), "the .npy header is not a Python literal"),
-    ("list-header.npy", npy("[1, 2]", b""), "must have exactly descr, fortran_order and shape"),
-    (
-        "object.npy",
-        npy("{'descr': '|O', 'fortran_order': False, 'shape': (2, 2), }", b"\x80\x04" * 8),
-        "object arrays are refused",
-    ),
-    (
-        "int.npy",
-        npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 8),
-        "dtype must be float16, float32 or float64",
-    ),
-    (
-        "struct.npy",
-        npy("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 8),
-        "structured arrays are refused",
-    ),
-    (
-        "order.npy",
-        npy("{'descr': '<f8', 'fortran_order': 1, 'shape': (1, 1), }", b"\x00" * 8),
-        "fortran_order must be True or False",
-    ),
-    (
-        "3d.npy",
-        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1), }", b"\x00" * 8),
-        "a table must be 2-D, got shape (1, 1, 1)",
-    ),
-    (
-        "1d.npy",
-        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", b"\x00" * 32),
-        "a table must be 2-D, got shape (4,)",
-    ),
-    (
-        "negative.npy",
-        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (-1, 4), }", b""),
-        "shape must be a tuple of non-negative integers",
-    ),
-    (
-        "absurd.npy",
-        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000000000), }", b"\x00" * 8),
-        "more than the limit of 67108864",
-    ),
-    ("zero.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4), }", b""), "the table is empty"),
-    (
-        "truncated.npy",
-        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", b"\x00" * 31),
-        "data cut short: 31 bytes, shape (2, 2) of <f8 needs 32",
-    ),
-    (
-        "extra.npy",
-        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }", b"\x00" * 9),
-        "followed by extra bytes",
-    ),
-    ("garbage.bin", bytes(range(256)) * 4, "is neither a .npy file nor UTF-8 text"),
-]
-
-
 @pytest.mark.parametrize("name, content, message", HOSTILE, ids=[case[0] for case in HOSTILE])
 def test_hostile_input_exits_2_cleanly(tmp_path: Path, name: str, content: bytes, message: str) -> None:
     path = tmp_path / name
@@ -262,7 +168,7 @@ def test_nan_and_infinity_are_read_and_fail(tmp_path: Path, name: str, content: 
 
 
 def test_its_own_output_passes_its_own_exact_check(tmp_path: Path) -> None:
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     for dtype in ("float64", "float32", "bfloat16", "float16"):
         for output in ("csv", "json"):
             made = subprocess.run(

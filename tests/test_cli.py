@@ -15,14 +15,12 @@ import pytest
 import pe_reference
 from pe_reference import derivation, encoding, main
 from tests import reference
-from tests.helpers import run_main
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT, run_main, subprocess_environment
 
 
 def run(*args: str) -> Tuple[int, str, str]:
     """Run ``python -m pe_reference ARGS`` from the repository root, as a user would."""
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     process = subprocess.run(
         [sys.executable, "-m", "pe_reference", *args], capture_output=True, text=True, env=environment, cwd=ROOT
     )
@@ -74,27 +72,27 @@ def test_table_larger_than_measured_is_aligned(capsys: pytest.CaptureFixture[str
     assert parse_table(out) == encoding(seq_len, 2)
 
 
-def test_csv(capsys: pytest.CaptureFixture[str]) -> None:
+def test_csv_is_one_line_per_position_with_round_tripping_numbers(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run_main(capsys, "5", "6", "--format", "csv")
     assert status == 0
     assert [[float(x) for x in line.split(",")] for line in out.splitlines()] == encoding(5, 6)
 
 
-def test_csv_header(capsys: pytest.CaptureFixture[str]) -> None:
+def test_csv_header_names_each_column(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run_main(capsys, "2", "5", "--format", "csv", "--header")
     assert status == 0
     assert out.splitlines()[0] == "sin_0,cos_0,sin_1,cos_1,sin_2"
     assert len(out.splitlines()) == 3
 
 
-def test_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_is_an_array_of_rows_even_when_empty(capsys: pytest.CaptureFixture[str]) -> None:
     for seq_len in (0, 1, 6):
         status, out, _ = run_main(capsys, str(seq_len), "3", "--format", "json")
         assert status == 0
         assert json.loads(out) == encoding(seq_len, 3)
 
 
-def test_json_digits(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_digits_rounds_each_value(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run_main(capsys, "2", "2", "--format", "json", "--digits", "2")
     assert status == 0
     assert json.loads(out) == [[0.0, 1.0], [0.84, 0.54]]
@@ -210,7 +208,7 @@ def test_bad_usage_has_no_traceback(args: List[str]) -> None:
 def test_huge_table_streams_and_stops_at_once() -> None:
     # ``| head -1``: the reader leaves after one line; the writer must stop
     # quietly instead of computing 10**9 values or printing a traceback.
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     process = subprocess.Popen(
         [sys.executable, "-m", "pe_reference", "1000000", "1024", "--format", "csv"],
         stdout=subprocess.PIPE,
@@ -251,7 +249,7 @@ def test_output_memory_is_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_full_disk_is_one_line() -> None:
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     with open("/dev/full", "w") as full:
         process = subprocess.run(
             [sys.executable, "-m", "pe_reference", "2000", "64"],

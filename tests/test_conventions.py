@@ -7,7 +7,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple, Type
 
-import mpmath
 import pytest
 
 import pe_reference
@@ -18,33 +17,6 @@ PRESETS = ["paper", "tensor2tensor", "fairseq", "tf-tutorial", "guided-diffusion
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conventions.md"
 
 
-def independent(preset: str, seq_len: int, d_model: int, base: float = 10000.0) -> List[List["mpmath.mpf"]]:
-    """Each framework's table at 600 bits, written from its definition (not from pe_reference)."""
-    with mpmath.workprec(reference.PRECISION):
-        b = mpmath.mpf(base)
-        if preset == "paper":
-            # Interleaved; exponent 2i/d with the odd width itself.
-            def column(pos: int, j: int) -> "mpmath.mpf":
-                angle = pos * b ** (-mpmath.mpf(2 * (j // 2)) / d_model)
-                return mpmath.sin(angle) if j % 2 == 0 else mpmath.cos(angle)
-
-            return [[column(pos, j) for j in range(d_model)] for pos in range(seq_len)]
-        half = d_model // 2
-        first = 2 if preset == "fairseq" else 0
-        if preset in ("tensor2tensor", "fairseq"):
-            increment = mpmath.log(b) / max(half - 1, 1)
-            frequencies = [mpmath.exp(-increment * i) for i in range(half)]
-        else:
-            frequencies = [mpmath.exp(-mpmath.log(b) * i / half) for i in range(half)]
-        table = []
-        for pos in range(first, first + seq_len):
-            sines = [mpmath.sin(pos * w) for w in frequencies]
-            cosines = [mpmath.cos(pos * w) for w in frequencies]
-            row = cosines + sines if preset == "guided-diffusion" else sines + cosines
-            table.append(row + [mpmath.mpf(0)] * (d_model % 2))
-        return table
-
-
 @pytest.mark.parametrize("preset", PRESETS)
 @pytest.mark.parametrize("d_model", [1, 2, 4, 5, 6, 9, 64])
 def test_presets_are_exact(preset: str, d_model: int) -> None:
@@ -52,7 +24,7 @@ def test_presets_are_exact(preset: str, d_model: int) -> None:
         with pytest.raises(ValueError, match="d_model must be even in the tf-tutorial convention"):
             encoding(3, d_model, preset=preset)
         return
-    want = independent(preset, 12, d_model)
+    want = reference.convention_table(preset, 12, d_model)
     for dtype in ("float64", "float16"):
         got = encoding(12, d_model, preset=preset, exact=True, dtype=dtype)
         for pos in range(12):
@@ -61,7 +33,7 @@ def test_presets_are_exact(preset: str, d_model: int) -> None:
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_presets_fast_path_is_close(preset: str) -> None:
-    want = independent(preset, 50, 16)
+    want = reference.convention_table(preset, 50, 16)
     got = encoding(50, 16, preset=preset)
     assert max(abs(g - w) for gr, wr in zip(got, want) for g, w in zip(gr, wr)) < 1e-13
 

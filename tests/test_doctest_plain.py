@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FILES = [ROOT / "pe_reference.py", ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
 
 

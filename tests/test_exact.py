@@ -35,9 +35,13 @@ def random_cases(seed: int, count: int) -> List[Tuple[int, int, int, Union[int, 
     return cases
 
 
+# A fixed seed per format: the same cases on every run.
+SEEDS = {"float64": 64, "float32": 32, "bfloat16": 16, "float16": 15}
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_random_values(dtype: str) -> None:
-    for pos, dim, d_model, base in random_cases(hash(dtype) % 1000, 150):
+    for pos, dim, d_model, base in random_cases(SEEDS[dtype], 150):
         want = reference.expected(pos, dim, d_model, base, dtype)
         got = value(pos, dim, d_model, base=base, exact=True, dtype=dtype)
         assert same(got, want), (pos, dim, d_model, base, dtype, got, want)
@@ -96,7 +100,7 @@ def test_huge_positions(dtype: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_tables(dtype: str) -> None:
+def test_exact_tables_are_the_reference_rounded_once(dtype: str) -> None:
     for seq_len, d_model, base in [(40, 64, 10000.0), (12, 7, 500000.0), (9, 33, 12345.678), (5, 16, 10000)]:
         table = encoding(seq_len, d_model, base=base, exact=True, dtype=dtype)
         for dim in range(d_model):

@@ -6,7 +6,6 @@ from each convention's definition; none is pe_reference's.
 """
 
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,13 +14,12 @@ from typing import Any
 import pytest
 
 from pe_reference import compare
+from tests.helpers import subprocess_environment
 
 numpy: Any = pytest.importorskip("numpy")
 torch: Any = pytest.importorskip("torch")
 
 from tests.peer_tables import paper_torch_float32  # noqa: E402  (after the skip)
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def seed_000_numpy(seq_len: int, d_model: int) -> Any:
@@ -132,7 +130,7 @@ def test_framework_conventions(make: Any, preset: str, dtype: str) -> None:
 
 
 def test_check_a_saved_torch_table(tmp_path: Path) -> None:
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     path = tmp_path / "diffusion.npy"
     numpy.save(path, guided_diffusion_torch(100, 32).numpy())
 

@@ -11,13 +11,13 @@ from PIL import Image
 
 import pe_reference
 from pe_reference import encoding
+from tests.helpers import ROOT, subprocess_environment
 
-ROOT = Path(__file__).resolve().parent.parent
 RED, WHITE, BLUE = (178, 24, 43), (247, 247, 247), (33, 102, 172)
 
 
 def run(*args: str) -> Tuple[int, str, str]:
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     process = subprocess.run(
         [sys.executable, "-m", "pe_reference", *args], capture_output=True, text=True, env=environment
     )

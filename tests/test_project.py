@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import List, Optional, Set
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 
 

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 import pe_reference
 from pe_reference import compare, encoding, rows, value
 from tests import reference
+from tests.helpers import subprocess_environment
 
-ROOT = Path(__file__).resolve().parent.parent
 settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("long", max_examples=25000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
@@ -394,7 +394,7 @@ def closed_stdout() -> None:
 
 @pytest.mark.parametrize("arguments", [["4", "4"], ["4", "4", "--format", "csv"], ["--check", "-"]])
 def test_closed_stdout(arguments: List[str]) -> None:
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     process = subprocess.run(
         [sys.executable, "-m", "pe_reference", *arguments],
         input=b"[[0.0, 1.0]]",
@@ -412,7 +412,7 @@ def test_closed_stdout(arguments: List[str]) -> None:
 def test_ctrl_c_is_one_line_and_130(arguments: List[str]) -> None:
     import time
 
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     process = subprocess.Popen(
         [sys.executable, "-m", "pe_reference", *arguments],
         stdout=subprocess.DEVNULL,

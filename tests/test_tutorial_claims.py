@@ -8,12 +8,10 @@ the same numbers with pe_reference; these tests guard against both drifting.
 
 import math
 import re
-from pathlib import Path
 
 import mpmath
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 def page(name: str) -> str:

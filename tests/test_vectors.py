@@ -1,22 +1,18 @@
 """--format vectors: golden test vectors, checked against mpmath and against docs/vectors.md."""
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Dict
 
 import mpmath
 
 from tests import reference
-from tests.test_conventions import independent
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT, subprocess_environment
 
 
 def vectors(*args: str) -> Dict[str, Any]:
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment = subprocess_environment()
     process = subprocess.run(
         [sys.executable, "-m", "pe_reference", *args, "--format", "vectors"],
         capture_output=True,
@@ -67,7 +63,7 @@ def test_a_preset_with_a_padding_column() -> None:
     )
     assert document["columns"][-1] == {"function": "zero", "pair": 0, "exponent": [0, 1]}
     assert document["columns"][1] == {"function": "sin", "pair": 1, "exponent": [1, 1]}
-    truth = independent("tensor2tensor", 4, 5, 500000.0)
+    truth = reference.convention_table("tensor2tensor", 4, 5, 500000.0)
     for dtype, table in document["bits"].items():
         for pos in range(4):
             assert [int(cell, 16) for cell in table[pos]] == [
