@@ -374,7 +374,7 @@ def value(
     if kind == _ZERO:
         return 0.0
     position = convention._position(pos, None)
-    exponent = convention._exponents(d_model)[pair]
+    exponent = convention._exponent(d_model, pair)
     if exact:
         scale = convention._scale_square(d_model)
         return _exact_value(position, kind, exponent, convention._frequencies(), scale, dtype)
@@ -1367,19 +1367,22 @@ class Convention:
         ``sine`` rule and over 2h columns otherwise; tensor2tensor's is
         i/(h - shift) (i/1 for a single pair, as tensor2tensor guards it).
         """
+        return [self._exponent(d_model, i) for i in range(self._pairs(d_model))]
+
+    def _exponent(self, d_model: int, pair: int) -> "Tuple[int, int]":
+        """One pair's exponent, as _exponents(d_model)[pair] (a single value needs no list of them all)."""
         h = self._pairs(d_model)
         if self.spacing == "paper":
-            width = d_model if self.odd == "sine" else 2 * h
-            return [(2 * i, width) for i in range(h)]
+            return 2 * pair, d_model if self.odd == "sine" else 2 * h
         if h <= 1:
-            return [(0, 1)] * h
+            return 0, 1
         n, m = self._fields[2]
         if h * m - n <= 0:
             raise ValueError(
                 f"shift must be less than the number of frequencies ({h}, for d_model {d_model}),"
                 f" got {_fraction_text(self._fields[2])}"
             )
-        return [(i * m, h * m - n) for i in range(h)]
+        return pair * m, h * m - n
 
     def _plan(self, d_model: int) -> "List[Tuple[int, int]]":
         """(kind, pair) of each column: _SINE, _COSINE or _ZERO, and the pair's index."""
@@ -1399,7 +1402,21 @@ class Convention:
         return plan + [(_ZERO, 0)] * (d_model - len(plan))
 
     def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
-        return self._plan(d_model)[dim]
+        """(kind, pair) of one column, as _plan(d_model)[dim], without the whole plan (a board's heap may lack it)."""
+        h = self._pairs(d_model)
+        cosines = d_model // 2 if self.odd == "sine" else h
+        if self.layout == "interleaved":
+            # A sine and a cosine per pair while the cosines last, then the remaining sines.
+            if dim < 2 * cosines:
+                return (_SINE if dim % 2 == 0 else _COSINE), dim // 2
+            pair = cosines + dim - 2 * cosines
+            return (_SINE, pair) if pair < h else (_ZERO, 0)
+        first, second = (
+            ((_SINE, h), (_COSINE, cosines)) if self.layout == "sin-cos" else ((_COSINE, cosines), (_SINE, h))
+        )
+        if dim < first[1]:
+            return first[0], dim
+        return (second[0], dim - first[1]) if dim - first[1] < second[1] else (_ZERO, 0)
 
     def _frequencies(self) -> "_Frequencies":
         """The exact frequency law, shared by conventions with the same one (its caches with it)."""

@@ -1,5 +1,6 @@
 """Conventions: the presets reproduce each framework's table, in the fast and the exact path."""
 
+import itertools
 import math
 import random
 import re
@@ -263,3 +264,17 @@ def test_bad_conventions(call: Any, error: Any, message: str) -> None:
     with pytest.raises(error) as caught:
         call()
     assert str(caught.value) == message
+
+
+def test_one_column_and_one_exponent_are_the_whole_plans() -> None:
+    """value() takes one column's (kind, pair) and one exponent without building the lists: they must agree."""
+    for layout, odd, spacing in itertools.product(
+        ("interleaved", "sin-cos", "cos-sin"), ("sine", "zero", "round-up", "error"), ("paper", "tensor2tensor")
+    ):
+        convention = pe_reference.Convention(layout=layout, odd=odd, spacing=spacing)
+        for d_model in range(1, 13):
+            if odd == "error" and d_model % 2:
+                continue
+            plan, exponents = convention._plan(d_model), convention._exponents(d_model)
+            assert [convention._column(dim, d_model) for dim in range(d_model)] == plan, (layout, odd, d_model)
+            assert [convention._exponent(d_model, pair) for pair in range(len(exponents))] == exponents
