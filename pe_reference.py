@@ -680,9 +680,9 @@ class Report:
         return " or ".join(parts)
 
     def __str__(self) -> str:
-        rows, columns = self.shape
+        row_list, columns = self.shape
         lines = [
-            f"{rows} x {columns} table against the exact {self.dtype} values of {self.subject} ({self.tolerance()})"
+            f"{row_list} x {columns} table against the exact {self.dtype} values of {self.subject} ({self.tolerance()})"
         ]
         if self.not_finite_count < self.count and self.max_abs_error == self.max_abs_error:
             lines.append(f"max abs error {self.max_abs_error:.3g}, max {self.max_ulp_error:.3g} ulps of {self.dtype}")
@@ -1541,7 +1541,7 @@ def _convention(
         chosen = convention
     else:
         chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(_PRESETS))]
-    changes = {name: value for name, value in shortcuts.items() if name != "preset" and value is not None}
+    changes = {name: given for name, given in shortcuts.items() if name != "preset" and given is not None}
     asked = chosen.replace(**changes) if changes else chosen
     asked._preset = chosen._preset
     if refuse_odd and asked.odd == "error" and d_model % 2:
@@ -1598,10 +1598,10 @@ def _to_float(x: "Tuple[int, int]") -> float:
     a = a >> shift_a if shift_a > 0 else a << -shift_a
     m = m >> shift_m if shift_m > 0 else m << -shift_m
     try:
-        value = math.ldexp(a / m, shift_a - shift_m)
+        result = math.ldexp(a / m, shift_a - shift_m)
     except OverflowError:
-        value = _INF
-    return -value if n < 0 else value
+        result = _INF
+    return -result if n < 0 else result
 
 
 def _rational(name: str, x: object) -> "Tuple[int, int]":
@@ -1766,8 +1766,8 @@ def _float_bits(x: float) -> int:
 def _float_from_bits(bits: int) -> float:
     import struct
 
-    value: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
-    return value
+    result: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    return result
 
 
 _POWERS_OF_TWO: "Dict[int, float]" = {}
@@ -1790,8 +1790,8 @@ def _make_float(negative: bool, m: int, q: int) -> float:
     """
     if m == 0:
         return -0.0 if negative else 0.0
-    value = float(m) * _power_of_two(q)
-    return -value if negative else value
+    result = float(m) * _power_of_two(q)
+    return -result if negative else result
 
 
 def _round_fixed(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
@@ -2065,11 +2065,11 @@ def _ln(mantissa: int, exponent: int, F: int) -> int:
     one = 1 << k
     series = _atanh_fixed(mantissa - one, mantissa + one, fine)
     ln2 = _ln2_fixed(fine)
-    value = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
+    result = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
     if len(_LOGARITHMS) > _CACHE_LIMIT:
         _LOGARITHMS.clear()
-    _LOGARITHMS[key] = value
-    return value
+    _LOGARITHMS[key] = result
+    return result
 
 
 def _exp(y: int, F: int) -> "Tuple[int, int]":
@@ -2606,7 +2606,7 @@ def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shif
 
 
 # The float64 finish of a table row, P = 105 fraction bits, written out in
-# _exact_rows: (v >> 53) * 2**-52 + (v & _LOW_MASK) * 2**-105.
+# _finish_rows: (v >> 53) * 2**-52 + (v & _LOW_MASK) * 2**-105.
 #
 # Rounding: v = high * 2**53 + low with |high| < 1.5 * 2**52 + 1 (a value
 # below 1.5, as _finish_rows ensures) and 0 <= low < 2**53.  Multiplying an int by a float converts the int first,
@@ -2628,9 +2628,11 @@ _LOW_MASK = (1 << 53) - 1
 def _finish_constants() -> "Tuple[float, float, float]":
     """2**-52 and 2**-105, the scales of the two halves, and 2**-11, the smallest value decided.
 
-    Made on first use, from bits: importing the module needs no struct.
+    The halves are v >> 53 and v & _LOW_MASK of a value with _TABLE_BITS
+    fraction bits.  Made on first use, from bits: importing the module
+    needs no struct.
     """
-    return _power_of_two(-52), _power_of_two(-105), _power_of_two(-11)
+    return _power_of_two(53 - _TABLE_BITS), _power_of_two(-_TABLE_BITS), _power_of_two(-11)
 
 
 def _finish_rows(
@@ -3683,8 +3685,8 @@ def _rounded_step(convention: "Convention", seq_len: int, d_model: int, narrow: 
             angle = position * w
             if step in ("angles", "all"):
                 angle = _round_float(angle, narrow)
-            value = scale * (math.sin(angle) if kind == _SINE else math.cos(angle))
-            row.append(_round_float(value, narrow) if step in ("output", "all") else value)
+            result = scale * (math.sin(angle) if kind == _SINE else math.cos(angle))
+            row.append(_round_float(result, narrow) if step in ("output", "all") else result)
         return row
 
     name = convention._name(d_model)
@@ -3714,13 +3716,13 @@ def _rounded_step(convention: "Convention", seq_len: int, d_model: int, narrow: 
 # that is not rational is an _AttentionFactor, computed to the bits asked.
 
 
-def _check_vectors(vectors: "List[List[float]]", rope: "_Rope") -> None:
+def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
     """Refuse a vector element that is not finite, or a pair whose |x[a]| + |x[b]| is not (its rotation could overflow)."""
     for r, row in enumerate(vectors):
         for c, v in enumerate(row):
             if not -_INF < v < _INF:
                 raise ValueError(f"x[{r}][{c}] must be finite, got {v!r}")
-        for a, b in rope.partners():
+        for a, b in setup.partners():
             if not abs(row[a]) + abs(row[b]) < _INF:
                 raise ValueError(
                     f"x[{r}] must have |x[a]| + |x[b]| finite for each pair, got {row[a]!r} and {row[b]!r} in columns {a}, {b}"
@@ -3740,7 +3742,7 @@ class _RopeAllowance(_Allowance):
 
     def __init__(
         self,
-        rope: "_Rope",
+        setup: "_Rope",
         seq_len: int,
         positions: "Optional[List[Tuple[int, int]]]",
         dtype: str,
@@ -3748,20 +3750,20 @@ class _RopeAllowance(_Allowance):
     ) -> None:
         self.dtype = dtype
         self.precision = _DTYPES[dtype][0]
-        self.factor = abs(rope.attention_value)
+        self.factor = abs(setup.attention_value)
         self.unit = _power_of_two(5 - (self.precision if self.precision >= 24 else 24))
         self.storing = _power_of_two(1 - self.precision)
         #: The exact row being compared (compare_rope sets it before each row).
         self.expected: "List[float]" = []
-        by_pair = rope.float_frequencies(_last_position(positions, seq_len))
-        self.frequencies = [by_pair[k] for k in rope.columns()]
+        by_pair = setup.float_frequencies(_last_position(positions, seq_len))
+        self.frequencies = [by_pair[k] for k in setup.columns()]
         self.positions = [float(r) for r in range(seq_len)] if positions is None else [_to_float(p) for p in positions]
         self.weights: "Optional[List[List[float]]]" = None
         if vectors is not None:
-            partner = [0] * rope.head_dim
-            for a, b in rope.partners():
+            partner = [0] * setup.head_dim
+            for a, b in setup.partners():
                 partner[a], partner[b] = b, a
-            self.weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(rope.head_dim)] for row in vectors]
+            self.weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(setup.head_dim)] for row in vectors]
 
     def row(self, r: int) -> "List[float]":
         tolerances = _allowances(self.frequencies, self.positions[r], self.unit)
@@ -3803,7 +3805,7 @@ _ROPE_STEP_WORDS = {
 
 def _diagnose_rope(
     table: "List[List[float]]",
-    rope: "_Rope",
+    setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
     positions: "Optional[List[Tuple[int, int]]]",
@@ -3829,11 +3831,11 @@ def _diagnose_rope(
     Long because its numbered steps run in order on one sample of rows.
     """
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
-    name = rope.name(what)
+    name = setup.name(what)
     held = _narrowest_format(table, dtype)
     stored: "Tuple[str, ...]" = ()
     if held is not None:
-        if not _rope_failures(table, rope, kind, vectors, positions, held):
+        if not _rope_failures(table, setup, kind, vectors, positions, held):
             return (
                 f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: checked as {held},"
                 " it passes (its values were rounded to that format).",
@@ -3843,7 +3845,7 @@ def _diagnose_rope(
         dtype, stored = held, (f"output:{held}",)
     # A few ulps of a float32 angle: its rounding, inv_freq's, and a reduction in float32.
     if _rope_errors_within(
-        table, rope, kind, vectors, positions, damaged, _power_of_two(-21), allowance.storing, allowance.weights
+        table, setup, kind, vectors, positions, damaged, _power_of_two(-21), allowance.storing, allowance.weights
     ):
         largest = max(
             abs(allowance.positions[r] * allowance.frequencies[c]) for r, columns in damaged.items() for c in columns
@@ -3854,10 +3856,12 @@ def _diagnose_rope(
             " which float32 holds only to its last place" + (f"; its values are {held} numbers" if stored else ""),
             ("angles:float32",) + stored,
         )
-    rows = _rope_sample_rows(len(table))
-    sampled = [table[r] for r in rows]
+    sample_rows = _rope_sample_rows(len(table))
+    sampled = [table[r] for r in sample_rows]
     floats = allowance.positions
-    nothing = _rope_share(sampled, rows, rope, kind, vectors, floats, positions, {}, rope.attention_value, dtype)
+    nothing = _rope_share(
+        sampled, sample_rows, setup, kind, vectors, floats, positions, {}, setup.attention_value, dtype
+    )
     if nothing >= _EXPLAINED_SHARE:
         # The table agrees with the cache computed in floating point, sampled: no change would explain more.
         return (
@@ -3866,9 +3870,9 @@ def _diagnose_rope(
             (),
         )
     best: "Optional[Tuple[int, float, int, str, Tuple[str, ...]]]" = None
-    for order, (text, causes, variant, steps, factor) in enumerate(_rope_candidates(rope)):
+    for order, (text, causes, variant, steps, factor) in enumerate(_rope_candidates(setup)):
         try:
-            share = _rope_share(sampled, rows, variant, kind, vectors, floats, positions, steps, factor, dtype)
+            share = _rope_share(sampled, sample_rows, variant, kind, vectors, floats, positions, steps, factor, dtype)
         except (ValueError, OverflowError, ZeroDivisionError):
             continue
         if share >= _EXPLAINED_SHARE:
@@ -3892,7 +3896,7 @@ def _diagnose_rope(
 
 def _rope_failures(
     table: "List[List[float]]",
-    rope: "_Rope",
+    setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
     positions: "Optional[List[Tuple[int, int]]]",
@@ -3900,12 +3904,12 @@ def _rope_failures(
 ) -> int:
     """How many elements fail the default rule when the table is checked in dtype (no diagnosis)."""
     rounded = [_round_row(row, dtype) for row in table]
-    return _rope_comparison(rounded, rope, kind, vectors, positions, dtype, None, None, set()).failures
+    return _rope_comparison(rounded, setup, kind, vectors, positions, dtype, None, None, set()).failures
 
 
 def _rope_comparison(
     rounded: "List[List[float]]",
-    rope: "_Rope",
+    setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
     positions: "Optional[List[Tuple[int, int]]]",
@@ -3915,9 +3919,9 @@ def _rope_comparison(
     rows_with_not_finite: "Set[int]",
 ) -> _Comparison:
     """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
-    allowance = _RopeAllowance(rope, len(rounded), positions, dtype, vectors)
+    allowance = _RopeAllowance(setup, len(rounded), positions, dtype, vectors)
     comparison = _Comparison(allowance, dtype, atol, ulps)
-    expected_rows = _rope_rows(rope, kind, len(rounded), positions, vectors, True, dtype)
+    expected_rows = _rope_rows(setup, kind, len(rounded), positions, vectors, True, dtype)
     for r, (row, expected) in enumerate(zip(rounded, expected_rows)):
         allowance.expected = expected  # the allowance's storing term is relative to the exact value
         comparison.add(r, row, expected, r in rows_with_not_finite)
@@ -3945,7 +3949,7 @@ def _rope_sample_rows(count: int) -> "List[int]":
 
 def _rope_errors_within(
     table: "List[List[float]]",
-    rope: "_Rope",
+    setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
     positions: "Optional[List[Tuple[int, int]]]",
@@ -3955,16 +3959,16 @@ def _rope_errors_within(
     allowance_weights: "Optional[List[List[float]]]",
 ) -> bool:
     """Whether every damaged element is within unit (1 + |angle|) A W + storing |value| of the float64 value."""
-    frequencies = rope.float_frequencies(_last_position(positions, len(table)))
-    columns = rope.columns()
+    frequencies = setup.float_frequencies(_last_position(positions, len(table)))
+    columns = setup.columns()
     for r, cells in damaged.items():
         p = float(r) if positions is None else _to_float(positions[r])
-        row = _rope_candidate_row(rope, kind, vectors, r, p, frequencies, {}, rope.attention_value, "float64")
+        row = _rope_candidate_row(setup, kind, vectors, r, p, frequencies, {}, setup.attention_value, "float64")
         for c in cells:
             angle = abs(p * frequencies[columns[c]])
             if angle >= 1 << 18:
                 return False  # beyond, a float32 angle is off by 1/64 or more: no explanation
-            bound = unit * (1 + angle) * abs(rope.attention_value)
+            bound = unit * (1 + angle) * abs(setup.attention_value)
             if allowance_weights is not None:
                 bound *= allowance_weights[r][c]
             if not abs(table[r][c] - row[c]) <= bound + storing * abs(row[c]):
@@ -3972,31 +3976,31 @@ def _rope_errors_within(
     return True
 
 
-def _rope_candidates(rope: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Rope, Dict[str, str], float]]":
+def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Rope, Dict[str, str], float]]":
     """(words, causes, the rope computed, the steps rounded, the attention factor) for each way the table may have been made."""
-    base, layout, scaling = rope.inputs
-    other = "interleaved" if rope.layout == "half" else "half"
-    yield f"in the {other} layout", ("layout",), _Rope(rope.head_dim, base, other, scaling), {}, rope.attention_value
+    base, layout, scaling = setup.inputs
+    other = "interleaved" if setup.layout == "half" else "half"
+    yield f"in the {other} layout", ("layout",), _Rope(setup.head_dim, base, other, scaling), {}, setup.attention_value
     for b in _ROPE_BASES:
-        if (b, 1) != rope.base:
+        if (b, 1) != setup.base:
             try:
-                variant = _Rope(rope.head_dim, b, rope.layout, _without_theta(scaling))
+                variant = _Rope(setup.head_dim, b, setup.layout, _without_theta(scaling))
             except ValueError:
                 continue
             yield f"with base {b}", ("base",), variant, {}, variant.attention_value
-    if rope.kind != "default":
-        plain = _Rope(rope.head_dim, base, rope.layout, None)
-        yield f"without its {rope.kind} scaling", ("scaling",), plain, {}, 1.0
-    for kind, scaled in _other_scalings(rope):
+    if setup.kind != "default":
+        plain = _Rope(setup.head_dim, base, setup.layout, None)
+        yield f"without its {setup.kind} scaling", ("scaling",), plain, {}, 1.0
+    for kind, scaled in _other_scalings(setup):
         try:
-            variant = _Rope(rope.head_dim, base, rope.layout, scaled)
+            variant = _Rope(setup.head_dim, base, setup.layout, scaled)
         except ValueError:
             continue
         yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention_value
-    if rope.attention_value != 1.0:
-        yield f"without its attention factor {rope.attention_value:.6g}", ("attention_factor:missing",), rope, {}, 1.0
-        twice = rope.attention_value * rope.attention_value
-        yield "with its attention factor applied twice", ("attention_factor:twice",), rope, {}, twice
+    if setup.attention_value != 1.0:
+        yield f"without its attention factor {setup.attention_value:.6g}", ("attention_factor:missing",), setup, {}, 1.0
+        twice = setup.attention_value * setup.attention_value
+        yield "with its attention factor applied twice", ("attention_factor:twice",), setup, {}, twice
     for steps in _step_combinations():
         causes = tuple(f"{step}:{fmt.split()[0]}" for step, fmt in steps.items())
         words = []
@@ -4005,7 +4009,7 @@ def _rope_candidates(rope: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Ro
                 words.append(f"inv_freq computed in {fmt}")
             else:
                 words.append(f"{_ROPE_STEP_WORDS[step]} rounded to {fmt}")
-        yield "with " + _and(words), causes, rope, steps, rope.attention_value
+        yield "with " + _and(words), causes, setup, steps, setup.attention_value
 
 
 def _without_theta(scaling: object) -> object:
@@ -4014,12 +4018,12 @@ def _without_theta(scaling: object) -> object:
     return {key: entry for key, entry in scaling.items() if key != "rope_theta"}  # type: ignore[attr-defined]
 
 
-def _other_scalings(rope: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
+def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
     """The other variants with the asked one's factor and length, where it has them."""
-    if rope.kind == "default":
+    if setup.kind == "default":
         return []
-    factor = _number(rope.factor)
-    length = _number(rope.length) if rope.length[0] else None
+    factor = _number(setup.factor)
+    length = _number(setup.length) if setup.length[0] else None
     tried: "List[Tuple[str, Dict[str, object]]]" = [("linear", {"rope_type": "linear", "factor": factor})]
     if length is not None:
         tried.append(("dynamic", {"rope_type": "dynamic", "factor": factor, "max_position_embeddings": length}))
@@ -4036,7 +4040,7 @@ def _other_scalings(rope: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
                 },
             )
         )
-    return [(kind, scaled) for kind, scaled in tried if kind != rope.kind]
+    return [(kind, scaled) for kind, scaled in tried if kind != setup.kind]
 
 
 def _step_combinations() -> "List[Dict[str, str]]":
@@ -4052,7 +4056,7 @@ def _step_combinations() -> "List[Dict[str, str]]":
 
 
 def _rope_candidate_row(
-    rope: "_Rope",
+    setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
     r: int,
@@ -4069,15 +4073,15 @@ def _rope_candidate_row(
 
     if "positions" in steps:
         p = _round_row([p], steps["positions"])[0]
-    h = rope.pairs
+    h = setup.pairs
     fmt = steps.get("inv_freq", "")
     if fmt.endswith("arithmetic"):
         narrow_format = fmt.split()[0]
-        rounded_base = _round_row([_to_float(rope.base)], narrow_format)[0]
-        exponents = _round_row([2 * k / rope.head_dim for k in range(h)], narrow_format)
+        rounded_base = _round_row([_to_float(setup.base)], narrow_format)[0]
+        exponents = _round_row([2 * k / setup.head_dim for k in range(h)], narrow_format)
         powers = _round_row([rounded_base**e for e in exponents], narrow_format)
         computed = _round_row([1.0 / x if x else _INF for x in powers], narrow_format)
-        default = [math.pow(_to_float(rope.base), -k / h) for k in range(h)]
+        default = [math.pow(_to_float(setup.base), -k / h) for k in range(h)]
         frequencies = [c * w / d if d else c for c, w, d in zip(computed, frequencies, default)]
     elif fmt:
         frequencies = _round_row(frequencies, fmt)
@@ -4086,12 +4090,12 @@ def _rope_candidate_row(
     sines = [math.sin(a) * factor for a in angles]
     if vectors is None:
         values = cosines if kind == "cos" else sines
-        row = _rope_arrange(rope, narrow(values, "output"))
+        row = _rope_arrange(setup, narrow(values, "output"))
     else:
         cosines, sines = narrow(cosines, "output"), narrow(sines, "output")
         x = vectors[r]
-        row = [0.0] * rope.head_dim
-        for k, (a, b) in enumerate(rope.partners()):
+        row = [0.0] * setup.head_dim
+        for k, (a, b) in enumerate(setup.partners()):
             row[a] = x[a] * cosines[k] - x[b] * sines[k]
             row[b] = x[b] * cosines[k] + x[a] * sines[k]
     return _round_row(row, dtype)
@@ -4099,8 +4103,8 @@ def _rope_candidate_row(
 
 def _rope_share(
     sampled: "List[List[float]]",
-    rows: "List[int]",
-    rope: "_Rope",
+    sample_rows: "List[int]",
+    setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
     floats: "List[float]",
@@ -4110,23 +4114,23 @@ def _rope_share(
     dtype: str,
 ) -> float:
     """The share of the sampled elements the candidate gives within its allowance."""
-    frequencies = rope.float_frequencies(_last_position(positions, len(floats)))
-    columns = rope.columns()
+    frequencies = setup.float_frequencies(_last_position(positions, len(floats)))
+    columns = setup.columns()
     slack = _power_of_two(1 - _DTYPES[dtype][0])
     scale = _power_of_two(-18) * abs(factor)
     reproduced = total = 0
-    for row, r in zip(sampled, rows):
+    for row, r in zip(sampled, sample_rows):
         p = floats[r]
-        made = _rope_candidate_row(rope, kind, vectors, r, p, frequencies, steps, factor, dtype)
+        made = _rope_candidate_row(setup, kind, vectors, r, p, frequencies, steps, factor, dtype)
         weight = [1.0] * len(row)
         if vectors is not None:
             x = vectors[r]
             weight = [0.0] * len(row)
-            for a, b in rope.partners():
+            for a, b in setup.partners():
                 weight[a] = weight[b] = abs(x[a]) + abs(x[b])
-        for c, (actual, value) in enumerate(zip(row, made)):
-            bound = scale * (1 + abs(p * frequencies[columns[c]])) * weight[c] + slack * max(1.0, abs(value))
-            if abs(actual - value) <= bound:
+        for c, (actual, result) in enumerate(zip(row, made)):
+            bound = scale * (1 + abs(p * frequencies[columns[c]])) * weight[c] + slack * max(1.0, abs(result))
+            if abs(actual - result) <= bound:
                 reproduced += 1
             total += 1
     return reproduced / total if total else 0.0
@@ -4173,10 +4177,10 @@ class _AttentionFactor:
     that is irrational (Gelfond-Schneider), which _Rope checks first.
     """
 
-    def __init__(self, kind: str, numbers: "Tuple[Tuple[int, int], ...]", value: float) -> None:
+    def __init__(self, kind: str, numbers: "Tuple[Tuple[int, int], ...]", result: float) -> None:
         self.kind = kind
         self.numbers = numbers
-        self.value = value  # in float64, for the fast path and the allowance
+        self.value = result  # in float64, for the fast path and the allowance
         self.cache: "Dict[int, Tuple[int, int]]" = {}
         # Guard bits: each step's error in units, bounded by the numbers' sizes (see fixed()).
         sizes = sum(_bit_length(n // m + 1) for n, m in numbers)
@@ -4551,9 +4555,9 @@ class _Rope:
                 m1, m2 = self._parameter("mscale"), self._parameter("mscale_all_dim")
             if m1 != m2:
                 ln_factor = math.log(_to_float(self.factor))
-                value = (0.1 * _to_float(m1) * ln_factor + 1) / (0.1 * _to_float(m2) * ln_factor + 1)
-                self.attention = _AttentionFactor("yarn", (self.factor, m1, m2), value)
-                self.attention_value = value
+                result = (0.1 * _to_float(m1) * ln_factor + 1) / (0.1 * _to_float(m2) * ln_factor + 1)
+                self.attention = _AttentionFactor("yarn", (self.factor, m1, m2), result)
+                self.attention_value = result
 
     def _llama3(self) -> None:
         self.factor = self._parameter("factor")
@@ -4581,11 +4585,11 @@ class _Rope:
                 raise ValueError(
                     "scaling['original_max_position_embeddings'] must be at least 2 for rope_type longrope, got 1"
                 )
-            value = math.sqrt(1 + math.log(_to_float(self.factor)) / math.log(self.length[0]))
-            self.attention_value = value
+            result = math.sqrt(1 + math.log(_to_float(self.factor)) / math.log(self.length[0]))
+            self.attention_value = result
             ratio = _log_ratio(self.factor, self.length[0])
             if ratio is None:
-                self.attention = _AttentionFactor("longrope", (self.factor, self.length), value)
+                self.attention = _AttentionFactor("longrope", (self.factor, self.length), result)
             else:
                 self.attention = _reduced(ratio[1] + ratio[0], ratio[1])  # its square, 1 + R
 
@@ -4858,28 +4862,28 @@ def _last_position(positions: "Optional[List[Tuple[int, int]]]", count: int) -> 
 
 
 def _rope_pairs(
-    rope: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", exact: bool, dtype: str
+    setup: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", exact: bool, dtype: str
 ) -> "Iterator[List[float]]":
     """Rows of [cos of each pair..., sin of each pair...], times the attention factor, rounded to dtype."""
-    h = rope.pairs
+    h = setup.pairs
     last = _last_position(positions, count)
     if exact:
-        law = rope.law(last)
+        law = setup.law(last)
         exponents = [(k, h) for k in range(h)]
         plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
         if positions is None:
             fixed = _fixed_rows(count, 0, 1, 1, plan, exponents, law)
         else:
             fixed = _fixed_rows_at(positions, plan, exponents, law)
-        return _finish_rows(fixed, plan, exponents, law, rope.attention, dtype)
-    return _rope_fast_pairs(rope, count, positions, last, dtype)
+        return _finish_rows(fixed, plan, exponents, law, setup.attention, dtype)
+    return _rope_fast_pairs(setup, count, positions, last, dtype)
 
 
 def _rope_fast_pairs(
-    rope: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", last: "Tuple[int, int]", dtype: str
+    setup: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", last: "Tuple[int, int]", dtype: str
 ) -> "Iterator[List[float]]":
-    frequencies = rope.float_frequencies(last)
-    factor = rope.attention_value
+    frequencies = setup.float_frequencies(last)
+    factor = setup.attention_value
     floats = [float(p) for p in range(count)] if positions is None else [_to_float(p) for p in positions]
     largest = max(map(abs, floats)) * max(frequencies) if floats else 0.0
     if not largest < _INF:
@@ -4897,7 +4901,7 @@ def _rope_fast_pairs(
 
 
 def _rope_rows(
-    rope: "_Rope",
+    setup: "_Rope",
     kind: str,
     count: int,
     positions: "Optional[List[Tuple[int, int]]]",
@@ -4908,22 +4912,22 @@ def _rope_rows(
     """The rows of a cos or sin cache, or of the rotated vectors: what the command line prints."""
     if kind == "rotated":
         assert vectors is not None
-        return _rotated(rope, vectors, positions, exact, dtype)
-    h = rope.pairs
+        return _rotated(setup, vectors, positions, exact, dtype)
+    h = setup.pairs
     if kind == "cos":  # not slice(): MicroPython cannot make slice objects
-        return (_rope_arrange(rope, row[:h]) for row in _rope_pairs(rope, count, positions, exact, dtype))
-    return (_rope_arrange(rope, row[h:]) for row in _rope_pairs(rope, count, positions, exact, dtype))
+        return (_rope_arrange(setup, row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
+    return (_rope_arrange(setup, row[h:]) for row in _rope_pairs(setup, count, positions, exact, dtype))
 
 
-def _rope_arrange(rope: "_Rope", values: "List[float]") -> "List[float]":
+def _rope_arrange(setup: "_Rope", values: "List[float]") -> "List[float]":
     """A cache row from one value per pair, in the rope's layout."""
-    if rope.layout == "half":
+    if setup.layout == "half":
         return values + values
     return [x for x in values for _ in (0, 1)]
 
 
 def _rotated(
-    rope: "_Rope",
+    setup: "_Rope",
     x: "List[List[float]]",
     positions: "Optional[List[Tuple[int, int]]]",
     exact: bool,
@@ -4931,10 +4935,10 @@ def _rotated(
 ) -> "Iterator[List[float]]":
     """Rows of x rotated: out[a] = A (x[a] cos - x[b] sin), out[b] = A (x[b] cos + x[a] sin) for each pair (a, b)."""
     count = len(x)
-    h = rope.pairs
-    partners = rope.partners()
+    h = setup.pairs
+    partners = setup.partners()
     if not exact:
-        for row, values in zip(x, _rope_pairs(rope, count, positions, False, "float64")):
+        for row, values in zip(x, _rope_pairs(setup, count, positions, False, "float64")):
             out = [0.0] * (2 * h)
             for k, (a, b) in enumerate(partners):
                 c, s = values[k], values[h + k]
@@ -4943,7 +4947,7 @@ def _rotated(
             yield out if dtype == "float64" else [_round_float(v, dtype) for v in out]
         return
     last = _last_position(positions, count)
-    law = rope.law(last)
+    law = setup.law(last)
     exponents = [(k, h) for k in range(h)]
     plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
     if positions is None:
@@ -4954,8 +4958,8 @@ def _rotated(
         out = [0.0] * (2 * h)
         for k, (a, b) in enumerate(partners):
             c, s = pairs[k], pairs[h + k]
-            out[a] = _rotated_element(row[a], row[b], -1, c, s, error, position, k, law, rope.attention, dtype)
-            out[b] = _rotated_element(row[b], row[a], 1, c, s, error, position, k, law, rope.attention, dtype)
+            out[a] = _rotated_element(row[a], row[b], -1, c, s, error, position, k, law, setup.attention, dtype)
+            out[b] = _rotated_element(row[b], row[a], 1, c, s, error, position, k, law, setup.attention, dtype)
         yield out
 
 
@@ -5032,37 +5036,37 @@ def _common_grid(first: float, second: float) -> "Tuple[int, int, int]":
 # ---------------------------------------------------------------------------
 
 
-def _short(value: object) -> str:
+def _short(given: object) -> str:
     """Return ``repr(value)``, cut short when it would swamp a message."""
-    text = repr(value)
+    text = repr(given)
     return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
-def _check_integer(name: str, value: object, minimum: int) -> int:
+def _check_integer(name: str, given: object, minimum: int) -> int:
     """Return ``value`` as an int, or raise TypeError or ValueError naming ``name``."""
-    if not isinstance(value, int) or isinstance(value, bool):
+    if not isinstance(given, int) or isinstance(given, bool):
         # Accept integer types of other libraries (numpy.int64) by __index__;
         # refuse bool, whose __index__ would turn True into 1.
-        index = getattr(type(value), "__index__", None)
-        if index is None or isinstance(value, bool):
-            raise TypeError(f"{name} must be an integer, got {type(value).__name__} {_short(value)}")
-        value = index(value)
-    assert isinstance(value, int)
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return value
+        index = getattr(type(given), "__index__", None)
+        if index is None or isinstance(given, bool):
+            raise TypeError(f"{name} must be an integer, got {type(given).__name__} {_short(given)}")
+        given = index(given)
+    assert isinstance(given, int)
+    if given < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {given}")
+    return given
 
 
 def _check_exact(exact: object) -> bool:
     return _check_flag("exact")(exact)
 
 
-def _check_choice(name: str, value: object, choices: "Sequence[str]") -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, got {type(value).__name__} {_short(value)}")
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(value)}")
-    return value
+def _check_choice(name: str, given: object, choices: "Sequence[str]") -> str:
+    if not isinstance(given, str):
+        raise TypeError(f"{name} must be a str, got {type(given).__name__} {_short(given)}")
+    if given not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(given)}")
+    return given
 
 
 def _check_dtype(dtype: object, exact: bool = False) -> str:
@@ -5647,7 +5651,7 @@ def _shortest_text(x: float, dtype: str) -> str:
 
 
 def _write_csv(out: "IO[str]", request: "_Request") -> None:
-    text = request.text()
+    text = request.formatter()
     if request.header:
         out.write(",".join(_column_names(request)) + "\n")
     for row in request.rows():
@@ -5656,7 +5660,7 @@ def _write_csv(out: "IO[str]", request: "_Request") -> None:
 
 def _write_json(out: "IO[str]", request: "_Request") -> None:
     # The text of a finite float is a valid JSON number; streaming needs no json module.
-    text = request.text()
+    text = request.formatter()
     separator = "[\n"
     for row in request.rows():
         out.write(separator + "[" + ", ".join(map(text, row)) + "]")
@@ -5682,7 +5686,7 @@ _MEASURED_TABLE_SIZE = 1 << 16
 
 
 def _write_table(out: "IO[str]", request: "_Request") -> None:
-    text = request.text()
+    text = request.formatter()
 
     def cell(number: float) -> str:
         # A space where a minus sign would be keeps the points aligned.
@@ -6204,7 +6208,7 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
     The rotary options have their own rules (_rope_command); these are the
     table's and --check's, in the order they are checked.
     """
-    missing = [name for name, value in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if value is None]
+    missing = [name for name, given in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if given is None]
     rules: "Tuple[Tuple[object, str], ...]"
     if args.check is not None:
         printing = args.format or args.digits is not None or args.header or args.explain or args.exact
@@ -6220,7 +6224,7 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
             ),
         )
     else:
-        convention_given = any(value is not None for name, value in fields.items() if name != "base")
+        convention_given = any(given is not None for name, given in fields.items() if name != "base")
         explained = args.format is not None or args.digits is not None or args.exact or args.dtype != "float64"
         output = _broken_output_rule(args)
         rules = (
@@ -6323,7 +6327,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     """
     import sys
 
-    others = [name for name, value in fields.items() if value is not None and name not in ("base", "positions")]
+    others = [name for name, setting in fields.items() if setting is not None and name not in ("base", "positions")]
     if others:
         parser.error(f"--rope takes --base and --positions, not --{others[0].replace('_', '-')}")
     if args.explain or args.plot or args.waves:
@@ -6498,7 +6502,7 @@ class _Request:
         for index in indices:
             yield next(_rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype, index))
 
-    def text(self) -> "Callable[[float], str]":
+    def formatter(self) -> "Callable[[float], str]":
         """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""
         if self.output_format == "hex":
             precision, _, exponent_bits = _DTYPES[self.dtype]

@@ -1,5 +1,6 @@
 """Exact mode against an independent reference (mpmath at 600 bits), in all four formats."""
 
+import inspect
 import json
 import random
 import struct
@@ -9,6 +10,7 @@ from typing import Any, Dict, List, Tuple, Union
 import mpmath
 import pytest
 
+import pe_reference
 from pe_reference import encoding, rows, value
 from tests import reference
 
@@ -228,3 +230,14 @@ def test_long_run() -> None:
         checked += 1
     print(f"long run: {checked} values agree with mpmath")
     assert checked >= 10**6
+
+
+def test_float64_finish_literals_are_its_named_constants() -> None:
+    """_finish_rows writes _LOW_MASK, _HALF_WINDOW and _WINDOW_BITS as literals (faster); they must stay the same."""
+    source = inspect.getsource(pe_reference._finish_rows)
+    assert pe_reference._LOW_MASK == (1 << 53) - 1 and f"v & {pe_reference._LOW_MASK}" in source
+    assert pe_reference._HALF_WINDOW == 1 << 21 and f"v + {pe_reference._HALF_WINDOW}" in source
+    assert pe_reference._WINDOW_BITS == (1 << 40) - (1 << 22) and f") & {pe_reference._WINDOW_BITS}" in source
+    # The halves: v >> 53 scaled by 2**(53 - P) and the low 53 bits by 2**-P, P the table's fraction bits.
+    high, low, _ = pe_reference._finish_constants()
+    assert high == 2.0 ** (53 - pe_reference._TABLE_BITS) and low == 2.0**-pe_reference._TABLE_BITS
