@@ -42,7 +42,8 @@ does not ignore), made once in a temporary folder: the mutated pe_reference.py i
 ``python -m pytest -x -q -p no:cacheprovider <nearest tests>`` runs in that folder with PYTHONPATH
 set to it, so the tests and their subprocesses import the mutant (not an installed copy).  A mutant
 is killed when the tests fail, and counted as a timeout (killed too, shown apart) when they run
-longer than ``--timeout-factor`` times the unmutated run of the same tests plus 10 seconds.  Before
+longer than ``--timeout-factor`` times the unmutated run of the same tests plus 10 seconds (or than
+``--timeout`` seconds: a re-run of known mutants, with the clean runs known to pass, skips them).  Before
 the sample, the unmutated copy must pass each section's tests, and a mutant that makes
 ``encoding()`` raise must be killed.
 
@@ -140,12 +141,29 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # encoding(), rows(), value(), derivation(): shapes, values, arguments.
     (
         ("public api", "api"),
-        ("test_api_rules.py", "test_api.py", "test_seeds.py", "test_errors.py", "test_derivation.py", "test_fields.py"),
+        (
+            "test_api_rules.py",
+            "test_derivation_rules.py",
+            "test_api.py",
+            "test_seeds.py",
+            "test_errors.py",
+            "test_derivation.py",
+            "test_fields.py",
+        ),
     ),
-    # The lines above the first header: constants the whole module uses.
+    # The lines above the first header: constants the whole module uses (NaN in compare's reports, the
+    # broken pipe of the command line, the imports only a type checker runs).
     (
         ("module header",),
-        ("test_api_rules.py", "test_api.py", "test_seeds.py", "test_errors.py", "test_reliability.py"),
+        (
+            "test_api_rules.py",
+            "test_oracle_rules.py",
+            "test_cli_rules.py",
+            "test_api.py",
+            "test_seeds.py",
+            "test_errors.py",
+            "test_reliability.py",
+        ),
     ),
 ]
 FALLBACK = ("test_api.py", "test_seeds.py", "test_errors.py", "test_exact.py", "test_oracle.py", "test_cli.py")
@@ -210,12 +228,8 @@ def sections_of(lines: list[str]) -> list[Section]:
 
 def nearest_tests(title: str) -> list[str]:
     lowered = title.lower()
-    for words, files in NEAREST:
-        if any(word in lowered for word in words):
-            break
-    else:
-        files = FALLBACK
-    present = [os.path.join("tests", name) for name in files if os.path.exists(os.path.join(ROOT, "tests", name))]
+    chosen = next((files for words, files in NEAREST if any(word in lowered for word in words)), FALLBACK)
+    present = [os.path.join("tests", name) for name in chosen if os.path.exists(os.path.join(ROOT, "tests", name))]
     return list(ALWAYS) + present
 
 
@@ -582,6 +596,9 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--report", help="write the figures and the survivors to this Markdown file")
     parser.add_argument("--equivalent", help="a report whose table lines name equivalent mutants by key")
     parser.add_argument("--timeout-factor", type=float, default=3.0, help="timeout: this times the clean run + 10 s")
+    parser.add_argument(
+        "--timeout", type=float, help="a fixed timeout in seconds instead, without the clean runs (for re-runs)"
+    )
     parser.add_argument("--list", action="store_true", help="print the sections, their tests and the sample; run none")
     parser.add_argument("--clean", action="store_true", help="time the unmutated runs and the self-check only")
     parser.add_argument("--python", default=sys.executable, help="the interpreter that runs pytest")
@@ -623,7 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         clean: dict[str, float] = {}
         needed = sorted({m.section for m in chosen}, key=[s.title for s in sections].index)
         runner.write(source)
-        for title in needed:
+        for title in needed if args.timeout is None else []:
             outcome, seconds, tail = runner.run(tests_of[title], None)
             print(f"clean run of {title!r}: {outcome} in {seconds:.1f} s")
             if outcome != "passed":
@@ -639,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         began = time.monotonic()
         for number, mutant in enumerate(chosen, 1):
             runner.write(mutant.apply(source))
-            timeout = args.timeout_factor * clean[mutant.section] + 10
+            timeout = args.timeout if args.timeout is not None else args.timeout_factor * clean[mutant.section] + 10
             outcome, seconds, tail = runner.run(tests_of[mutant.section], timeout)
             if outcome == "error":
                 print(tail)
@@ -654,6 +671,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{mutant.function}: {changed_lines(source, mutant)}",
                 flush=True,
             )
+            # Which test killed it: pytest's summary line, so that a kill by a broken test shows.
+            failed = [line for line in tail.splitlines() if line.startswith(("FAILED", "ERROR"))]
+            if outcome == "failed" and failed:
+                print(f"    {failed[0][:200]}", flush=True)
         runner.write(source)
     elapsed = time.monotonic() - began
     text = summary(results, sections, equivalent, source, args, elapsed)
@@ -704,6 +725,7 @@ def summary(
         f"`python tests/mutation.py --mutants {args.mutants} --minimum {args.minimum} --seed {args.seed}"
         + "".join(f" --section '{word}'" for word in args.section)
         + "".join(f" --only {key}" for key in args.only)
+        + (f" --timeout {args.timeout:g}" if args.timeout is not None else "")
         + "`"
         + f" ({len(results)} mutants, {elapsed / 60:.1f} minutes)",
         "",
