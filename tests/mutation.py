@@ -1,0 +1,779 @@
+"""Mutation testing of pe_reference.py: a sample of small changes, each run against the tests nearest it.
+
+Usage::
+
+    python tests/mutation.py [--mutants 300] [--seed 14] [--section WORD] [--report FILE]
+                             [--equivalent FILE] [--only KEY ...] [--list]
+
+A mutant is one change to one node of the module's syntax tree, written back into the source in
+place of that node's own text (every other line, comment and line number stays as it was):
+
+* ``const``: an integer constant nudged (n -> n + 1 and n - 1; 0 -> 1; 1 -> 0 and 2), a float
+  constant nudged by 10% (0.0 -> 1.0), True <-> False;
+* ``cmp``: a comparison flipped (< <-> <=, > <-> >=, == <-> !=, in <-> not in, is <-> is not);
+* ``op``: a binary operator swapped (+ <-> -, * <-> //, / -> *, % -> //, ** -> *, << <-> >>,
+  & <-> |, ^ -> &), in an expression or an augmented assignment, and ``and`` <-> ``or``;
+* ``not``: a ``not`` removed, or the test of an if, elif, while, conditional expression or
+  comprehension negated;
+* ``del``: a simple statement (assignment, call, raise, assert, del) replaced with ``pass``;
+* ``ret``: ``return x`` replaced with ``return None``.
+
+Left alone: docstrings and other string constants (error messages among them: the catalogue in
+tests/errors_catalogue.py checks those), type annotations, the ``if TYPE_CHECKING:`` block,
+f-strings, the message of a ``raise``, imports and ``pass``.
+
+Sections are read from the module's headers, a block of three comment lines::
+
+    # ---------------------------------------------------------------------------
+    # Title
+    # ---------------------------------------------------------------------------
+
+Every top-level statement belongs to the section whose header precedes it; the lines above the
+first header form the section "Module header".  A section's nearest tests are chosen by words of
+its title (the first rule that matches, see NEAREST below; an unknown title gets FALLBACK), so the
+sections may be reordered and renamed without touching this script.
+
+The sample is stratified: each section gets a share of ``--mutants`` proportional to its number of
+candidate mutants, and at least ``--minimum`` (all of them when it has fewer); the mutants of a
+section are drawn with ``random.Random(seed)``, so a seed and a source give the same sample.
+
+Each mutant is run in a copy of the working tree (the files git tracks and the untracked ones it
+does not ignore), made once in a temporary folder: the mutated pe_reference.py is written there and
+``python -m pytest -x -q -p no:cacheprovider <nearest tests>`` runs in that folder with PYTHONPATH
+set to it, so the tests and their subprocesses import the mutant (not an installed copy).  A mutant
+is killed when the tests fail, and counted as a timeout (killed too, shown apart) when they run
+longer than ``--timeout-factor`` times the unmutated run of the same tests plus 10 seconds (or than
+``--timeout`` seconds: a re-run of known mutants, with the clean runs known to pass, skips them).  Before
+the sample, the unmutated copy must pass each section's tests, and a mutant that makes
+``encoding()`` raise must be killed.
+
+``--equivalent FILE`` reads mutant keys (such as ``628:11:cmp:<=`` in backquotes) from the table
+lines (starting with ``|``) under a heading of FILE that says "equivalent" (tests/mutation_report.md): those
+survivors are listed as equivalent and left out of the score of non-equivalent mutants.  A key names
+the line, the column and the change, so it holds for one version of the module only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODULE = "pe_reference.py"
+
+# Title words -> the test files nearest the code under that title; the first rule that matches wins
+# (so "Exact numbers" is matched before "Exact kernel", and "Float64 kernel" before "kernel").
+# The files are ordered fast first: with -x the first failure ends the run.  Files that do not
+# exist are skipped, so a rule may name the rule files this branch adds.  Left out everywhere:
+# test_project.py (mypy and the docs, a minute), test_boards.py (MicroPython builds),
+# test_rope_cases.py (50 seconds of whole-model cases; the rotary rules files stand for it) and
+# test_frameworks.py and test_peers.py (torch-built tables; test_diagnosis.py checks those presets).
+NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
+    # Rotary embeddings: the cache, rotation, scalings, its oracle and its command.
+    (
+        ("rotary", "rope"),
+        ("test_rope_rules.py", "test_rope_review.py", "test_rope_cli.py", "test_rope_exact.py"),
+    ),
+    # The diagnosis: candidates, mistakes, damage; the oracle tests exercise it through compare().
+    (
+        ("diagnos",),
+        ("test_diagnosis_rules.py", "test_oracle.py", "test_diagnosis.py"),
+    ),
+    # The oracle: compare(), Report, tolerances, allowances, table coercion.
+    (
+        ("oracle", "compare"),
+        ("test_oracle_rules.py", "test_oracle.py", "test_diagnosis.py"),
+    ),
+    # Fractions: the Convention fields' numbers and their parsing.
+    (
+        ("exact numbers", "fraction"),
+        ("test_fraction_rules.py", "test_fields.py", "test_conventions.py", "test_errors.py", "test_derivation.py"),
+    ),
+    # The float64 path: encoding() without exact=True.
+    (
+        ("float64 kernel", "fast path"),
+        ("test_fast_rules.py", "test_api.py", "test_seeds.py", "test_conventions.py", "test_fields.py"),
+    ),
+    # derivation()'s text.
+    (
+        ("derivation",),
+        ("test_derivation_rules.py", "test_derivation.py", "test_api.py"),
+    ),
+    # Readers of tables to check (npy, csv, json) and the golden vectors.
+    (
+        ("input", "output", "parser", "vectors"),
+        ("test_io_rules.py", "test_vectors.py", "test_check.py", "test_reliability.py", "test_rope_cli.py"),
+    ),
+    # PNG pictures.
+    (
+        ("picture", "png"),
+        ("test_picture_rules.py", "test_pictures.py"),
+    ),
+    # The command line.
+    (
+        ("command line", "cli"),
+        ("test_cli_rules.py", "test_cli.py", "test_rope_cli.py", "test_check.py", "test_errors_catalogue.py"),
+    ),
+    # Convention: presets, fields, the text it shows.
+    (
+        ("convention",),
+        ("test_convention_rules.py", "test_conventions.py", "test_fields.py", "test_errors.py"),
+    ),
+    # Argument checks.
+    (
+        ("validation",),
+        ("test_validation_rules.py", "test_errors.py", "test_errors_catalogue.py", "test_api.py", "test_fields.py"),
+    ),
+    # The fixed-point kernel: correctly rounded values in every format, tables across anchors.
+    (
+        ("kernel", "exact"),
+        ("test_kernel_rules.py", "test_exact.py", "test_fields.py", "test_conventions.py"),
+    ),
+    # encoding(), rows(), value(), derivation(): shapes, values, arguments.
+    (
+        ("public api", "api"),
+        (
+            "test_api_rules.py",
+            "test_derivation_rules.py",
+            "test_api.py",
+            "test_seeds.py",
+            "test_errors.py",
+            "test_derivation.py",
+            "test_fields.py",
+        ),
+    ),
+    # The lines above the first header: constants the whole module uses (NaN in compare's reports, the
+    # broken pipe of the command line, the imports only a type checker runs).
+    (
+        ("module header",),
+        (
+            "test_api_rules.py",
+            "test_oracle_rules.py",
+            "test_cli_rules.py",
+            "test_api.py",
+            "test_seeds.py",
+            "test_errors.py",
+            "test_reliability.py",
+        ),
+    ),
+]
+FALLBACK = ("test_api.py", "test_seeds.py", "test_errors.py", "test_exact.py", "test_oracle.py", "test_cli.py")
+# The module's own examples run first for every section: a second, cheap.
+ALWAYS = (MODULE,)
+# Slow tests of what no section's mutants change: left out of every run.
+DESELECT = (
+    "tests/test_cli.py::test_output_memory_is_one_row",  # 11 s: the memory of streaming, measured
+    "tests/test_reliability.py::test_ctrl_c_is_one_line_and_130",  # 3 s: a signal to a subprocess
+)
+
+HEADER_RULE = re.compile(r"# -{20,}\s*$")
+
+
+class Section:
+    """A titled run of top-level lines, and the tests nearest it."""
+
+    def __init__(self, title: str, first: int) -> None:
+        self.title = title
+        self.first = first
+        self.last = first
+        self.tests: list[str] = []
+
+
+class Mutant:
+    """One change: the text from start to end (character offsets of the source) becomes text."""
+
+    def __init__(self, node: ast.AST, start: int, end: int, text: str, kind: str, change: str) -> None:
+        self.line = getattr(node, "lineno", 0)
+        self.column = getattr(node, "col_offset", 0)
+        self.start = start
+        self.end = end
+        self.text = text
+        self.kind = kind
+        self.change = change
+        self.section = ""
+        self.function = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.line}:{self.column}:{self.kind}:{self.change}"
+
+    def apply(self, source: str) -> str:
+        return source[: self.start] + self.text + source[self.end :]
+
+
+def sections_of(lines: list[str]) -> list[Section]:
+    """The sections of the module, from its three-line headers."""
+    found = [Section("Module header", 1)]
+    for index in range(len(lines) - 2):
+        if HEADER_RULE.match(lines[index]) and HEADER_RULE.match(lines[index + 2]):
+            title = lines[index + 1]
+            if title.startswith("# ") and not HEADER_RULE.match(title):
+                found.append(Section(title[2:].strip(), index + 1))
+    for index in range(len(found) - 1):
+        found[index].last = found[index + 1].first - 1
+    found[-1].last = len(lines)
+    for section in found:
+        section.tests = nearest_tests(section.title)
+    return found
+
+
+def nearest_tests(title: str) -> list[str]:
+    lowered = title.lower()
+    chosen = next((files for words, files in NEAREST if any(word in lowered for word in words)), FALLBACK)
+    present = [os.path.join("tests", name) for name in chosen if os.path.exists(os.path.join(ROOT, "tests", name))]
+    return list(ALWAYS) + present
+
+
+class Offsets:
+    """Character offsets in the source from the syntax tree's (line, UTF-8 byte column) positions."""
+
+    def __init__(self, source: str) -> None:
+        self.lines = source.splitlines(keepends=True)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def at(self, line: int, byte_column: int) -> int:
+        text = self.lines[line - 1]
+        return self.starts[line - 1] + len(text.encode("utf-8")[:byte_column].decode("utf-8"))
+
+    def span(self, node: ast.expr | ast.stmt) -> tuple[int, int]:
+        start = self.at(node.lineno, node.col_offset)
+        # Parsed nodes always have their end; None only in trees built by hand.
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        return start, self.at(node.end_lineno, node.end_col_offset)
+
+
+COMPARISONS: dict[type, tuple[str, str]] = {
+    ast.Lt: (r"<", "<="),
+    ast.LtE: (r"<=", "<"),
+    ast.Gt: (r">", ">="),
+    ast.GtE: (r">=", ">"),
+    ast.Eq: (r"==", "!="),
+    ast.NotEq: (r"!=", "=="),
+    ast.In: (r"in", "not in"),
+    ast.NotIn: (r"not\s+in", "in"),
+    ast.Is: (r"is", "is not"),
+    ast.IsNot: (r"is\s+not", "is"),
+}
+OPERATORS: dict[type, tuple[str, str]] = {
+    ast.Add: (r"\+", "-"),
+    ast.Sub: (r"-", "+"),
+    ast.Mult: (r"\*", "//"),
+    ast.FloorDiv: (r"//", "*"),
+    ast.Div: (r"/", "*"),
+    ast.Mod: (r"%", "//"),
+    ast.Pow: (r"\*\*", "*"),
+    ast.LShift: (r"<<", ">>"),
+    ast.RShift: (r">>", "<<"),
+    ast.BitAnd: (r"&", "|"),
+    ast.BitOr: (r"\|", "&"),
+    ast.BitXor: (r"\^", "&"),
+}
+BOOLEANS: dict[type, tuple[str, str]] = {ast.And: ("and", "or"), ast.Or: ("or", "and")}
+
+
+class Finder:
+    """The candidate mutants of a module."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.offsets = Offsets(source)
+        self.tree = ast.parse(source)
+        self.found: list[Mutant] = []
+        self.skipped: set[int] = set()
+        self.functions: dict[int, str] = {}
+        self._mark_skipped()
+
+    def _mark_skipped(self) -> None:
+        """The nodes no mutant touches: annotations, TYPE_CHECKING, f-strings, raise messages."""
+
+        def skip(node: ast.AST) -> None:
+            for inner in ast.walk(node):
+                self.skipped.add(id(inner))
+
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+                skip(node)
+            elif isinstance(node, ast.arg) and node.annotation is not None:
+                skip(node.annotation)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.returns is not None:
+                    skip(node.returns)
+            elif isinstance(node, ast.AnnAssign):
+                skip(node.annotation)
+            elif isinstance(node, ast.JoinedStr):
+                skip(node)
+            elif isinstance(node, ast.Raise):
+                for part in (node.exc, node.cause):
+                    if part is not None:
+                        skip(part)
+        # The innermost function names a node: walk again, inner definitions last.
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    self.functions[id(inner)] = node.name
+
+    def candidates(self) -> list[Mutant]:
+        for node in ast.walk(self.tree):
+            if id(node) in self.skipped:
+                continue
+            self._constant(node)
+            self._comparison(node)
+            self._operator(node)
+            self._condition(node)
+            self._statement(node)
+        self.found.sort(key=lambda mutant: (mutant.start, mutant.kind, mutant.change))
+        return self.found
+
+    def _add(self, node: ast.AST, start: int, end: int, text: str, kind: str, change: str) -> None:
+        mutant = Mutant(node, start, end, text, kind, change)
+        mutant.function = self.functions.get(id(node), "")
+        self.found.append(mutant)
+
+    def valid(self, mutant: Mutant) -> bool:
+        """Whether the mutant parses and changes the tree (one change, never a no-op); checked for the sample only.
+
+        The top-level statement that holds the change is parsed, not the whole module: the same answer, faster.
+        """
+        for statement in self.tree.body:
+            start, end = self.offsets.span(statement)
+            start -= statement.col_offset
+            if start <= mutant.start and mutant.end <= end:
+                break
+        else:
+            return False
+        original = self.source[start:end]
+        changed = original[: mutant.start - start] + mutant.text + original[mutant.end - start :]
+        try:
+            tree = ast.parse(changed)
+        except SyntaxError:
+            return False
+        return ast.dump(tree) != ast.dump(ast.parse(original))
+
+    def _constant(self, node: ast.AST) -> None:
+        if not isinstance(node, ast.Constant):
+            return
+        start, end = self.offsets.span(node)
+        value = node.value
+        if isinstance(value, bool):
+            self._add(node, start, end, str(not value), "const", str(not value))
+        elif isinstance(value, int):
+            for nudged in sorted({0: [1], 1: [0, 2]}.get(value, [value + 1, value - 1])):
+                self._add(node, start, end, f"({nudged})", "const", str(nudged))
+        elif isinstance(value, float):
+            for changed in [1.0] if value == 0.0 else [value * 1.1, value * 0.9]:
+                self._add(node, start, end, f"({changed!r})", "const", repr(changed))
+
+    def _operator_span(self, left: ast.expr, right: ast.expr, pattern: str) -> tuple[int, int] | None:
+        """Where the operator written between two operands is: only brackets, spaces and comments beside it."""
+        start = self.offsets.span(left)[1]
+        end = self.offsets.span(right)[0]
+        gap = self.source[start:end]
+        # Comments become spaces, so offsets in the gap hold.
+        gap = re.sub(r"#[^\n]*", lambda match: " " * len(match.group(0)), gap)
+        found = re.fullmatch(r"[\s()\\]*(" + pattern + r")[\s()\\]*", gap)
+        if found is None:
+            return None
+        return start + found.start(1), start + found.end(1)
+
+    def _comparison(self, node: ast.AST) -> None:
+        if not isinstance(node, ast.Compare):
+            return
+        operands = [node.left] + list(node.comparators)
+        for index, operator in enumerate(node.ops):
+            pattern, replacement = COMPARISONS[type(operator)]
+            span = self._operator_span(operands[index], operands[index + 1], pattern)
+            if span is not None:
+                self._add(node, span[0], span[1], f" {replacement} ", "cmp", replacement.replace(" ", "-"))
+
+    def _operator(self, node: ast.AST) -> None:
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+            pattern, replacement = OPERATORS[type(node.op)]
+            span = self._operator_span(node.left, node.right, pattern)
+            if span is not None:
+                self._add(node, span[0], span[1], f" {replacement} ", "op", replacement)
+        elif isinstance(node, ast.AugAssign) and type(node.op) in OPERATORS:
+            pattern, replacement = OPERATORS[type(node.op)]
+            span = self._operator_span(node.target, node.value, pattern + "=")
+            if span is not None:
+                self._add(node, span[0], span[1], f" {replacement}= ", "op", replacement + "=")
+        elif isinstance(node, ast.BoolOp):
+            pattern, replacement = BOOLEANS[type(node.op)]
+            for left, right in zip(node.values, node.values[1:]):
+                span = self._operator_span(left, right, pattern)
+                if span is not None:
+                    self._add(node, span[0], span[1], f" {replacement} ", "op", replacement)
+
+    def _condition(self, node: ast.AST) -> None:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            start, end = self.offsets.span(node)
+            operand_start, operand_end = self.offsets.span(node.operand)
+            operand = self.source[operand_start:operand_end]
+            self._add(node, start, end, f"({operand})", "not", "removed")
+        tests: list[ast.expr] = []
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            tests.append(node.test)
+        elif isinstance(node, ast.comprehension):
+            tests.extend(node.ifs)
+        for test in tests:
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                continue  # its mutant removes the not
+            start, end = self.offsets.span(test)
+            self._add(test, start, end, f"not ({self.source[start:end]})", "not", "negated")
+
+    def _statement(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Return):
+            if node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                start, end = self.offsets.span(node.value)
+                # Newlines kept: a value spread over several lines keeps the lines after it in place.
+                self._add(node, start, end, "None" + "\n" * self.source.count("\n", start, end), "ret", "None")
+            return
+        deletable = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Raise, ast.Assert, ast.Delete)
+        if not isinstance(node, deletable):
+            return
+        if isinstance(node, ast.AnnAssign) and node.value is None:
+            return
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            return  # a docstring, or a bare string
+        start, end = self.offsets.span(node)
+        self._add(node, start, end, "pass" + "\n" * self.source.count("\n", start, end), "del", "pass")
+
+
+def assign_sections(mutants: list[Mutant], sections: list[Section]) -> None:
+    for mutant in mutants:
+        for section in sections:
+            if section.first <= mutant.line <= section.last:
+                mutant.section = section.title
+                break
+
+
+def sample(
+    finder: Finder, mutants: list[Mutant], sections: list[Section], total: int, minimum: int, seed: int
+) -> list[Mutant]:
+    """A stratified sample: shares proportional to the candidates, at least ``minimum`` a section."""
+    by_section = {section.title: [m for m in mutants if m.section == section.title] for section in sections}
+    by_section = {title: found for title, found in by_section.items() if found}
+    # The minimum first, then the rest of the total in proportion to the candidates left (largest remainders).
+    shares = {title: min(len(found), minimum) for title, found in by_section.items()}
+    rest = total - sum(shares.values())
+    left = {title: len(found) - shares[title] for title, found in by_section.items()}
+    if rest > 0 and sum(left.values()) > 0:
+        exact = {title: rest * count / sum(left.values()) for title, count in left.items()}
+        for title, share in exact.items():
+            shares[title] += min(left[title], int(share))
+        order = sorted(exact, key=lambda title: (-(exact[title] - int(exact[title])), title))
+        for title in order * 2:
+            if sum(shares.values()) >= total:
+                break
+            if shares[title] < len(by_section[title]):
+                shares[title] += 1
+    chosen: list[Mutant] = []
+    for title, found in sorted(by_section.items()):
+        # The section's candidates in a seeded order; the first valid ones are taken.
+        shuffled = list(found)
+        random.Random(f"{seed}:{title}").shuffle(shuffled)
+        picked: list[Mutant] = []
+        for mutant in shuffled:
+            if len(picked) == shares[title]:
+                break
+            if finder.valid(mutant):
+                picked.append(mutant)
+        chosen.extend(sorted(picked, key=lambda mutant: (mutant.start, mutant.key)))
+    return chosen
+
+
+def tracked_files(root: str) -> list[str]:
+    process = subprocess.run(
+        ["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return sorted({line for line in process.stdout.splitlines() if line})
+
+
+def copy_tree(root: str, target: str) -> str:
+    """A copy of the working tree under target/repo; target/shared points at root's sibling shared/."""
+    copy = os.path.join(target, "repo")
+    for name in tracked_files(root):
+        source = os.path.join(root, name)
+        if not os.path.isfile(source):
+            continue
+        destination = os.path.join(copy, name)
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        shutil.copy2(source, destination)
+    # tests/test_conventions.py reads ../shared/conventions.md beside the checkout when it is there.
+    shared = os.path.join(os.path.dirname(root), "shared")
+    if os.path.isdir(shared):
+        os.symlink(shared, os.path.join(target, "shared"))
+    return copy
+
+
+class Runner:
+    """Runs the tests of a section in the copy, with a mutated module or the original."""
+
+    def __init__(self, copy: str, source: str, python: str) -> None:
+        self.copy = copy
+        self.source = source
+        self.python = python
+        self.environment = dict(os.environ, PYTHONPATH=copy, PYTHONDONTWRITEBYTECODE="1")
+        self.environment.pop("PYTEST_ADDOPTS", None)
+
+    def write(self, text: str) -> None:
+        with open(os.path.join(self.copy, MODULE), "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    def run(self, tests: Sequence[str], timeout: float | None) -> tuple[str, float, str]:
+        """('passed' | 'failed' | 'timeout' | 'error', seconds, the output's last lines)."""
+        deselected = [option for test in DESELECT for option in ("--deselect", test)]
+        command = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *deselected, *tests]
+        began = time.monotonic()
+        # Its own session, so that a timeout kills the whole group: the tests' own children
+        # (python -m pe_reference ...) would otherwise run on with a looping mutant.
+        process = subprocess.Popen(
+            command,
+            cwd=self.copy,
+            env=self.environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, _ = process.communicate()
+            return "timeout", time.monotonic() - began, str(stdout or "")[-400:]
+        finally:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # any child left behind by a finished run
+            except ProcessLookupError:
+                pass
+        seconds = time.monotonic() - began
+        tail = "\n".join((stdout + stderr).strip().splitlines()[-3:])
+        if process.returncode == 0:
+            return "passed", seconds, tail
+        if process.returncode in (1, 2, 3):
+            return "failed", seconds, tail
+        return "error", seconds, tail
+
+
+def equivalent_keys(path: str | None) -> dict[str, str]:
+    """Mutant keys in backquotes on the table lines under a heading that says "equivalent"."""
+    if path is None:
+        return {}
+    keys: dict[str, str] = {}
+    inside = False
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("#"):
+                inside = "equivalent" in line.lower()
+            elif inside and line.startswith("|"):
+                for key in re.findall(r"`(\d+:\d+:[a-z]+:[^`]+)`", line):
+                    keys[key] = line.strip()
+    return keys
+
+
+def source_line(source: str, line: int) -> str:
+    return source.splitlines()[line - 1].strip()
+
+
+def changed_lines(source: str, mutant: Mutant) -> str:
+    """The mutated text of the mutant's first line."""
+    mutated = mutant.apply(source)
+    return mutated.splitlines()[mutant.line - 1].strip()
+
+
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python tests/mutation.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--mutants", type=int, default=300, help="mutants to sample in all (default 300)")
+    parser.add_argument("--minimum", type=int, default=15, help="mutants at least in each section (default 15)")
+    parser.add_argument("--seed", type=int, default=14, help="the sample's seed (default 14)")
+    parser.add_argument("--section", action="append", default=[], help="run only sections whose title has WORD")
+    parser.add_argument("--only", action="append", default=[], help="run only the mutant with this key")
+    parser.add_argument("--report", help="write the figures and the survivors to this Markdown file")
+    parser.add_argument("--equivalent", help="a report whose table lines name equivalent mutants by key")
+    parser.add_argument("--timeout-factor", type=float, default=3.0, help="timeout: this times the clean run + 10 s")
+    parser.add_argument(
+        "--timeout", type=float, help="a fixed timeout in seconds instead, without the clean runs (for re-runs)"
+    )
+    parser.add_argument("--list", action="store_true", help="print the sections, their tests and the sample; run none")
+    parser.add_argument("--clean", action="store_true", help="time the unmutated runs and the self-check only")
+    parser.add_argument("--python", default=sys.executable, help="the interpreter that runs pytest")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_arguments(argv)
+    with open(os.path.join(ROOT, MODULE), encoding="utf-8") as handle:
+        source = handle.read()
+    sections = sections_of(source.splitlines())
+    finder = Finder(source)
+    mutants = finder.candidates()
+    assign_sections(mutants, sections)
+    chosen = sample(finder, mutants, sections, args.mutants, args.minimum, args.seed)
+    if args.section:
+        words = [word.lower() for word in args.section]
+        chosen = [m for m in chosen if any(word in m.section.lower() for word in words)]
+    if args.only:
+        wanted = set(args.only)
+        chosen = [m for m in chosen if m.key in wanted] + [m for m in mutants if m.key in wanted and m not in chosen]
+    tests_of = {section.title: section.tests for section in sections}
+    candidates_of = {section.title: sum(1 for m in mutants if m.section == section.title) for section in sections}
+    print(f"{len(mutants)} candidate mutants, {len(chosen)} chosen (seed {args.seed})")
+    for section in sections:
+        picked = sum(1 for m in chosen if m.section == section.title)
+        print(
+            f"  {section.title!r}: lines {section.first}-{section.last}, {candidates_of[section.title]} candidates, "
+            f"{picked} chosen; tests {' '.join(section.tests)}"
+        )
+    if args.list:
+        for mutant in chosen:
+            print(f"{mutant.key}  [{mutant.section}] {mutant.function}: {changed_lines(source, mutant)}")
+        return 0
+    equivalent = equivalent_keys(args.equivalent)
+    with tempfile.TemporaryDirectory(prefix="mutation-") as folder:
+        copy = copy_tree(ROOT, folder)
+        runner = Runner(copy, source, args.python)
+        clean: dict[str, float] = {}
+        needed = sorted({m.section for m in chosen}, key=[s.title for s in sections].index)
+        runner.write(source)
+        for title in needed if args.timeout is None else []:
+            outcome, seconds, tail = runner.run(tests_of[title], None)
+            print(f"clean run of {title!r}: {outcome} in {seconds:.1f} s")
+            if outcome != "passed":
+                print(tail)
+                print("the unmutated module fails its nearest tests: no mutant can be judged", file=sys.stderr)
+                return 2
+            clean[title] = seconds
+        if not self_check(runner, source, sections):
+            return 2
+        if args.clean:
+            return 0
+        results: list[tuple[Mutant, str, float]] = []
+        began = time.monotonic()
+        for number, mutant in enumerate(chosen, 1):
+            runner.write(mutant.apply(source))
+            timeout = args.timeout if args.timeout is not None else args.timeout_factor * clean[mutant.section] + 10
+            outcome, seconds, tail = runner.run(tests_of[mutant.section], timeout)
+            if outcome == "error":
+                print(tail)
+                print(f"pytest could not run for mutant {mutant.key}", file=sys.stderr)
+                return 2
+            results.append((mutant, outcome, seconds))
+            mark = {"failed": "killed", "timeout": "TIMEOUT", "passed": "SURVIVED"}[outcome]
+            if mutant.key in equivalent and outcome == "passed":
+                mark = "survived (equivalent)"
+            print(
+                f"[{number}/{len(chosen)}] {mark:8} {seconds:5.1f}s {mutant.key} [{mutant.section}] "
+                f"{mutant.function}: {changed_lines(source, mutant)}",
+                flush=True,
+            )
+            # Which test killed it: pytest's summary line, so that a kill by a broken test shows.
+            failed = [line for line in tail.splitlines() if line.startswith(("FAILED", "ERROR"))]
+            if outcome == "failed" and failed:
+                print(f"    {failed[0][:200]}", flush=True)
+        runner.write(source)
+    elapsed = time.monotonic() - began
+    text = summary(results, sections, equivalent, source, args, elapsed)
+    print(text)
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return 0
+
+
+def self_check(runner: Runner, source: str, sections: list[Section]) -> bool:
+    """A mutant that makes encoding() raise is killed: the tests import the copy, not an installed module."""
+    tree = ast.parse(source)
+    offsets = Offsets(source)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "encoding":
+            first = node.body[1] if isinstance(node.body[0], ast.Expr) else node.body[0]
+            start, end = offsets.span(first)
+            lines = source.count("\n", start, end)
+            mutated = source[:start] + "raise RuntimeError('mutation self-check')" + "\n" * lines + source[end:]
+            break
+    else:
+        print("self-check: no function encoding() at the top level", file=sys.stderr)
+        return False
+    owner = next(s for s in reversed(sections) if s.first <= node.lineno <= s.last)
+    runner.write(mutated)
+    outcome, _, _ = runner.run(owner.tests, None)
+    runner.write(source)
+    print(f"self-check: a mutant whose encoding() raises is {'killed' if outcome == 'failed' else outcome}")
+    if outcome != "failed":
+        print("the tests do not import the mutated copy", file=sys.stderr)
+        return False
+    return True
+
+
+def summary(
+    results: list[tuple[Mutant, str, float]],
+    sections: list[Section],
+    equivalent: dict[str, str],
+    source: str,
+    args: argparse.Namespace,
+    elapsed: float,
+) -> str:
+    """The figures per section and the survivors, as Markdown."""
+    lines = [
+        "# Mutation run",
+        "",
+        f"`python tests/mutation.py --mutants {args.mutants} --minimum {args.minimum} --seed {args.seed}"
+        + "".join(f" --section '{word}'" for word in args.section)
+        + "".join(f" --only {key}" for key in args.only)
+        + (f" --timeout {args.timeout:g}" if args.timeout is not None else "")
+        + "`"
+        + f" ({len(results)} mutants, {elapsed / 60:.1f} minutes)",
+        "",
+        "| Section | Mutants | Killed | Timeouts | Survived | Equivalent | Score | Score (non-equivalent) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+
+    def row(title: str, of: list[tuple[Mutant, str, float]]) -> str:
+        killed = sum(1 for _, outcome, _ in of if outcome == "failed")
+        timeouts = sum(1 for _, outcome, _ in of if outcome == "timeout")
+        survived = [m for m, outcome, _ in of if outcome == "passed"]
+        same = sum(1 for m in survived if m.key in equivalent)
+        total = len(of)
+        score = 100.0 * (killed + timeouts) / total if total else 100.0
+        real = total - same
+        real_score = 100.0 * (killed + timeouts) / real if real else 100.0
+        return (
+            f"| {title} | {total} | {killed} | {timeouts} | {len(survived) - same} | {same} | "
+            f"{score:.0f}% | {real_score:.0f}% |"
+        )
+
+    for section in sections:
+        of = [r for r in results if r[0].section == section.title]
+        if of:
+            lines.append(row(section.title, of))
+    lines.append(row("**All**", results))
+    lines += ["", "## Survivors", ""]
+    lines += ["| Key | Section | Function | Original | Mutated | Equivalent |", "|---|---|---|---|---|---|"]
+    for mutant, outcome, _ in results:
+        if outcome == "passed":
+            original = source_line(source, mutant.line).replace("|", "\\|")
+            mutated = changed_lines(source, mutant).replace("|", "\\|")
+            same = "yes" if mutant.key in equivalent else ""
+            lines.append(
+                f"| `{mutant.key}` | {mutant.section} | {mutant.function} | `{original}` | `{mutated}` | {same} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""The exact kernel's rules the mutation run found untested: ties to even, and every format's bit patterns.
+
+Expected values come from struct (IEEE conversions of the C library) and from hand-worked binary fractions.
+"""
+
+import math
+import random
+import struct
+from typing import List
+
+import pytest
+
+import pe_reference
+from pe_reference import encoding
+from tests.helpers import run_main
+
+
+def struct_bits(x: float, dtype: str) -> int:
+    """x's IEEE bits in dtype, which holds x exactly: by struct (bfloat16: float32's top half)."""
+    if dtype == "float64":
+        return int(struct.unpack("<Q", struct.pack("<d", x))[0])
+    if dtype == "float16":
+        return int(struct.unpack("<H", struct.pack("<e", x))[0])
+    bits = int(struct.unpack("<I", struct.pack("<f", x))[0])
+    return bits >> 16 if dtype == "bfloat16" else bits
+
+
+# (a tie that rounds down to the even neighbour, a tie that rounds up to it), each with its rounding.
+TIES = {
+    "float32": [(1 + 2**-24, 1.0), (1 + 3 * 2**-24, 1 + 2**-22)],
+    "float16": [(1 + 2**-11, 1.0), (1 + 3 * 2**-11, 1 + 2**-9)],
+    "bfloat16": [(1 + 2**-8, 1.0), (1 + 3 * 2**-8, 1 + 2**-6)],
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(TIES))
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_value_halfway_between_two_numbers_of_the_format_rounds_to_the_even_one(dtype: str, exact: bool) -> None:
+    # cos(0) times the scale is the scale itself, exactly: a tie in the narrower format (exact=False: the
+    # float64 value rounded to the format).
+    for scale, rounded in TIES[dtype]:
+        if dtype != "bfloat16":  # the C library's conversion agrees with the hand-worked rounding
+            code = "<f" if dtype == "float32" else "<e"
+            assert struct.unpack(code, struct.pack(code, scale))[0] == rounded
+        assert encoding(1, 2, scale=scale, exact=exact, dtype=dtype) == [[0.0, rounded]]
+        # cos of half a turn is -1 exactly, and -1.0 in float64 too: the negative tie.
+        half_turn = encoding(1, 2, scale=scale, full_turns=True, positions=[0.5], exact=exact, dtype=dtype)
+        assert half_turn[0][1] == -rounded
+
+
+def special_values(dtype: str) -> List[float]:
+    precision, emin, exponent_bits = {
+        "float64": (53, -1022, 11),
+        "float32": (24, -126, 8),
+        "bfloat16": (8, -126, 8),
+        "float16": (11, -14, 5),
+    }[dtype]
+    smallest_normal = 2.0**emin
+    largest = (2 - 2.0 ** (1 - precision)) * 2.0 ** (2 ** (exponent_bits - 1) - 1)
+    values = [
+        0.0,
+        -0.0,
+        math.inf,
+        -math.inf,
+        smallest_normal,
+        -smallest_normal,
+        largest,
+        -largest,
+        2.0 ** (emin - precision + 1),
+        smallest_normal - 2.0 ** (emin - precision + 1),
+        1.0,
+        -1.0,
+        -0.5,
+    ]
+    generator = random.Random(precision)
+    for _ in range(200):  # numbers of the format: a random significand at a random exponent, both signs
+        e = generator.randint(emin - precision + 1, 2 ** (exponent_bits - 1) - 1)
+        m = generator.getrandbits(precision) | 1 << (precision - 1)
+        value = math.ldexp(m, e - precision + 1)
+        if e < emin:  # subnormal: keep only the bits the format has
+            value = math.ldexp(m >> (emin - e), emin - precision + 1)
+        values += [value, -value]
+    return values
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+def test_each_values_bit_pattern_is_its_ieee_encoding(dtype: str) -> None:
+    for x in special_values(dtype):
+        assert pe_reference._bit_pattern(x, dtype) == struct_bits(x, dtype), (x, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+def test_the_hex_table_prints_each_values_ieee_bits_negative_ones_too(
+    capsys: "pytest.CaptureFixture[str]", dtype: str
+) -> None:
+    status, out, err = run_main(capsys, "5", "4", "--exact", "--dtype", dtype, "--format", "hex")
+    assert (status, err) == (0, "")
+    table = encoding(5, 4, exact=True, dtype=dtype)
+    assert any(x < 0 for row in table for x in row)  # cos(2), cos(3), sin(4)
+    printed = [[int(cell, 16) for cell in line.split(",")] for line in out.splitlines()]
+    assert printed == [[struct_bits(x, dtype) for x in row] for row in table]

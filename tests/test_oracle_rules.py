@@ -1,0 +1,72 @@
+"""compare()'s and Report's rules the mutation run found untested."""
+
+import math
+
+import pytest
+
+from pe_reference import compare, compare_rope, encoding, rope
+
+
+@pytest.mark.parametrize(
+    "actual, rounded",
+    [
+        # bfloat16 keeps 8 significant bits: near 1 its numbers are 2**-7 apart.
+        (1 + 2**-7 + 2**-8, 1 + 2**-6),  # halfway between 1 + 2**-7 and 1 + 2**-6: to the even one, up
+        (1 + 2**-6 + 2**-8, 1 + 2**-6),  # halfway between 1 + 2**-6 and 1 + 3 * 2**-7: to the even one, down
+        (1 + 2**-8 + 2**-20, 1 + 2**-7),  # past halfway: up
+        (1 + 2**-8 - 2**-20, 1.0),  # short of halfway: down
+    ],
+)
+def test_a_bfloat16_table_is_rounded_to_nearest_ties_to_even_before_the_comparison(
+    actual: float, rounded: float
+) -> None:
+    # The exact 1 x 2 table is [sin 0, cos 0] = [0, 1]: the error is the rounded value's distance from 1.
+    report = compare([[0.0, actual]], dtype="bfloat16", atol=0)
+    assert report.max_abs_error == rounded - 1.0
+    assert report.ok == (rounded == 1.0)
+    if rounded != 1.0:
+        assert report.worst == (0, 1, rounded, 1.0)
+
+
+def test_a_table_of_odd_width_against_a_convention_without_one_compares_nothing() -> None:
+    report = compare([[0.0, 1.0, 0.0], [0.8, 0.5, 0.0]], odd="error")
+    assert not report.ok and report.failures == 0
+    assert math.isnan(report.max_abs_error) and math.isnan(report.max_ulp_error)
+    lines = str(report).splitlines()
+    assert lines[-2] == "no element compared: NOT PASSED"
+    assert not any(line.startswith("max abs error") for line in lines)
+
+
+@pytest.mark.parametrize("odd", ["error", "sine"])
+def test_a_report_keeps_the_first_five_elements_that_are_not_finite_and_counts_them_all(odd: str) -> None:
+    table = [[math.nan] * 7, [0.0] * 7]
+    report = compare(table, odd=odd)
+    assert report.not_finite_count == 7
+    assert [(r, c) for r, c, _ in report.not_finite] == [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4)]
+    assert (
+        "7 elements are not finite numbers: [0][0] is nan, [0][1] is nan, [0][2] is nan, [0][3] is nan,"
+        " [0][4] is nan, and 2 more" in str(report)
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype, rule",
+    [
+        # u = 2**(5 - p) in float64 and float32, float32's 2**-19 in the narrow formats; storing adds 2**(1 - p).
+        ("float64", "default tolerance min(2**-10, 2**-48 * (1 + |angle|)) + 2**-52 * |exact|"),
+        ("float32", "default tolerance min(2**-10, 2**-19 * (1 + |angle|)) + 2**-23 * |exact|"),
+        ("bfloat16", "default tolerance min(2**-10, 2**-19 * (1 + |angle|)) + 2**-7 * |exact|"),
+        ("float16", "default tolerance min(2**-10, 2**-19 * (1 + |angle|)) + 2**-10 * |exact|"),
+    ],
+)
+def test_a_rotary_reports_tolerance_is_the_rule_its_comparison_set(dtype: str, rule: str) -> None:
+    cos, _ = rope(4, 8, exact=True, dtype=dtype)
+    report = compare_rope(cos, dtype=dtype)
+    assert report.ok
+    assert report.tolerance() == rule
+    assert str(report).splitlines()[0].endswith(f"({rule})")
+
+
+def test_a_tables_report_says_its_own_default_rule() -> None:
+    report = compare(encoding(4, 4))
+    assert report.tolerance() == "default tolerance min(2**-10, 2**-48 * (1 + |angle|))"
