@@ -1386,23 +1386,10 @@ class Convention:
 
     def _plan(self, d_model: int) -> "List[Tuple[int, int]]":
         """(kind, pair) of each column: _SINE, _COSINE or _ZERO, and the pair's index."""
-        h = self._pairs(d_model)
-        cosines = d_model // 2 if self.odd == "sine" else h
-        sines = [(_SINE, i) for i in range(h)]
-        cosine_columns = [(_COSINE, i) for i in range(cosines)]
-        if self.layout == "interleaved":
-            plan = []
-            for i in range(h):
-                plan += [sines[i], cosine_columns[i]] if i < cosines else [sines[i]]
-        elif self.layout == "sin-cos":
-            plan = sines + cosine_columns
-        else:
-            plan = cosine_columns + sines
-        plan = plan[:d_model]  # round-up: the last column dropped
-        return plan + [(_ZERO, 0)] * (d_model - len(plan))
+        return [self._column(dim, d_model) for dim in range(d_model)]
 
     def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
-        """(kind, pair) of one column, as _plan(d_model)[dim], without the whole plan (a board's heap may lack it)."""
+        """(kind, pair) of one column: value() needs no plan of the whole width (a board's heap may lack it)."""
         h = self._pairs(d_model)
         cosines = d_model // 2 if self.odd == "sine" else h
         if self.layout == "interleaved":

@@ -266,8 +266,23 @@ def test_bad_conventions(call: Any, error: Any, message: str) -> None:
     assert str(caught.value) == message
 
 
-def test_one_column_and_one_exponent_are_the_whole_plans() -> None:
-    """value() takes one column's (kind, pair) and one exponent without building the lists: they must agree."""
+def expected_plan(layout: str, odd: str, d_model: int) -> List[Tuple[str, int]]:
+    """Each column's (kind, pair) as the layouts are defined: the sines and cosines of h pairs, cut or padded."""
+    h = d_model // 2 if odd in ("zero", "error") else (d_model + 1) // 2
+    cosines = d_model // 2 if odd == "sine" else h
+    sines = [("sin", i) for i in range(h)]
+    coss = [("cos", i) for i in range(cosines)]
+    if layout == "interleaved":
+        plan = [column for i in range(h) for column in ([sines[i], coss[i]] if i < cosines else [sines[i]])]
+    else:
+        plan = sines + coss if layout == "sin-cos" else coss + sines
+    plan = plan[:d_model]  # round-up drops the last column
+    return plan + [("zero", 0)] * (d_model - len(plan))
+
+
+def test_each_column_holds_the_sine_or_cosine_its_layout_defines() -> None:
+    """value() takes one column's (kind, pair) and one exponent; tables take them all: both follow the definition."""
+    kinds = {pe_reference._SINE: "sin", pe_reference._COSINE: "cos", pe_reference._ZERO: "zero"}
     for layout, odd, spacing in itertools.product(
         ("interleaved", "sin-cos", "cos-sin"), ("sine", "zero", "round-up", "error"), ("paper", "tensor2tensor")
     ):
@@ -275,6 +290,13 @@ def test_one_column_and_one_exponent_are_the_whole_plans() -> None:
         for d_model in range(1, 13):
             if odd == "error" and d_model % 2:
                 continue
-            plan, exponents = convention._plan(d_model), convention._exponents(d_model)
-            assert [convention._column(dim, d_model) for dim in range(d_model)] == plan, (layout, odd, d_model)
-            assert [convention._exponent(d_model, pair) for pair in range(len(exponents))] == exponents
+            plan = [(kinds[kind], pair) for kind, pair in convention._plan(d_model)]
+            assert plan == expected_plan(layout, odd, d_model), (layout, odd, d_model)
+            # Pair i's exponent: 2i / d (over 2h columns without the sine rule), or i / (h - 1) for tensor2tensor.
+            h = len(convention._exponents(d_model))
+            for i in range(h):
+                if spacing == "paper":
+                    want = (2 * i, d_model if odd == "sine" else 2 * h)
+                else:
+                    want = (0, 1) if h == 1 else (i, h - 1)
+                assert convention._exponent(d_model, i) == convention._exponents(d_model)[i] == want
