@@ -34,8 +34,9 @@ its title (the first rule that matches, see NEAREST below; an unknown title gets
 sections may be reordered and renamed without touching this script.
 
 The sample is stratified: each section gets a share of ``--mutants`` proportional to its number of
-candidate mutants, and at least ``--minimum`` (all of them when it has fewer); the mutants of a
-section are drawn with ``random.Random(seed)``, so a seed and a source give the same sample.
+candidate mutants, and at least ``--minimum`` (all of them when it has fewer); a section's
+mutants are taken in the order of a hash of the seed and each mutant's key, so a seed and a source
+give the same sample, and an edit changes the sample only where it changes the candidates.
 
 Each mutant is run in a copy of the working tree (the files git tracks and the untracked ones it
 does not ignore), made once in a temporary folder: the mutated pe_reference.py is written there and
@@ -47,18 +48,21 @@ longer than ``--timeout-factor`` times the unmutated run of the same tests plus 
 the sample, the unmutated copy must pass each section's tests, and a mutant that makes
 ``encoding()`` raise must be killed.
 
-``--equivalent FILE`` reads mutant keys (such as ``628:11:cmp:<=`` in backquotes) from the table
-lines (starting with ``|``) under a heading of FILE that says "equivalent" (tests/mutation_report.md): those
-survivors are listed as equivalent and left out of the score of non-equivalent mutants.  A key names
-the line, the column and the change, so it holds for one version of the module only.
+A mutant's key names the function (qualified, ``module`` outside any), the kind, the change,
+and six hex digits of a hash of the mutated line's text and of where the change starts in it, as in
+``_float_parts:const:53:3fa2c1`` (``~2`` is added when one line holds the same change twice).  It
+holds while other lines move; an edit of its own line gives a new key.  ``--equivalent FILE`` reads
+keys in backquotes from the table lines (starting with ``|``) under a heading of FILE that says
+"equivalent" (tests/mutation_report.md): those survivors are listed as equivalent and left out of
+the score of non-equivalent mutants.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import os
-import random
 import re
 import shutil
 import signal
@@ -99,9 +103,9 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
         ("exact numbers", "fraction"),
         ("test_fraction_rules.py", "test_fields.py", "test_conventions.py", "test_errors.py", "test_derivation.py"),
     ),
-    # The float64 path: encoding() without exact=True.
+    # The float64 path: encoding() without exact=True, and the formula as the paper writes it.
     (
-        ("float64 kernel", "fast path"),
+        ("float64 kernel", "fast path", "the formula"),
         ("test_fast_rules.py", "test_api.py", "test_seeds.py", "test_conventions.py", "test_fields.py"),
     ),
     # derivation()'s text.
@@ -134,6 +138,11 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
         ("validation",),
         ("test_validation_rules.py", "test_errors.py", "test_errors_catalogue.py", "test_api.py", "test_fields.py"),
     ),
+    # IEEE bits and rounding to each format: the kernel's rules and the oracle's rounding of bfloat16 rows.
+    (
+        ("binary formats", "ieee"),
+        ("test_kernel_rules.py", "test_oracle_rules.py", "test_exact.py", "test_api.py"),
+    ),
     # The fixed-point kernel: correctly rounded values in every format, tables across anchors.
     (
         ("kernel", "exact"),
@@ -151,6 +160,11 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
             "test_derivation.py",
             "test_fields.py",
         ),
+    ),
+    # The shims decided once at import: what CPython takes of them (MicroPython's runs in test_boards.py).
+    (
+        ("portability",),
+        ("test_api_rules.py", "test_kernel_rules.py", "test_api.py", "test_exact.py", "test_cli_rules.py"),
     ),
     # The lines above the first header: constants the whole module uses (NaN in compare's reports, the
     # broken pipe of the command line, the imports only a type checker runs).
@@ -202,10 +216,17 @@ class Mutant:
         self.change = change
         self.section = ""
         self.function = ""
+        self.key = ""  # set by Finder.candidates, which sees every mutant of the module
 
-    @property
-    def key(self) -> str:
-        return f"{self.line}:{self.column}:{self.kind}:{self.change}"
+    def place(self, offsets: Offsets) -> str:
+        """Six hex digits of what the line says (spaces around it dropped) and where in it the change starts.
+
+        Line numbers are left out, so that a mutant's key holds while other lines move; a change to its own
+        line makes a new key, and the mutant must be judged again.
+        """
+        line = offsets.lines[self.line - 1]
+        offset = self.start - offsets.starts[self.line - 1] - (len(line) - len(line.lstrip()))
+        return hashlib.sha256(f"{line.strip()}|{offset}".encode("utf-8")).hexdigest()[:6]
 
     def apply(self, source: str) -> str:
         return source[: self.start] + self.text + source[self.end :]
@@ -318,11 +339,19 @@ class Finder:
                 for part in (node.exc, node.cause):
                     if part is not None:
                         skip(part)
-        # The innermost function names a node: walk again, inner definitions last.
-        for node in ast.walk(self.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for inner in ast.walk(node):
-                    self.functions[id(inner)] = node.name
+
+        # The innermost function or class names a node, by its qualified name (Class.method).
+        def name(node: ast.AST, prefix: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    qualified = prefix + child.name
+                    for inner in ast.walk(child):
+                        self.functions[id(inner)] = qualified
+                    name(child, qualified + ".")
+                else:
+                    name(child, prefix)
+
+        name(self.tree, "")
 
     def candidates(self) -> list[Mutant]:
         for node in ast.walk(self.tree):
@@ -334,6 +363,12 @@ class Finder:
             self._condition(node)
             self._statement(node)
         self.found.sort(key=lambda mutant: (mutant.start, mutant.kind, mutant.change))
+        # The key: where (function, change, the line's digest), numbered when a line holds the same change twice.
+        seen: dict[str, int] = {}
+        for mutant in self.found:
+            key = f"{mutant.function or 'module'}:{mutant.kind}:{mutant.change}:{mutant.place(self.offsets)}"
+            seen[key] = seen.get(key, 0) + 1
+            mutant.key = key if seen[key] == 1 else f"{key}~{seen[key]}"
         return self.found
 
     def _add(self, node: ast.AST, start: int, end: int, text: str, kind: str, change: str) -> None:
@@ -480,9 +515,9 @@ def sample(
                 shares[title] += 1
     chosen: list[Mutant] = []
     for title, found in sorted(by_section.items()):
-        # The section's candidates in a seeded order; the first valid ones are taken.
-        shuffled = list(found)
-        random.Random(f"{seed}:{title}").shuffle(shuffled)
+        # The section's candidates in an order set by the seed and each key alone, so that an edit elsewhere
+        # in the module leaves the rest of the sample as it was; the first valid ones are taken.
+        shuffled = sorted(found, key=lambda mutant: hashlib.sha256(f"{seed}:{mutant.key}".encode()).hexdigest())
         picked: list[Mutant] = []
         for mutant in shuffled:
             if len(picked) == shares[title]:
@@ -581,7 +616,7 @@ def equivalent_keys(path: str | None) -> dict[str, str]:
             if line.startswith("#"):
                 inside = "equivalent" in line.lower()
             elif inside and line.startswith("|"):
-                for key in re.findall(r"`(\d+:\d+:[a-z]+:[^`]+)`", line):
+                for key in re.findall(r"`([\w.]+:[a-z]+:[^`:]+:[0-9a-f]{6}(?:~\d+)?)`", line):
                     keys[key] = line.strip()
     return keys
 

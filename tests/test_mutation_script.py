@@ -1,0 +1,62 @@
+"""The mutation script's keys and sample hold while other lines of the module move."""
+
+import importlib.util
+import os
+
+from tests.helpers import ROOT
+
+SPEC = importlib.util.spec_from_file_location("mutation_script", os.path.join(ROOT, "tests", "mutation.py"))
+assert SPEC is not None and SPEC.loader is not None
+mutation = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(mutation)
+
+SOURCE = """\
+def frequency(i, d):
+    return 10000 ** (-2 * i / d)
+
+
+class Table:
+    def width(self, d):
+        if d % 2 == 1:
+            return d + 1
+        return d
+"""
+
+
+def keys(source: str) -> list[str]:
+    return [mutant.key for mutant in mutation.Finder(source).candidates()]
+
+
+def test_a_mutants_key_names_its_qualified_function_its_change_and_no_line_number() -> None:
+    found = keys(SOURCE)
+    assert len(found) == len(set(found))
+    assert any(key.startswith("Table.width:cmp:!=:") for key in found)
+    assert any(key.startswith("frequency:const:10001:") for key in found)
+
+
+def test_keys_hold_when_lines_are_added_above_and_change_only_on_the_edited_line() -> None:
+    moved = "ALPHA = 1\n\n\n" + SOURCE
+    assert set(keys(SOURCE)) <= set(keys(moved))
+    edited = SOURCE.replace("return d + 1", "return d + 2")
+    before, after = set(keys(SOURCE)), set(keys(edited))
+    changed = {key.split(":")[0] for key in before ^ after}
+    assert changed == {"Table.width"}
+    assert any(key.startswith("frequency") for key in before & after)
+
+
+def test_the_sample_of_a_section_is_the_same_after_an_edit_elsewhere() -> None:
+    def chosen(source: str) -> list[str]:
+        finder = mutation.Finder(source)
+        found = finder.candidates()
+        sections = [mutation.Section("Module header", 1)]
+        sections[0].last = len(source.splitlines())
+        mutation.assign_sections(found, sections)
+        return [mutant.key for mutant in mutation.sample(finder, found, sections, 6, 6, 14)]
+
+    first = chosen(SOURCE)
+    assert len(first) == 6 and first == chosen(SOURCE)
+    # A new function adds candidates: each new one sampled displaces one old one, and no other changes.
+    grown = chosen(SOURCE + "\n\ndef extra(x):\n    return x * 3 + 1\n")
+    new = [key for key in grown if key.startswith("extra:")]
+    assert set(grown) - set(new) <= set(first)
+    assert len(set(first) - set(grown)) == len(new)
