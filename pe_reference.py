@@ -438,7 +438,7 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     dim = _check_integer("dim", dim, 0)
     if dim >= d_model:
         raise ValueError(f"dim must be less than d_model ({d_model}), got {dim}")
-    base = _to_float(_FIELD_CHECKS["base"](base))  # type: ignore[arg-type]
+    base = _to_float(_positive("base")(base))
     pair = dim // 2
     function = "sin" if dim % 2 == 0 else "cos"
     exponent = (2 * pair) / d_model
@@ -933,8 +933,9 @@ def _rows(
     if seq_len > first and denominators:
         # The largest angle belongs to the largest position and the smallest
         # denominator; if it is finite, every angle is.
-        if convention._fields[9] is not None:
-            positions = convention._positions_given()[first:seq_len]
+        given = convention._positions_given()
+        if given is not None:
+            positions = list(given[first:seq_len])
         else:
             positions = [convention._position(first, seq_len), convention._position(seq_len - 1, seq_len)]
         largest = max(positions, key=lambda p: abs(_to_float(p)))
@@ -1449,13 +1450,12 @@ class Convention:
     # Positions: a progression start + r * step (counted down when
     # descending), or given one by one.
 
-    def _positions_given(self) -> "List[Tuple[int, int]]":
-        return list(self._fields[9] or ())
+    def _positions_given(self) -> "Optional[Tuple[Tuple[int, int], ...]]":
+        """The positions given one by one, or None for a progression."""
+        return self._fields[9]
 
-    def _progression(self, seq_len: int) -> "Optional[Tuple[Tuple[int, int], int]]":
-        """((start, step), denominator) with integer start and step over a common denominator; None if given one by one."""
-        if self._fields[9] is not None:
-            return None
+    def _progression(self, seq_len: int) -> "Tuple[Tuple[int, int], int]":
+        """((start, step), denominator) with integer start and step over a common denominator, when not given one by one."""
         (a, b), (c, d) = self._fields[6], self._fields[7]
         denominator = b * d // _gcd(b, d)
         start, step = a * (denominator // b), c * (denominator // d)
@@ -1465,7 +1465,7 @@ class Convention:
 
     def _position(self, r: int, seq_len: "Optional[int]") -> "Tuple[int, int]":
         """The position of row r, a fraction."""
-        given = self._fields[9]
+        given = self._positions_given()
         if given is not None:
             if not 0 <= r < len(given):
                 raise ValueError(f"pos must be less than the number of positions ({len(given)}), got {r}")
@@ -1475,15 +1475,15 @@ class Convention:
                 "pos has no position in a descending convention without seq_len; use encoding() or rows(),"
                 " or descending=False with start and a negative step"
             )
-        (start, step), denominator = self._progression(seq_len or 0)  # type: ignore[misc]
+        (start, step), denominator = self._progression(seq_len or 0)
         return _reduced(start + r * step, denominator)
 
     def _float_positions(self, seq_len: int, first: int = 0) -> "Iterator[float]":
         """The positions of rows first to seq_len - 1 as floats (their nearest)."""
-        progression = self._progression(seq_len)
-        if progression is None:
-            return (_to_float(p) for p in self._positions_given()[first:seq_len])
-        (start, step), denominator = progression
+        given = self._positions_given()
+        if given is not None:
+            return (_to_float(p) for p in given[first:seq_len])
+        (start, step), denominator = self._progression(seq_len)
         end = start + seq_len * step
         if denominator == 1 and -(1 << 1000) < start < 1 << 1000 and -(1 << 1000) < end < 1 << 1000:
             return (float(p) for p in range(start + first * step, end, step))
@@ -1623,9 +1623,10 @@ def _rational(name: str, x: object) -> "Tuple[int, int]":
         except (ValueError, OverflowError):
             raise ValueError(f"{name} must be finite, got {_short(x)}") from None
         return _reduced(n, m)
-    if getattr(type(x), "__float__", None) is not None:
+    to_float = getattr(type(x), "__float__", None)
+    if to_float is not None:
         try:
-            return _float_ratio(name, float(x))  # type: ignore[arg-type]
+            return _float_ratio(name, float(to_float(x)))
         except TypeError:
             pass  # complex, before Python 3.10
     raise TypeError(f"{name} must be a real number, got {type(x).__name__} {_short(x)}")
@@ -1647,13 +1648,15 @@ _DIGITS = "0123456789"
 
 def _parse_number(name: str, text: str) -> "Tuple[int, int]":
     """A decimal (digits, a point, an exponent) or a fraction "n/m" of two decimals, exactly; no float() involved."""
-    parts = text.strip().split("/")
-    decimals = [_parse_decimal(part) for part in parts]
-    if len(parts) > 2 or None in decimals:
-        raise ValueError(f"{name} must be a decimal or a fraction such as '999.5' or '1/3', got {_short(text)}")
-    if len(parts) == 1:
-        return decimals[0]  # type: ignore[return-value]
-    (a, b), (c, d) = decimals  # type: ignore[misc]
+    decimals: "List[Tuple[int, int]]" = []
+    for part in text.strip().split("/"):
+        decimal = _parse_decimal(part)
+        if decimal is None or len(decimals) == 2:
+            raise ValueError(f"{name} must be a decimal or a fraction such as '999.5' or '1/3', got {_short(text)}")
+        decimals.append(decimal)
+    if len(decimals) == 1:
+        return decimals[0]
+    (a, b), (c, d) = decimals
     if c == 0:
         raise ValueError(f"{name} must have a denominator other than 0, got {_short(text)}")
     return _reduced(a * d * (1 if c > 0 else -1), b * abs(c))
@@ -2472,11 +2475,11 @@ def _exact_rows(
     exponents = convention._exponents(d_model)
     frequencies = convention._frequencies()
     scale = convention._scale_square(d_model)
-    progression = convention._progression(seq_len)
-    if progression is None:
-        fixed = _fixed_rows_at(convention._positions_given()[first:seq_len], plan, exponents, frequencies)
+    given = convention._positions_given()
+    if given is not None:
+        fixed = _fixed_rows_at(given[first:seq_len], plan, exponents, frequencies)
     else:
-        (start, step), denominator = progression
+        (start, step), denominator = convention._progression(seq_len)
         fixed = _fixed_rows(seq_len - first, start + first * step, step, denominator, plan, exponents, frequencies)
     return _finish_rows(fixed, plan, exponents, frequencies, scale, dtype)
 
@@ -2566,7 +2569,7 @@ def _fixed_rows(
 
 
 def _fixed_rows_at(
-    positions: "List[Tuple[int, int]]",
+    positions: "Sequence[Tuple[int, int]]",
     plan: "List[Tuple[int, int]]",
     exponents: "List[Tuple[int, int]]",
     frequencies: "_Frequencies",
@@ -2662,23 +2665,33 @@ def _finish_rows(
             # Undecided values become 0.0, which the check below catches
             # with the small ones.  The literals are _LOW_MASK,
             # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
-            row: "List[Optional[float]]" = [
+            row = [
                 (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
                 for v in values
             ]
-            if min(map(abs, row)) <= smallest:  # type: ignore[arg-type]
-                _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
+            if min(map(abs, row)) <= smallest:
+                # A comprehension finds the few open elements faster than a loop over the plan.
+                open_dims = [dim for dim, element in enumerate(row) if -smallest <= element <= smallest]
+                _complete_row(row, open_dims, values, position, plan, exponents, frequencies, scale, dtype, error)
         else:
-            row = [_round_fixed(v, P, error, dtype) for v in values]
-            if None in row:
-                _complete_row(row, values, position, plan, exponents, frequencies, scale, dtype, error)
+            row = []
+            open_dims = []
+            for v in values:
+                rounded = _round_fixed(v, P, error, dtype)
+                if rounded is None:
+                    open_dims.append(len(row))
+                    rounded = 0.0
+                row.append(rounded)
+            if open_dims:
+                _complete_row(row, open_dims, values, position, plan, exponents, frequencies, scale, dtype, error)
         if _COLLECT_GARBAGE is not None:
             _COLLECT_GARBAGE()
-        yield row  # type: ignore[misc]
+        yield row
 
 
 def _complete_row(
-    row: "List[Optional[float]]",
+    row: "List[float]",
+    open_dims: "List[int]",
     values: "List[int]",
     position: "Tuple[int, int]",
     plan: "List[Tuple[int, int]]",
@@ -2688,13 +2701,7 @@ def _complete_row(
     dtype: str,
     error: int,
 ) -> None:
-    """Decide the elements the fast finish left open: by _round_fixed, else by the Ziv loop."""
-    smallest = _finish_constants()[2]
-    if dtype == "float64":
-        # A comprehension finds the few open elements faster than a loop over the plan.
-        open_dims = [dim for dim, element in enumerate(row) if element is None or -smallest <= element <= smallest]
-    else:
-        open_dims = [dim for dim, element in enumerate(row) if element is None]
+    """Decide the elements the finish left open, row[dim] for each dim of open_dims: by _round_fixed, else by Ziv."""
     for dim in open_dims:
         kind, pair = plan[dim]
         if kind == _ZERO:
@@ -2784,20 +2791,23 @@ def _real_number(x: object) -> "Optional[float]":
     # MicroPython's float has no __float__ attribute, so test the built-in types first.
     if not isinstance(x, (int, float)) and getattr(type(x), "__float__", None) is None:
         return None
+    number: "Any" = x  # int, float, or any type with __float__: numpy's scalars, Fraction, Decimal
     try:
-        return float(x)  # type: ignore[arg-type]
+        return float(number)
     except OverflowError:
-        return _INF if x > 0 else -_INF  # type: ignore[operator]
+        return _INF if number > 0 else -_INF
     except (TypeError, ValueError):
         return None  # complex has a __float__ that refuses, before Python 3.10
 
 
 def _iterate(thing: object) -> "Optional[Iterator[object]]":
     """An iterator over thing, or None if it has none."""
+    iterable: "Any" = thing  # whatever iter() accepts; it raises TypeError for the rest
     try:
-        return iter(thing)  # type: ignore[call-overload, no-any-return]
+        iterator: "Iterator[object]" = iter(iterable)
     except TypeError:
         return None
+    return iterator
 
 
 def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtype: str) -> str:
@@ -3999,10 +4009,12 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _R
         yield "with " + _and(words), causes, setup, steps, setup.attention_value
 
 
-def _without_theta(scaling: object) -> object:
-    if scaling is None:
+def _without_theta(scaling: object) -> "Optional[Dict[object, object]]":
+    """A copy of the scaling dict (which _Rope has checked, or None) without its "rope_theta"."""
+    items = getattr(scaling, "items", None)
+    if items is None:
         return None
-    return {key: entry for key, entry in scaling.items() if key != "rope_theta"}  # type: ignore[attr-defined]
+    return {key: entry for key, entry in items() if key != "rope_theta"}
 
 
 def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
@@ -5148,13 +5160,14 @@ def _check_flag(name: str) -> "Callable[[object], bool]":
 def _check_positions(positions: object) -> "Optional[Tuple[Tuple[int, int], ...]]":
     if positions is None:
         return None
-    if isinstance(positions, (str, bytes)) or _iterate(positions) is None:
+    iterator = _iterate(positions)
+    if isinstance(positions, (str, bytes)) or iterator is None:
         raise TypeError(
             f"positions must be a sequence of real numbers, got {type(positions).__name__} {_short(positions)}"
         )
     tolist = getattr(positions, "tolist", None)
-    items = tolist() if callable(tolist) else positions
-    return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))  # type: ignore[arg-type]
+    items = tolist() if callable(tolist) else iterator
+    return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))
 
 
 _FIELD_CHECKS: "Dict[str, Callable[[object], object]]" = {
@@ -5189,18 +5202,18 @@ _DEFAULT_FIELDS = (
 
 def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
     """The fields as a tuple in _FIELDS order, each checked (unless already), and the rules between them."""
-    if not checked:
-        fields = {name: _FIELD_CHECKS[name](fields[name]) for name in _FIELDS}
-    shift = fields["shift"]
-    if fields["spacing"] == "paper" and isinstance(shift, tuple) and shift != (1, 1):
+    # Each value is of the type its check returns, the type _Fields gives it: a check is chosen by name.
+    values: "Dict[str, Any]" = fields if checked else {name: _FIELD_CHECKS[name](fields[name]) for name in _FIELDS}
+    shift = values["shift"]
+    if values["spacing"] == "paper" and isinstance(shift, tuple) and shift != (1, 1):
         raise ValueError(f"shift goes with spacing tensor2tensor, got shift={_fraction_text(shift)} with spacing paper")
     # start, step and descending as the defaults have them.
     if (
-        fields["positions"] is not None
-        and (fields["start"], fields["step"], fields["descending"]) != _DEFAULT_FIELDS[6:9]
+        values["positions"] is not None
+        and (values["start"], values["step"], values["descending"]) != _DEFAULT_FIELDS[6:9]
     ):
         raise ValueError("positions replace start, step and descending: give one or the other")
-    return tuple(fields[name] for name in _FIELDS)  # type: ignore[return-value]
+    return tuple(values[name] for name in _FIELDS)
 
 
 # ---------------------------------------------------------------------------
