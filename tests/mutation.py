@@ -219,17 +219,35 @@ class Mutant:
         self.key = ""  # set by Finder.candidates, which sees every mutant of the module
 
     def place(self, offsets: Offsets) -> str:
-        """Six hex digits of what the line says (spaces around it dropped) and where in it the change starts.
+        """Six hex digits of the line's code (its comment and the spaces around it dropped) and where the change starts.
 
-        Line numbers are left out, so that a mutant's key holds while other lines move; a change to its own
-        line makes a new key, and the mutant must be judged again.
+        Line numbers are left out, so that a mutant's key holds while other lines move or comments change;
+        a change to its own line's code makes a new key, and the mutant must be judged again.
         """
         line = offsets.lines[self.line - 1]
         offset = self.start - offsets.starts[self.line - 1] - (len(line) - len(line.lstrip()))
-        return hashlib.sha256(f"{line.strip()}|{offset}".encode("utf-8")).hexdigest()[:6]
+        return hashlib.sha256(f"{code_of(line)}|{offset}".encode("utf-8")).hexdigest()[:6]
 
     def apply(self, source: str) -> str:
         return source[: self.start] + self.text + source[self.end :]
+
+
+def code_of(line: str) -> str:
+    """The line without its comment and the spaces around it: a # inside a string stays."""
+    quote = ""
+    escaped = False
+    for index, character in enumerate(line):
+        if escaped:
+            escaped = False
+        elif quote and character == "\\":
+            escaped = True
+        elif quote:
+            quote = "" if character == quote else quote
+        elif character in "'\"":
+            quote = character
+        elif character == "#":
+            return line[:index].strip()
+    return line.strip()
 
 
 def sections_of(lines: list[str]) -> list[Section]:

@@ -60,3 +60,10 @@ def test_the_sample_of_a_section_is_the_same_after_an_edit_elsewhere() -> None:
     new = [key for key in grown if key.startswith("extra:")]
     assert set(grown) - set(new) <= set(first)
     assert len(set(first) - set(grown)) == len(new)
+
+
+def test_a_comment_added_to_a_line_keeps_its_keys_and_a_hash_in_a_string_is_code() -> None:
+    commented = SOURCE.replace("return d + 1", "return d + 1  # the next even width")
+    assert keys(commented) == keys(SOURCE)
+    assert mutation.code_of("x = '#' + y  # note") == "x = '#' + y"
+    assert mutation.code_of('x = "a\\"#"  # note') == 'x = "a\\"#"'
