@@ -1952,14 +1952,14 @@ def _round_to_format(x: float, dtype: str) -> float:
 # Exact kernel: Python integers only
 # ---------------------------------------------------------------------------
 #
-# A fixed-point number X with F fraction bits stands for the real X / 2**F;
-# "unit" means 2**-F, and a kernel named *_fixed returns such a number.  Every function states the error of its result in
-# units.  Inside, each works with _GUARD extra bits, so that the sum of its
-# internal floor errors (at most a few thousand units of the finer grid) is
-# below a quarter unit of the result; the final rounding adds half a unit.
-# This holds for F < 2**20, far beyond any precision the Ziv loop reaches.
-# No math function, no float arithmetic but the last exact scaling, and no
-# decimal or fractions: the bits are the same on every runtime.
+# A fixed-point number X with F fraction bits stands for the real X / 2**F; "unit" means 2**-F,
+# and a kernel named *_fixed returns such a number.  Every function states the error of its result
+# in units, and each step that adds to it says how much in a comment beside it ("# error < ...").
+# Inside, each works with _GUARD extra bits, so that the sum of its internal floor errors (at most
+# a few thousand units of the finer grid) is below a quarter unit of the result; the final rounding
+# adds half a unit.  This holds for F < 2**20, far beyond any precision the Ziv loop reaches.
+# No math function, no float arithmetic but the last exact scaling, and no decimal or fractions:
+# the bits are the same on every runtime.
 
 
 _GUARD = 40
@@ -1979,16 +1979,16 @@ def _atan_inverse_fixed(q: int, F: int) -> int:
     series alternates with falling terms, so stopping at a zero term leaves an
     error below 1.
     """
-    power = (1 << F) // q
+    power = (1 << F) // q  # error < 1 unit (the floor)
     square = q * q
     total = 0
     k = 0
     while power:
-        term = power // (2 * k + 1)
+        term = power // (2 * k + 1)  # error < 2 (carried in power) + 1 (this floor) = 3 units
         total = total - term if k & 1 else total + term
-        power //= square
+        power //= square  # error < (carried) / q**2 + 1 (the floor) <= 1 / (1 - 1/q**2) < 2 units
         k += 1
-    return total
+    return total  # error < 3 units a term + 1 (the alternating tail)
 
 
 def _atanh_fixed(numerator: int, denominator: int, F: int) -> int:
@@ -2000,16 +2000,16 @@ def _atanh_fixed(numerator: int, denominator: int, F: int) -> int:
     units per term).  The terms fall by 9 at least, so the tail after a zero
     term is below 9/8 units.
     """
-    t = (numerator << F) // denominator
-    t_squared = (t * t) >> F
+    t = (numerator << F) // denominator  # error < 1 unit (the floor)
+    t_squared = (t * t) >> F  # error < 2/3 (t's, times 2 t <= 2/3) + 1 (the floor) < 2 units
     power = t
     total = 0
     k = 0
     while power:
-        total += power // (2 * k + 1)
-        power = (power * t_squared) >> F
+        total += power // (2 * k + 1)  # error < 2 (carried in power) + 1 (this floor) = 3 units a term
+        power = (power * t_squared) >> F  # error < 2/9 (carried, times t**2) + 2/3 (t_squared's) + 1 < 2 units
         k += 1
-    return total
+    return total  # error < 3 units a term + 9/8 (the tail after a zero term)
 
 
 _CONSTANTS: "Dict[Tuple[str, int], int]" = {}
@@ -2028,6 +2028,7 @@ def _pi(F: int) -> int:
         if len(_CONSTANTS) > _CACHE_LIMIT:
             _CONSTANTS.clear()
         fine = F + _GUARD
+        # error < 16 + 4 series errors of the fine grid, below a quarter unit; + half a unit (the rounding)
         _CONSTANTS[key] = _round_shift(16 * _atan_inverse_fixed(5, fine) - 4 * _atan_inverse_fixed(239, fine), _GUARD)
     return _CONSTANTS[key]
 
@@ -2053,8 +2054,9 @@ def _ln(mantissa: int, exponent: int, F: int) -> int:
     fine = F + _GUARD
     k = _bit_length(mantissa) - 1
     one = 1 << k
-    series = _atanh_fixed(mantissa - one, mantissa + one, fine)
-    ln2 = _ln2_fixed(fine)
+    series = _atanh_fixed(mantissa - one, mantissa + one, fine)  # (ln x) / 2, error e1 units of the fine grid
+    ln2 = _ln2_fixed(fine)  # error e2 units of the fine grid
+    # error 2 e1 + |k + exponent| e2 of the fine grid, below a quarter unit; + half a unit (the rounding)
     result = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
     if len(_LOGARITHMS) > _CACHE_LIMIT:
         _LOGARITHMS.clear()
@@ -2070,22 +2072,23 @@ def _exp(y: int, F: int) -> "Tuple[int, int]":
     of the fine grid; exp(r) by Taylor, each term floored from the last
     (error < 3 units each, the tail after a zero term < 1 unit).  The fine
     grid has F + _GUARD + E bits, E the bits of |y| above the point, so that
-    |k| < 2**(E + 1) keeps |k| e(ln 2) below 2**(E + 9) units.  Relative to
-    exp(r) >= 0.7 these stay below 2**-(F+2); rounding W to F bits adds at
-    most 0.72 * 2**-F.
+    |k| < 2**(E + 1) keeps |k| e(ln 2) below 2**(E + 2) (F + _GUARD + E + 5)
+    units, a small fraction of 2**(_GUARD + E).  Relative to exp(r) >= 0.7
+    these stay below 2**-(F+2); rounding W to F bits adds at most 0.72 * 2**-F.
     """
-    guard = _GUARD + _bit_length((y if y >= 0 else -y) >> F)
+    guard = _GUARD + _bit_length((y if y >= 0 else -y) >> F)  # _GUARD + E
     fine = F + guard
-    ln2 = _ln2_fixed(fine)
-    y_fine = y << guard
-    k = (2 * y_fine + ln2) // (2 * ln2)
-    r = y_fine - k * ln2
+    ln2 = _ln2_fixed(fine)  # error e(ln 2) < 2 (fine + 5) units of the fine grid (_ln2_fixed's, fine / 3.17 + 1 terms)
+    y_fine = y << guard  # exact
+    k = (2 * y_fine + ln2) // (2 * ln2)  # round(y / ln 2), |k| < 2**(E + 1)
+    r = y_fine - k * ln2  # error |k| e(ln 2) < 2**(E + 2) (fine + 5) units, below 2**(guard - 3) for fine < 2**35
     total = term = 1 << fine
     n = 1
     while term:
-        term = ((term * r) >> fine) // n
+        term = ((term * r) >> fine) // n  # error < 3 units a term: |r| < 0.35 shrinks the carried error
         total += term
         n += 1
+    # error < 3 units a term + 1 (the tail) + r's, relative to exp(r) >= 0.7 below 2**-(F+2); + half a unit (rounding)
     return _round_shift(total, guard), k
 
 
@@ -2130,10 +2133,13 @@ class _Frequencies:
             if len(self.frequencies) > 4 * _CACHE_LIMIT:
                 self.frequencies.clear()
             a, b = exponent
-            G = F + 4 + _bit_length(a // b + 1)
+            G = F + 4 + _bit_length(a // b + 1)  # 2**(G - F) >= 16 (1 + t)
+            # error <= 2 + 2 t (the two logarithms) + 1 (the floor) units of G bits, below 3/16 of a unit of F bits
             y = _ln_ratio(self.scale, G) - (a * _ln_ratio(self.base, G)) // b
+            # rounding y adds half a unit (0.69 in all: a relative 0.7 * 2**-F in exp), _exp a relative < 2**-F
             W, k = _exp(_round_shift(y, G - F), F)
             if self.full_turns:
+                # times pi (error <= 1 unit, relative 0.32 * 2**-F) / 4, floored (relative 1.82 * 2**-F)
                 W, k = (W * _pi(F)) >> (F + 2), k + 3
             found = self.frequencies[key] = (W, k)
         return found
@@ -2155,11 +2161,11 @@ def _alternating_series(first: int, x_squared: int, n: int, F: int) -> "Tuple[in
     total = term = first
     count = 0
     while term:
-        term = ((term * x_squared) >> F) // ((n + 1) * (n + 2))
+        term = ((term * x_squared) >> F) // ((n + 1) * (n + 2))  # error < 2 units: x**2 < 0.62 shrinks the carried
         total = total + term if count & 1 else total - term
         n += 2
         count += 1
-    return total, count
+    return total, count  # error < 2 units a term + 1 (the alternating tail)
 
 
 def _sin_cos(
@@ -2201,14 +2207,14 @@ def _sin_cos(
     shift = k - Fw + F
     product = n * W
     T = (product << shift) // m if shift >= 0 else product // (m << -shift)
-    error = ((T if T >= 0 else -T) >> (Fw - 3)) + 2
+    error = ((T if T >= 0 else -T) >> (Fw - 3)) + 2  # step 1: w's relative error times |T|, + 1 for each floor
     if -(1 << (F - 1)) < T < 1 << (F - 1):
         q, r = 0, T  # |theta| < 1/2 < pi/4: no reduction, and no pi to F bits
     else:
-        H = _pi(F - 1)  # pi / 2 with F fraction bits
+        H = _pi(F - 1)  # pi / 2 with F fraction bits, error <= 1 unit
         q = (2 * T + H) // (2 * H)
         r = T - q * H
-        error += q if q >= 0 else -q
+        error += q if q >= 0 else -q  # step 2: H's error, |q| times
     negative_r = r < 0
     a = -r if negative_r else r
     a_squared = (a * a) >> F
@@ -2216,7 +2222,7 @@ def _sin_cos(
     cosine, cosine_terms = _alternating_series(1 << F, a_squared, 0, F)
     if negative_r:
         sine = -sine
-    error += 2 * (sine_terms + cosine_terms) + 2
+    error += 2 * (sine_terms + cosine_terms) + 2  # step 3: both series' (one bound serves both); step 4 is exact
     quadrant = q & 3
     if quadrant == 0:
         return sine, cosine, F, error
@@ -2278,9 +2284,11 @@ def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "Tuple[int, int
         # A transcendental scale, s within e units: the product is off by
         # at most (error s + (|v| + error) e) / 2**F, plus 1 for the floor.
         s, e = scale.fixed(F)
+        # error: v's times s, + s's times |v| + v's, + 1 for each floor
         return (v * s) >> F, ((error * s + ((v if v >= 0 else -v) + error) * e) >> F) + 2
     p, q = scale
-    s = _isqrt((p << (2 * F)) // q)
+    s = _isqrt((p << (2 * F)) // q)  # S - f, f <= 2 (the floor inside, and isqrt's)
+    # error: e s + f V (the docstring's) <= error (s + 4) + 2**(F+1) units of 2**-2F, + 1 (the floor); 4 >= 3
     return (v * s) >> F, error * ((s + (1 << F) + 3) >> F) + 4
 
 
@@ -2385,20 +2393,20 @@ def _tiny_angle(
         # 1 - cos theta < theta**2 / 2 < 2**-(2 bits + 24): times the scale s, s >> (2 bits + 24) units more.
         if not isinstance(scale, tuple):
             s, e = scale.fixed(G)
-            return s, G, e + 3 + (s >> (2 * bits + 24))
+            return s, G, e + 3 + (s >> (2 * bits + 24))  # error: the root's e, + 3 to spare, + (1 - cos) s
         p, q = scale
-        s = _isqrt((p << (2 * G)) // q)
-        return s, G, 4 + (s >> (2 * bits + 24))
+        s = _isqrt((p << (2 * G)) // q)  # the root floored twice: error < 2 units
+        return s, G, 4 + (s >> (2 * bits + 24))  # error: the root's 2, + 2 to spare, + (1 - cos) s
     Fw = bits + 16
     W, k = frequencies.frequency(exponent, Fw)
     n, m = position
     extra = Fw + _bit_length(m)
-    v = ((n * W) << extra) // m
+    v = ((n * W) << extra) // m  # theta, for sin theta: their relative difference d is far below 2**-Fw
     F = Fw - k + extra
-    error = ((v if v >= 0 else -v) >> (Fw - 3)) + 2
+    error = ((v if v >= 0 else -v) >> (Fw - 3)) + 2  # w's relative error times |v|, + 1 for each floor
     if scale != (1, 1):
         G = _bit_length(v if v >= 0 else -v) + 1
-        v, error = _scale_fixed(v, error, scale, G)
+        v, error = _scale_fixed(v, error, scale, G)  # error: _scale_fixed's, with |v| <= 2**G
     return v, F, error
 
 
@@ -2521,6 +2529,7 @@ def _fixed_rows(
     rotors: "List[Tuple[int, int]]" = []
     twice_cos: "List[int]" = []
     for exponent in exponents:
+        # As in _anchor: each rounded to fine bits within 1 unit (K = 2 cos(s w) to P + 1 bits, within 1 unit of P bits).
         sine, cosine, F, _ = _sin_cos((step, denominator), exponent, frequencies, fine + 8)
         if _COLLECT_GARBAGE is not None:
             _COLLECT_GARBAGE()  # So that what each pair keeps fills the holes of the series: see _garbage_collector.
@@ -2542,6 +2551,8 @@ def _fixed_rows(
             plan,
             to_table,
         )
+        # Rows 0 and 1 of the block, each within 1 unit of P bits: the anchor is off by at most 3 units of the fine
+        # grid per jump, under 3 * 2**16 + 4 in all (2**-6 of a unit of P bits), then rounded (half a unit).
         rows_in_block = min(_ANCHOR_INTERVAL, count - first)
         if first + rows_in_block < count:
             # The next block's anchors, one jump on (the jumps made when first needed).
@@ -2565,6 +2576,7 @@ def _fixed_rows(
             else:
                 previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
                 values = current
+            # error 1.005 r**2 + r + 1: rows 0 and 1, through the recurrence (U), and each step's tau < 2.01
             yield (start + (first + r) * step, denominator), values, r * r + (r * r >> 7) + r + 1
 
 
@@ -2586,8 +2598,10 @@ def _anchor(
     """(cos, sin) of position * w with F fraction bits, error <= 1 unit."""
     if position[0] == 0:
         return 1 << F, 0
+    # _sin_cos's error, |q| + 2 terms + 6 units of G bits, is below 2**-10 units of F bits: G - F >= 24 + |log2 theta| + t
+    # while |q| < 2**(|log2 theta| + 5 + t), and the series take under 200 terms at these F (105 and 129 bits).
     sine, cosine, G, _ = _sin_cos(position, exponent, frequencies, F + 8)
-    return _round_shift(cosine, G - F), _round_shift(sine, G - F)
+    return _round_shift(cosine, G - F), _round_shift(sine, G - F)  # + half a unit (the rounding): error < 1 unit
 
 
 def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shift: int) -> "List[int]":
