@@ -39,15 +39,24 @@ def element(
     return result
 
 
-def round_to(value: "mpmath.mpf", dtype: str, exact: bool = False) -> float:
+def distance(x: float, value: "mpmath.mpf") -> "mpmath.mpf":
+    """|x - value| at 600 bits: a float's distance to a reference value, whatever mpmath's global precision."""
+    with mpmath.workprec(PRECISION):
+        return abs(mpmath.mpf(x) - value)
+
+
+def round_to(value: "Union[mpmath.mpf, float, str]", dtype: str, exact: bool = False) -> float:
     """Round to nearest, ties to even, into dtype; return the float that holds it.
 
     ``value`` approximates a transcendental number unless ``exact``: then it
     must be decisive (not within 2**-500 of a last place from a tie).  An
-    exact value may be a tie, and goes to the even neighbour.
+    exact value may be a tie, and goes to the even neighbour.  A float or a
+    decimal string is read exactly (at 664 bits, not mpmath's global precision).
     """
     precision, emin, _ = FORMATS[dtype]
     with mpmath.workprec(PRECISION + 64):
+        if not isinstance(value, mpmath.mpf):
+            value = mpmath.mpf(value)
         if value == 0:
             return 0.0
         magnitude = abs(value)

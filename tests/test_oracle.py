@@ -64,7 +64,9 @@ def test_an_error_of_1e_3_never_passes_by_default(dtype: str) -> None:
         table = encoding(seq_len, 8, exact=True, dtype=dtype)
         exact = table[r][c]
         # A number of the format at least 1e-3 away (towards 0, so it stays in range).
-        changed = reference.round_to(mpmath.mpf(exact) - mpmath.mpf(1.001e-3) * (1 if exact > 0 else -1), dtype)
+        with mpmath.workprec(reference.PRECISION):
+            moved = mpmath.mpf(exact) - mpmath.mpf(1.001e-3) * (1 if exact > 0 else -1)
+        changed = reference.round_to(moved, dtype)
         while abs(changed - exact) < 1e-3:
             changed = reference.neighbours(changed, dtype)[0 if exact > 0 else 1]
         table[r][c] = changed

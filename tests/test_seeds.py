@@ -10,7 +10,7 @@ import mpmath
 import pytest
 
 from pe_reference import derivation, encoding, main, value
-from tests.conftest import exact_element
+from tests import reference
 
 
 def test_exponent_of_pair_1_at_d4_is_one_half_not_one_quarter() -> None:
@@ -24,8 +24,10 @@ def test_exponent_of_pair_1_at_d4_is_one_half_not_one_quarter() -> None:
 def test_pos_1_dim_2_is_sin_of_0_01_not_0_1() -> None:
     # Seed 002 wrote sin(0.1) = 0.00999983; 0.00999983 is sin(0.01).
     got = value(1, 2, 4)
-    assert abs(got - mpmath.sin(mpmath.mpf("0.01"))) < 1e-17
-    assert abs(got - mpmath.sin(mpmath.mpf("0.1"))) > 0.08
+    with mpmath.workprec(reference.PRECISION):
+        sin_0_01, sin_0_1 = mpmath.sin(mpmath.mpf("0.01")), mpmath.sin(mpmath.mpf("0.1"))
+    assert reference.distance(got, sin_0_01) < 1e-17
+    assert reference.distance(got, sin_0_1) > 0.08
     assert "sin(0.01) ≈ 0.0099998333" in derivation(1, 2, 4)
     for pos in range(4):
         for dim in range(4):
@@ -61,9 +63,9 @@ def test_cosine_columns_use_the_pair_exponent() -> None:
     worst_seed_error = 0.0
     for pos, row in enumerate(table):
         for dim in range(1, d_model, 2):
-            truth = exact_element(pos, dim, d_model)
-            assert abs(row[dim] - truth) < 1e-13
-            worst_seed_error = max(worst_seed_error, abs(odd_exponent_cosine(pos, dim, d_model) - truth))
+            truth = reference.element(pos, dim, d_model, 10000)
+            assert reference.distance(row[dim], truth) < 1e-13
+            worst_seed_error = max(worst_seed_error, reference.distance(odd_exponent_cosine(pos, dim, d_model), truth))
     assert worst_seed_error > 1.99
 
 
@@ -73,5 +75,5 @@ def test_odd_d_model_does_not_crash(d_model: int) -> None:
     table = encoding(5, d_model)
     assert [len(row) for row in table] == [d_model] * 5
     for pos in range(5):
-        assert abs(table[pos][-1] - exact_element(pos, d_model - 1, d_model)) < 1e-15
+        assert reference.distance(table[pos][-1], reference.element(pos, d_model - 1, d_model, 10000)) < 1e-15
     assert main([str(5), str(d_model), "--format", "csv"]) == 0

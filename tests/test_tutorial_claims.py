@@ -11,6 +11,7 @@ import re
 
 import mpmath
 import pytest
+from tests import reference
 from tests.helpers import ROOT
 
 
@@ -18,11 +19,6 @@ def page(name: str) -> str:
     """A page's text with its lines joined (and quotation marks "> " dropped), so that a phrase split across lines is found."""
     lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
     return " ".join(" ".join(line[2:] if line.startswith("> ") else line for line in lines).split())
-
-
-def true_value(pos: int, dim: int, d_model: int, base: int = 10000) -> "mpmath.mpf":
-    angle = mpmath.mpf(pos) / mpmath.power(base, mpmath.mpf(2 * (dim // 2)) / d_model)
-    return mpmath.sin(angle) if dim % 2 == 0 else mpmath.cos(angle)
 
 
 # Tutorial 5: which columns of a float32 table carry the large errors.
@@ -41,8 +37,8 @@ def test_tutorial_5_names_the_columns_with_the_large_errors() -> None:
     got = numpy.where(sine, numpy.sin(angle), numpy.cos(angle)).astype(numpy.float32).astype(numpy.float64)
     # The reference: float64 angles of the real formula, within 1e-12 of the true values here.
     true_angle = numpy.arange(seq_len, dtype=numpy.float64)[:, None] * 10000.0 ** (-twice_pair / d_model)[None, :]
-    reference = numpy.where(sine, numpy.sin(true_angle), numpy.cos(true_angle))
-    worst = numpy.abs(got - reference).max(axis=0)
+    true_table = numpy.where(sine, numpy.sin(true_angle), numpy.cos(true_angle))
+    worst = numpy.abs(got - true_table).max(axis=0)
     middle = worst[2:14]
     last = worst[510:].max()
     # The large errors are in the first columns, the small ones in the last.
@@ -57,13 +53,16 @@ def test_tutorial_5_names_the_columns_with_the_large_errors() -> None:
 
 
 def test_the_fast_path_examples_at_large_positions_use_a_column_that_errs() -> None:
-    mpmath.mp.prec = 300
     # Column 0 divides by 10000**0 = 1: the float64 angle is the position itself, exact.
     assert 10**9 / 10000 ** (0 / 512) == 10**9
-    column_0 = abs(math.sin(1e9) - true_value(10**9, 0, 512))
+    column_0 = reference.distance(math.sin(1e9), reference.element(10**9, 0, 512, 10000))
     assert column_0 <= 2.0**-53
     errors = {
-        dim: float(abs(math.sin(10**9 / 10000 ** (2 * (dim // 2) / 512)) - true_value(10**9, dim, 512)))
+        dim: float(
+            reference.distance(
+                math.sin(10**9 / 10000 ** (2 * (dim // 2) / 512)), reference.element(10**9, dim, 512, 10000)
+            )
+        )
         for dim in (2, 100)
     }
     assert errors[100] > 1e-9
@@ -80,11 +79,10 @@ def test_the_fast_path_examples_at_large_positions_use_a_column_that_errs() -> N
 
 
 def test_accuracy_page_adds_the_denominator_to_the_half_ulp() -> None:
-    mpmath.mp.prec = 300
     # The table's worst element at 10**9: the fast formula against mpmath.
     pos, dim = 10**9 + 9, 4
     angle = pos / 10000 ** (4 / 512)
-    error = abs(math.sin(angle) - true_value(pos, dim, 512))
+    error = reference.distance(math.sin(angle), reference.element(pos, dim, 512, 10000))
     half_ulp = 2.0 ** (math.frexp(angle)[1] - 54)
     assert error > 1.5 * half_ulp
     text = page("docs/accuracy.md")
@@ -98,15 +96,16 @@ def test_accuracy_page_adds_the_denominator_to_the_half_ulp() -> None:
 
 
 def test_the_longest_wavelength_is_the_last_pairs() -> None:
-    mpmath.mp.prec = 100
     # d_model = 4, base 100: pair 1 is the last, wavelength 2 pi 100**(2/4).
-    longest = 2 * mpmath.pi * mpmath.power(100, mpmath.mpf(2) / 4)
+    with mpmath.workprec(100):
+        longest = 2 * mpmath.pi * mpmath.power(100, mpmath.mpf(2) / 4)
+        last_of_512 = 2 * mpmath.pi * mpmath.power(10000, mpmath.mpf(510) / 512)
     assert abs(longest - 62.83) < 0.005
     index = page("docs/index.md")
     assert "changes the longest wavelength, `2*pi*base`" not in index
     assert "`2*pi*base**((d_model-2)/d_model)`" in index and f"{float(longest):.2f}" in index
     # The paper's own phrase, "from 2 pi to 10000 * 2 pi", overstates the last one.
-    assert round(float(2 * mpmath.pi * mpmath.power(10000, mpmath.mpf(510) / 512))) == 60611
+    assert round(float(last_of_512)) == 60611
     assert "from 2 pi to 10000 times 2 pi" not in index
     assert "from 2 pi to 10000 times 2 pi" not in page("docs/tutorial/2-wavelengths.md")
 
@@ -131,15 +130,15 @@ def test_an_odd_width_breaks_the_cosines_not_the_sines() -> None:
 
 
 def test_the_pages_agree_on_how_far_the_two_spacings_differ() -> None:
-    mpmath.mp.prec = 100
     d_model, h = 512, 256
 
     def row_difference(pos: int) -> float:
         worst = mpmath.mpf(0)
-        for i in range(h):
-            paper = pos * mpmath.power(10000, -mpmath.mpf(2 * i) / d_model)
-            t2t = pos * mpmath.power(10000, -mpmath.mpf(i) / (h - 1))
-            worst = max(worst, abs(mpmath.sin(paper) - mpmath.sin(t2t)), abs(mpmath.cos(paper) - mpmath.cos(t2t)))
+        with mpmath.workprec(100):
+            for i in range(h):
+                paper = pos * mpmath.power(10000, -mpmath.mpf(2 * i) / d_model)
+                t2t = pos * mpmath.power(10000, -mpmath.mpf(i) / (h - 1))
+                worst = max(worst, abs(mpmath.sin(paper) - mpmath.sin(t2t)), abs(mpmath.cos(paper) - mpmath.cos(t2t)))
         return float(worst)
 
     at_1, at_3 = round(row_difference(1), 5), round(row_difference(3), 5)
@@ -163,11 +162,11 @@ def test_the_readme_names_the_cpython_versions_ci_runs() -> None:
 
 
 def test_tutorial_3_shows_where_the_dot_product_rises() -> None:
-    mpmath.mp.prec = 100
     d_model = 64
     # PE(pos) . PE(pos + k) = sum of cos(k w_i): no position in it.
-    frequencies = [mpmath.power(10000, -mpmath.mpf(2 * i) / d_model) for i in range(d_model // 2)]
-    products = [sum(mpmath.cos(k * w) for w in frequencies) for k in range(100)]
+    with mpmath.workprec(100):
+        frequencies = [mpmath.power(10000, -mpmath.mpf(2 * i) / d_model) for i in range(d_model // 2)]
+        products = [sum(mpmath.cos(k * w) for w in frequencies) for k in range(100)]
     rises = [k for k in range(1, 100) if products[k] > products[k - 1]]
     assert rises[:4] == [6, 11, 12, 17]
     text = page("docs/tutorial/3-relative-positions.md")
@@ -211,10 +210,10 @@ def test_the_derivation_notation_is_explained_where_it_first_appears() -> None:
 
 def test_the_captions_say_where_the_cosine_columns_turn_negative() -> None:
     # Column 2i + 1 of the 100 x 128 heatmap first turns negative at the position (pi/2) 10000**(2i/128).
-    mpmath.mp.prec = 100
-    turning = {
-        2 * i + 1: int(mpmath.ceil(mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(2 * i) / 128))) for i in range(64)
-    }
+    with mpmath.workprec(100):
+        turning = {
+            2 * i + 1: int(mpmath.ceil(mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(2 * i) / 128))) for i in range(64)
+        }
     last = max(dim for dim, pos in turning.items() if pos <= 99)
     assert last == 57
     for name in ("README.md", "docs/tutorial/2-wavelengths.md"):
