@@ -54,3 +54,10 @@ def test_a_quotient_by_a_decimal_denominator_is_marked_equal_when_exact() -> Non
 def test_a_decimal_text_is_read_as_the_fraction_it_writes(text: str) -> None:
     n, m = pe_reference._decimal_ratio(text)
     assert Fraction(n, m) == Fraction(text)
+
+
+def test_a_whole_angle_is_written_as_an_integer_below_2_to_the_53_and_as_a_float_from_there() -> None:
+    # Below 2**53 every whole float is an integer of the same value; from 2**53 on, the text says it is a float.
+    assert "= sin(4503599627370498) ≈" in derivation(2**52 + 2, 0, 2)
+    assert "= cos(100000000000000) ≈" in derivation(10**14, 1, 2)
+    assert "= sin(9007199254740992.0) ≈" in derivation(2**53, 0, 2)

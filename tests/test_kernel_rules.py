@@ -1,13 +1,15 @@
 """The exact kernel's rules the mutation run found untested: ties to even, and every format's bit patterns.
 
-Expected values come from struct (IEEE conversions of the C library) and from hand-worked binary fractions.
+Expected values come from struct (IEEE conversions of the C library), from hand-worked binary fractions, and
+from mpmath (with its own precision).
 """
 
 import math
 import random
 import struct
-from typing import List
+from typing import List, Tuple
 
+import mpmath
 import pytest
 
 import pe_reference
@@ -99,3 +101,39 @@ def test_the_hex_table_prints_each_values_ieee_bits_negative_ones_too(
     assert any(x < 0 for row in table for x in row)  # cos(2), cos(3), sin(4)
     printed = [[int(cell, 16) for cell in line.split(",")] for line in out.splitlines()]
     assert printed == [[struct_bits(x, dtype) for x in row] for row in table]
+
+
+# The largest finite number of each format: its bits, its largest exponent and its precision.
+LARGEST = {"float32": (0x7F7FFFFF, 127, 24), "bfloat16": (0x7F7F, 127, 8), "float16": (0x7BFF, 15, 11)}
+
+
+@pytest.mark.parametrize("dtype", sorted(LARGEST))
+def test_the_largest_number_of_a_format_is_kept_and_the_midpoint_above_it_rounds_to_infinity(dtype: str) -> None:
+    bits, emax, precision = LARGEST[dtype]
+    largest = (2 - 2.0 ** (1 - precision)) * 2.0**emax
+    assert struct_bits(largest, dtype) == bits
+    # Halfway to 2**(emax + 1): a tie, and the even neighbour is 2**(emax + 1), past the format: infinity.
+    midpoint = (2 - 2.0**-precision) * 2.0**emax
+    just_below = midpoint - 2.0 ** (emax - precision - 20)
+    for sign in (1, -1):
+        assert pe_reference._round_float(sign * largest, dtype) == sign * largest
+        assert pe_reference._round_float(sign * just_below, dtype) == sign * largest
+        assert pe_reference._round_float(sign * midpoint, dtype) == sign * math.inf
+
+
+@pytest.mark.parametrize("position", [(1, 1), (-5, 3), (10**6, 1), (10**12 + 3, 7), (1, 10**9)])
+@pytest.mark.parametrize("exponent", [(0, 1), (1, 4), (5, 8)])
+def test_sin_and_cos_are_within_the_error_the_kernel_states(
+    position: Tuple[int, int], exponent: Tuple[int, int]
+) -> None:
+    # _sin_cos promises sin and cos of position * 10000**(-t) with F fraction bits, each within E units;
+    # large positions take many quarter turns off, each paying for pi/2's error.
+    frequencies = pe_reference._Frequencies((10000, 1), (1, 1), False)
+    for bits in (60, 120):
+        sine, cosine, F, error = pe_reference._sin_cos(position, exponent, frequencies, bits)
+        assert error >= 1
+        with mpmath.workprec(F + 200):
+            theta = mpmath.mpf(position[0]) / position[1] * mpmath.power(10000, -mpmath.mpf(exponent[0]) / exponent[1])
+            scale = mpmath.ldexp(1, F)
+            assert abs(sine - mpmath.sin(theta) * scale) <= error
+            assert abs(cosine - mpmath.cos(theta) * scale) <= error
