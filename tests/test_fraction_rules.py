@@ -73,3 +73,19 @@ def test_a_fraction_needing_more_than_30_decimal_places_is_written_as_n_over_m()
     assert "p = 0.000000000931322574615478515625, " in str(Convention(start=Fraction(1, 2**30)))
     assert "p = 1/2147483648, 2147483649/2147483648, " in str(Convention(start=Fraction(1, 2**31)))
     assert "p = 1/3, 4/3, 7/3, ..." in str(Convention(start="1/3"))
+
+
+class OnlyAnIndex:
+    """An integer-like object with __index__ and nothing else (no numerator, no as_integer_ratio)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __index__(self) -> int:
+        return self.n
+
+
+def test_a_number_known_only_by_its_index_is_that_integer() -> None:
+    convention = Convention(base=OnlyAnIndex(100), start=OnlyAnIndex(3))
+    assert convention.base == 100 and convention.start == 3
+    assert pe_reference.encoding(2, 4, base=OnlyAnIndex(100)) == pe_reference.encoding(2, 4, base=100)

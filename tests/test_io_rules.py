@@ -91,3 +91,16 @@ def test_the_rotated_vectors_golden_file_holds_the_vectors_before_rotation(
         [struct.unpack("<Q", struct.pack("<d", x))[0] for x in row] for row in rotated
     ]
     assert rotated[0] == vectors[0]  # position 0 turns nothing
+
+
+@pytest.mark.parametrize("seq_len", [1, 9, 10, 11, 100, 101])
+def test_a_table_for_a_person_gives_its_longest_position_two_spaces_before_it(
+    capsys: "pytest.CaptureFixture[str]", seq_len: int
+) -> None:
+    status, out, _ = run_main(capsys, str(seq_len), "2")
+    assert status == 0
+    lines = out.splitlines()
+    width = max(len("pos"), len(str(seq_len - 1)) + 2)
+    assert lines[0].startswith(" " * (width - 3) + "pos  0 sin_0")
+    for pos, line in enumerate(lines[1:]):
+        assert line[:width] == str(pos).rjust(width) and line[width] == " ", (pos, line)

@@ -13,6 +13,7 @@ import mpmath
 import pytest
 
 import pe_reference
+from tests import reference
 from pe_reference import encoding
 from tests.helpers import run_main
 
@@ -137,3 +138,35 @@ def test_sin_and_cos_are_within_the_error_the_kernel_states(
             scale = mpmath.ldexp(1, F)
             assert abs(sine - mpmath.sin(theta) * scale) <= error
             assert abs(cosine - mpmath.cos(theta) * scale) <= error
+
+
+def test_full_turns_at_each_twenty_fourth_of_a_turn_give_the_correctly_rounded_sine_and_cosine() -> None:
+    # sin and cos of 2 pi j / 24: rational (0, +-1/2, +-1) at some j, where no series can decide and the
+    # kernel must know the number; irrational at the others. Zeros are exact zeros.
+    positions = [f"{j}/24" for j in range(24)]
+    table = encoding(24, 2, exact=True, full_turns=True, positions=positions)
+    for j, (sine, cosine) in enumerate(table):
+        with mpmath.workprec(reference.PRECISION):
+            angle = 2 * mpmath.pi * j / 24
+            true_sine, true_cosine = mpmath.sin(angle), mpmath.cos(angle)
+        assert sine == (0.0 if j % 12 == 0 else reference.round_to(true_sine, "float64")), j
+        assert cosine == (0.0 if j % 12 == 6 else reference.round_to(true_cosine, "float64")), j
+    assert [table[j][0] for j in (2, 10, 14, 22)] == [0.5, 0.5, -0.5, -0.5]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+def test_the_cosine_of_a_tiny_angle_times_an_irrational_scale_is_correctly_rounded(dtype: str) -> None:
+    # cos(1e-40) differs from 1 by 5e-81: the value is sqrt(2/3) a hair below, which only the scale decides.
+    got = pe_reference.value(0, 1, 2, exact=True, dtype=dtype, positions=["1e-40"], scale="sqrt(2/3)")
+    with mpmath.workprec(reference.PRECISION):
+        want = mpmath.sqrt(mpmath.mpf(2) / 3) * mpmath.cos(mpmath.mpf("1e-40"))
+    assert got == reference.round_to(want, dtype)
+
+
+def test_an_exact_row_computed_alone_is_that_row_of_the_whole_table() -> None:
+    # The pictures ask for a few rows of a long table one by one: row r alone starts its recurrence at r.
+    convention = pe_reference.Convention(start=5, step=3)
+    whole = encoding(9, 6, exact=True, start=5, step=3)
+    for first in (1, 4, 8):
+        assert next(pe_reference._rows(convention, 9, 6, True, "float64", first)) == whole[first], first
+    assert whole[4] == encoding(1, 6, exact=True, start=17)[0]
