@@ -79,7 +79,7 @@ MODULE = "pe_reference.py"
 # (so "Exact numbers" is matched before "Exact kernel", and "Float64 kernel" before "kernel").
 # The files are ordered fast first: with -x the first failure ends the run.  Files that do not
 # exist are skipped, so a rule may name the rule files this branch adds.  Left out everywhere:
-# test_project.py (mypy and the docs, a minute), test_boards.py (MicroPython builds),
+# test_project.py (mypy and the docs, a minute), test_boards.py (MicroPython builds) but for Portability,
 # test_rope_cases.py (50 seconds of whole-model cases; the rotary rules files stand for it) and
 # test_frameworks.py and test_peers.py (torch-built tables; test_diagnosis.py checks those presets).
 NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
@@ -148,12 +148,16 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
         ("kernel", "exact"),
         ("test_kernel_rules.py", "test_exact.py", "test_fields.py", "test_conventions.py"),
     ),
-    # encoding(), rows(), value(), derivation(): shapes, values, arguments.
+    # encoding(), rows(), value(), derivation(); compare(), Report, rope(), compare_rope(), main(): the public
+    # functions come first in the module, and their rule files are fast.
     (
         ("public api", "api"),
         (
             "test_api_rules.py",
             "test_derivation_rules.py",
+            "test_oracle_rules.py",
+            "test_rope_rules.py",
+            "test_cli_rules.py",
             "test_api.py",
             "test_seeds.py",
             "test_errors.py",
@@ -161,10 +165,11 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
             "test_fields.py",
         ),
     ),
-    # The shims decided once at import: what CPython takes of them (MicroPython's runs in test_boards.py).
+    # The shims decided once at import: what CPython takes of them, and the MicroPython builds that take the
+    # others (test_boards.py, 10 seconds).
     (
         ("portability",),
-        ("test_api_rules.py", "test_kernel_rules.py", "test_api.py", "test_exact.py", "test_cli_rules.py"),
+        ("test_api_rules.py", "test_kernel_rules.py", "test_boards.py", "test_api.py", "test_exact.py"),
     ),
     # The lines above the first header: constants the whole module uses (NaN in compare's reports, the
     # broken pipe of the command line, the imports only a type checker runs).

@@ -1,6 +1,8 @@
 """Rules of the public functions and of the module's header that the mutation run found untested."""
 
 import builtins
+import math
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -39,3 +41,12 @@ def test_without_brokenpipeerror_a_class_never_raised_stands_in_for_it() -> None
     exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102 (the module itself)
     assert namespace["_BROKEN_PIPE"] is namespace["_NeverRaised"]
     assert pe_reference._BROKEN_PIPE is BrokenPipeError
+
+
+def test_the_portable_gcd_for_runtimes_without_math_gcd_agrees_with_math_gcd() -> None:
+    # MicroPython's math has no gcd: the module then uses its own, which must give the same numbers.
+    generator = random.Random(14)
+    pairs = [(0, 0), (0, 5), (5, 0), (-12, 18), (12, -18), (2**100 * 3, 2**90 * 9), (1, 1)]
+    pairs += [(generator.randrange(-(10**30), 10**30), generator.randrange(-(10**30), 10**30)) for _ in range(200)]
+    for a, b in pairs:
+        assert pe_reference._gcd_portable(a, b) == math.gcd(a, b), (a, b)

@@ -6,6 +6,7 @@ from typing import Any, List, Optional
 
 import pytest
 
+import pe_reference
 from pe_reference import main, rope
 from tests.helpers import run_main
 
@@ -123,3 +124,17 @@ def test_a_rotary_table_for_a_person_starts_each_row_with_its_position(
     assert [line.split()[0] for line in lines[1:]] == (positions or ["0", "1", "2"])
     cache = rope(3, 4, positions=None if positions is None else [float(p) for p in positions])[0]
     assert [[float(cell) for cell in line.split()[1:]] for line in lines[1:]] == cache
+
+
+def test_an_interrupted_command_says_so_in_one_line_and_returns_130(
+    capsys: "pytest.CaptureFixture[str]", monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(argv: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pe_reference, "_main", interrupted)
+    status = main(["3", "4"])
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert status == 130
+    assert err.endswith(": interrupted\n") and err.count("\n") == 1

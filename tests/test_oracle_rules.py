@@ -70,3 +70,45 @@ def test_a_rotary_reports_tolerance_is_the_rule_its_comparison_set(dtype: str, r
 def test_a_tables_report_says_its_own_default_rule() -> None:
     report = compare(encoding(4, 4))
     assert report.tolerance() == "default tolerance min(2**-10, 2**-48 * (1 + |angle|))"
+
+
+# The smallest positive number of each format (its smallest subnormal).
+SMALLEST = {"float64": 2.0**-1074, "float32": 2.0**-149, "bfloat16": 2.0**-133, "float16": 2.0**-24}
+
+
+@pytest.mark.parametrize("dtype", sorted(SMALLEST))
+def test_ulps_are_counted_across_zero_one_place_per_number_of_the_format(dtype: str) -> None:
+    # sin(0) is exactly 0; the numbers just below it are -smallest, -2 smallest: one and two places away.
+    table = encoding(3, 4, exact=True, dtype=dtype)
+    table[0][0] = -SMALLEST[dtype]
+    report = compare(table, dtype=dtype, ulps=1)
+    assert report.ok and report.max_ulp_error == 1
+    table[0][0] = -2 * SMALLEST[dtype]
+    report = compare(table, dtype=dtype, ulps=1)
+    assert not report.ok and report.max_ulp_error == 2
+
+
+def test_a_report_lists_each_infinity_and_nan_it_found_with_its_place() -> None:
+    table = encoding(3, 4)
+    table[1][2], table[2][0], table[2][3] = math.inf, -math.inf, math.nan
+    report = compare(table)
+    assert report.not_finite_count == 3 and not report.ok
+    assert [(r, c) for r, c, _ in report.not_finite] == [(1, 2), (2, 0), (2, 3)]
+    assert report.not_finite[0][2] == math.inf and report.not_finite[1][2] == -math.inf
+
+
+@pytest.mark.parametrize("preset", ["paper", "tensor2tensor", "fairseq"])
+def test_a_report_names_the_convention_it_compared_with(preset: str) -> None:
+    assert compare(encoding(2, 4, preset=preset), preset=preset).convention == preset
+
+
+# p of each format: the default tolerance is min(2**-10, 2**(5 - p) (1 + |angle|)), the cap alone when 5 - p >= -10.
+PRECISION = {"float64": 53, "float32": 24, "bfloat16": 8, "float16": 11}
+
+
+@pytest.mark.parametrize("dtype", sorted(PRECISION))
+def test_a_reports_first_line_states_the_default_tolerance_of_its_format(dtype: str) -> None:
+    report = compare(encoding(2, 4, exact=True, dtype=dtype), dtype=dtype)
+    p = PRECISION[dtype]
+    rule = "2**-10" if 5 - p >= -10 else f"min(2**-10, 2**{5 - p} * (1 + |angle|))"
+    assert str(report).splitlines()[0].endswith(f"(default tolerance {rule})")

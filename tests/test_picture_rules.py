@@ -31,3 +31,11 @@ def test_the_waves_sample_one_row_per_pixel_column_from_the_first_row_to_the_las
         spacing = (seq_len - 1) / 799
         steps = {indices[i + 1] - indices[i] for i in range(len(indices) - 1)}
         assert steps <= {int(spacing), int(spacing) + 1}
+
+
+def test_a_colour_outside_minus_1_to_1_is_the_colour_of_the_nearer_end() -> None:
+    # Pictures of a scaled table hold values past 1: they take the end colours, not colours of their own.
+    for far in (1.5, 2.0, 1e300):
+        assert pe_reference._colour(far) == pe_reference._colour(1.0)
+        assert pe_reference._colour(-far) == pe_reference._colour(-1.0)
+    assert pe_reference._colour(-1.0) != pe_reference._colour(-0.9)

@@ -1,11 +1,12 @@
 """The rotary diagnosis's rules the mutation run found untested (tests/test_rope_cases.py has the whole-model cases)."""
 
+import math
 from typing import Dict
 
 import pytest
 
 import pe_reference
-from pe_reference import compare_rope, rope
+from pe_reference import apply_rope, compare_rope, rope
 
 YARN = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 16}
 PREFIX = "Diagnosis: the table is the RoPE cos cache (half layout, base 10000, yarn scaling) "
@@ -57,3 +58,19 @@ def test_a_candidate_reproduces_an_element_within_the_formats_storing_error(dtyp
         row = [1.0] * 8
         row[3] = 1.0 - error
         assert pe_reference._rope_share([row], [0], setup, "cos", None, [0.0], None, {}, 1.0, dtype) == share
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_apply_rope_refuses_a_vector_that_is_not_finite_or_whose_pair_could_overflow(exact: bool) -> None:
+    with pytest.raises(ValueError, match=r"^x\[1\]\[2\] must be finite, got nan$"):
+        apply_rope([[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, math.nan, 0.0]], exact=exact)
+    # In the half layout columns 0 and 2 turn together: 1e308 + 1e308 is past float64.
+    with pytest.raises(ValueError, match=r"^x\[0\] must have \|x\[a\]\| \+ \|x\[b\]\| finite for each pair"):
+        apply_rope([[1e308, 0.0, -1e308, 0.0]], exact=exact)
+
+
+def test_comparing_rotated_vectors_needs_the_vectors_before_rotation() -> None:
+    with pytest.raises(
+        ValueError, match=r"^x must be given for kind 'rotated': the vectors before rotation, got None$"
+    ):
+        compare_rope(rope(2, 4)[0], kind="rotated")
