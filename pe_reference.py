@@ -934,11 +934,12 @@ def _rows(
         # The largest angle belongs to the largest position and the smallest
         # denominator; if it is finite, every angle is.
         given = convention._positions_given()
-        if given is not None:
-            positions = list(given[first:seq_len])
+        candidates: "Sequence[Tuple[int, int]]"
+        if given is None:
+            candidates = (convention._position(first, seq_len), convention._position(seq_len - 1, seq_len))
         else:
-            positions = [convention._position(first, seq_len), convention._position(seq_len - 1, seq_len)]
-        largest = max(positions, key=lambda p: abs(_to_float(p)))
+            candidates = given[first:seq_len]  # a slice of the tuple: no list built
+        largest = max(candidates, key=lambda p: abs(_to_float(p)))
         _angle(largest, min(denominators))
     table = _fast_rows(convention, seq_len, d_model, denominators, first)
     if dtype == "float64":
