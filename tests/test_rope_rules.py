@@ -3,10 +3,12 @@
 import math
 from typing import Dict
 
+import mpmath
 import pytest
 
 import pe_reference
 from pe_reference import apply_rope, compare_rope, rope
+from tests import reference
 
 YARN = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 16}
 PREFIX = "Diagnosis: the table is the RoPE cos cache (half layout, base 10000, yarn scaling) "
@@ -74,3 +76,46 @@ def test_comparing_rotated_vectors_needs_the_vectors_before_rotation() -> None:
         ValueError, match=r"^x must be given for kind 'rotated': the vectors before rotation, got None$"
     ):
         compare_rope(rope(2, 4)[0], kind="rotated")
+
+
+def test_the_arithmetic_allowance_grows_with_the_angle() -> None:
+    # cos at position 1024, head_dim 8: column 0 turns by w_0 = 1, so its allowance is
+    # 2**-18 (1 + 1024), about 2**-8; column 3 turns by w_3 = 10000**-0.75 = 0.001, allowance
+    # 2**-18 (1 + 1.024), about 2**-17.
+    setup = pe_reference._Rope(8, None, "half", None)
+    row = rope(1025, 8)[0][1024]
+
+    def share(column: int, error: float) -> float:
+        changed = list(row)
+        changed[column] += error
+        return pe_reference._rope_share([changed], [0], setup, "cos", None, [1024.0], None, {}, 1.0, "float64")
+
+    assert share(0, 2.0**-9) == 1.0
+    assert share(0, 2.0**-7) == 7 / 8
+    assert share(3, 2.0**-18) == 1.0
+    assert share(3, 2.0**-16) == 7 / 8
+
+
+def test_a_rotated_elements_arithmetic_allowance_is_weighted_by_its_pair() -> None:
+    # Rotation at position 0 leaves the vector as it was.  In the half layout columns 0 and 4 turn
+    # together: their weight is |x[0]| + |x[4]| = 4, so 4 * 2**-19 is within 4 * 2**-18; the pair of
+    # columns 1 and 5 is zero, so no arithmetic allowance at all is left for them, only storing's.
+    setup = pe_reference._Rope(8, None, "half", None)
+    vector = [4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    for column, error, share in ((0, 4 * 2.0**-19, 1.0), (0, 4 * 2.0**-17, 7 / 8), (1, 2.0**-40, 7 / 8)):
+        row = list(vector)
+        row[column] += error
+        found = pe_reference._rope_share([row], [0], setup, "rotated", [vector], [0.0], None, {}, 1.0, "float64")
+        assert found == share
+
+
+@pytest.mark.parametrize("position", [1, 2, 3, 4, 8, 100])
+def test_a_rotary_element_left_to_the_ziv_loop_is_the_sine_of_its_angle_in_radians(position: int) -> None:
+    # The float64 finish leaves the rare element it cannot decide to _exact_value with the rotary
+    # law; pair 0 turns by w_0 = 1 radian per position, so its sine is sin(position), never the
+    # sine of a whole number of full turns (0).
+    law = pe_reference._Rope(8, None, "half", None).law((position, 1))
+    for kind, function in ((pe_reference._SINE, mpmath.sin), (pe_reference._COSINE, mpmath.cos)):
+        with mpmath.workprec(reference.PRECISION):
+            expected = reference.round_to(function(position), "float64")
+        assert pe_reference._exact_value((position, 1), kind, (0, 4), law, (1, 1), "float64") == expected
