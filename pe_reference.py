@@ -849,18 +849,7 @@ def compare_rope(
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
         ulps = _check_tolerance("ulps", ulps)
-    vectors: "Optional[List[List[float]]]" = None
-    if kind == "rotated":
-        if x is None:
-            raise ValueError("x must be given for kind 'rotated': the vectors before rotation, got None")
-        vectors = _as_table(x, "x")
-        if len(vectors) != seq_len or len(vectors[0]) != width:
-            raise ValueError(
-                f"x must have the table's shape {seq_len} x {width}, got {len(vectors)} x {len(vectors[0])}"
-            )
-        _check_vectors(vectors, setup)
-    elif x is not None:
-        raise ValueError(f"x is only for kind 'rotated', got kind {kind!r}")
+    vectors = _rope_vectors(kind, x, seq_len, width, setup)
     rounded = [_round_row(row, dtype) for row in table]
     not_finite = [
         (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -_INF < v < _INF
@@ -3728,6 +3717,21 @@ def _rounded_step(convention: "Convention", seq_len: int, d_model: int, narrow: 
 # that is not rational is an _AttentionFactor, computed to the bits asked.
 
 
+def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[List[List[float]]]":
+    """compare_rope's vectors before rotation: given for kind "rotated" only, of the table's shape, checked."""
+    if kind != "rotated":
+        if x is not None:
+            raise ValueError(f"x is only for kind 'rotated', got kind {kind!r}")
+        return None
+    if x is None:
+        raise ValueError("x must be given for kind 'rotated': the vectors before rotation, got None")
+    vectors = _as_table(x, "x")
+    if len(vectors) != seq_len or len(vectors[0]) != width:
+        raise ValueError(f"x must have the table's shape {seq_len} x {width}, got {len(vectors)} x {len(vectors[0])}")
+    _check_vectors(vectors, setup)
+    return vectors
+
+
 def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
     """Refuse a vector element that is not finite, or a pair whose |x[a]| + |x[b]| is not (its rotation could overflow)."""
     for r, row in enumerate(vectors):
@@ -6336,9 +6340,9 @@ def _rope_shape(
 def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
     """--rope: print a rotary cache or rotated vectors, or --check one; the exit status.
 
-    One flow, kept whole: the options' rules, then the files read, the
-    shape taken from them, and only then the check or the printing, each
-    step depending on what the one before found.
+    Long because it is one flow: the options' rules, then the files read,
+    the shape taken from them, and only then the check or the printing,
+    each step depending on what the one before found.
     """
     import sys
 
