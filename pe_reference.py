@@ -5066,10 +5066,11 @@ def _check_integer(name: str, given: object, minimum: int) -> int:
         # Accept integer types of other libraries (numpy.int64) by __index__;
         # refuse bool, whose __index__ would turn True into 1.
         index = getattr(type(given), "__index__", None)
-        if index is None or isinstance(given, bool):
+        whole = index(given) if index is not None and not isinstance(given, bool) else None
+        # An __index__ called directly may return anything: only an int (not a bool) is an integer.
+        if not isinstance(whole, int) or isinstance(whole, bool):
             raise TypeError(f"{name} must be an integer, got {type(given).__name__} {_short(given)}")
-        given = index(given)
-    assert isinstance(given, int)
+        given = whole
     if given < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {given}")
     return given

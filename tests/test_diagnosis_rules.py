@@ -1,7 +1,10 @@
-"""The diagnosis's rules of local damage that the mutation run found untested.
+"""The diagnosis's rules that the mutation runs found untested: local damage, and the candidates tried.
 
-Each table is the exact table with a known fault put in by hand; the expected words are the rule's.
+Each table is the exact table with a known fault put in by hand, or one built here from the formula
+with a known mistake; the expected words are the rule's.
 """
+
+import math
 
 import pytest
 
@@ -61,3 +64,82 @@ def test_a_presets_table_with_another_base_is_described_as_that_preset_with_the_
     assert diagnosis is not None
     assert diagnosis.startswith("Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor")
     assert diagnosis.endswith("frequencies spaced by i/(h-1), with base 500; it reproduces every element.")
+
+
+def test_several_local_faults_are_joined_by_semicolons_and_a_last_and() -> None:
+    table = encoding(20, 8, exact=True)
+    table[3][5] = 0.5  # column 5 is the cosine of pair 2: cos(3 / 10000**(4/8)) = cos(0.03)
+    table[7] = [0.0] * 8
+    table[12] = [0.0] * 8
+    padding = "all zeros (as the row of a padding index is)"
+    assert compare(table).diagnosis == EXCEPT + (
+        f"1 element: [3][5] is 0.5, expected {math.cos(0.03):.6g}; row 7, {padding}; and row 12, {padding}."
+    )
+
+
+@pytest.mark.parametrize("d_model, local", [(16, 2), (32, 4)])
+def test_wrong_columns_are_local_damage_up_to_an_eighth_of_d_model_or_two(d_model: int, local: int) -> None:
+    columns = [1, 5, 9, 13, 17][: local + 1]
+    table = encoding(8, d_model, exact=True)
+    for c in columns[:local]:
+        for row in table:
+            row[c] = 0.25
+    named = [f"column {c}, which matches no column" for c in columns[:local]]
+    assert compare(table).diagnosis == EXCEPT + "; ".join(named[:-1]) + "; and " + named[-1] + "."
+    for row in table:
+        row[columns[local]] = 0.25  # one more column than d_model allows
+    diagnosis = compare(table).diagnosis
+    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table.")
+
+
+def test_damage_is_local_only_while_it_touches_at_most_a_quarter_of_the_rows() -> None:
+    # 12 rows: at most 3 damaged rows are local damage, whatever the number of cells.
+    faults = [(1, 0, math.sin(1)), (4, 2, math.sin(0.4)), (7, 4, math.sin(0.07)), (10, 6, math.sin(0.01))]
+    table = encoding(12, 8, exact=True)
+    for r, c, _ in faults[:3]:
+        table[r][c] = 0.5
+    named = ", ".join(f"[{r}][{c}] is 0.5, expected {value:.6g}" for r, c, value in faults[:3])
+    assert compare(table).diagnosis == EXCEPT + "3 elements: " + named + "."
+    r, c, _ = faults[3]
+    table[r][c] = 0.5
+    diagnosis = compare(table).diagnosis
+    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table.")
+
+
+@pytest.mark.parametrize("d_model", [5, 9])
+def test_an_odd_width_table_is_tried_with_each_odd_rule(d_model: int) -> None:
+    # The odd rules differ only at an odd width; 9 is odd and a multiple of 3.
+    diagnosis = compare(encoding(6, d_model, odd="zero")).diagnosis
+    assert diagnosis == (
+        "Diagnosis: the table follows the paper preset's layout and spacing (sin and cos interleaved per pair)"
+        " with an odd d_model's rule 'zero' instead of 'sine'; it reproduces every element."
+    )
+
+
+def paper_element(position: int, dim: int, d_model: int) -> float:
+    angle = position / 10000 ** (2 * (dim // 2) / d_model)
+    return math.sin(angle) if dim % 2 == 0 else math.cos(angle)
+
+
+def test_a_cosine_first_interleave_at_an_odd_width_keeps_its_last_sine() -> None:
+    # [cos, sin] per pair, and the last column, a pair without a cosine, is its sine.
+    d_model = 9
+    table = [
+        [paper_element(p, dim + 1 if dim % 2 == 0 else dim - 1, d_model) for dim in range(d_model - 1)]
+        + [paper_element(p, d_model - 1, d_model)]
+        for p in range(6)
+    ]
+    assert compare(table).diagnosis == (
+        "Diagnosis: the table follows an interleave with the cosine first, [cos, sin] per pair;"
+        " it reproduces 54 of the 54 elements compared."
+    )
+
+
+@pytest.mark.parametrize("seq_len, d_model", [(7, 4), (8, 5)])
+def test_a_transposed_table_is_named_whatever_the_parity_of_its_rows(seq_len: int, d_model: int) -> None:
+    # The table given has seq_len rows; transposed, they are the d_model = seq_len columns of d_model positions.
+    table = [[paper_element(p, dim, seq_len) for p in range(d_model)] for dim in range(seq_len)]
+    assert compare(table).diagnosis == (
+        "Diagnosis: the table follows the transposed table: rows are dimensions, columns positions;"
+        f" it reproduces {seq_len * d_model} of the {seq_len * d_model} elements compared."
+    )

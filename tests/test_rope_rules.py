@@ -119,3 +119,21 @@ def test_a_rotary_element_left_to_the_ziv_loop_is_the_sine_of_its_angle_in_radia
         with mpmath.workprec(reference.PRECISION):
             expected = reference.round_to(function(position), "float64")
         assert pe_reference._exact_value((position, 1), kind, (0, 4), law, (1, 1), "float64") == expected
+
+
+@pytest.mark.parametrize("size", [2.0**200, 1e300])
+def test_a_huge_vector_is_rotated_exactly(size: float) -> None:
+    # Its elements are whole multiples of 2**q with q far above 105, the kernel's fraction bits:
+    # the rotated sum is moved onto the kernel's grid (its fraction bits go to 0), then rounded once.
+    x = [[size, 0.0, 0.0, -size], [size, 0.0, 0.0, -size]]
+    rotated = apply_rope(x, exact=True)
+    with mpmath.workprec(reference.PRECISION):
+        # Half layout, head_dim 4: pairs (0, 2) and (1, 3), w_0 = 1 and w_1 = 10000**-0.5 = 1/100.
+        expected = [
+            size * mpmath.cos(1),
+            size * mpmath.sin(mpmath.mpf(1) / 100),
+            size * mpmath.sin(1),
+            -size * mpmath.cos(mpmath.mpf(1) / 100),
+        ]
+    assert rotated[0] == x[0]
+    assert rotated[1] == [reference.round_to(value, "float64") for value in expected]
