@@ -65,6 +65,7 @@ import argparse
 import ast
 import concurrent.futures
 import hashlib
+import itertools
 import os
 import queue
 import re
@@ -736,7 +737,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for each in runners:
             free.put(each)
         lock = threading.Lock()
-        done: list[tuple[Mutant, str, float, str]] = []
+        finished = itertools.count(1)
 
         def judge(mutant: Mutant) -> tuple[str, float, str]:
             """Runs one mutant in a free copy; the copies are as many as the jobs."""
@@ -749,11 +750,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             finally:
                 free.put(own)
             with lock:
-                done.append((mutant, outcome, seconds, tail))
-                report(len(done), mutant, outcome, seconds, tail)
+                announce(next(finished), mutant, outcome, seconds, tail)
             return outcome, seconds, tail
 
-        def report(number: int, mutant: Mutant, outcome: str, seconds: float, tail: str) -> None:
+        def announce(number: int, mutant: Mutant, outcome: str, seconds: float, tail: str) -> None:
+            """One line per mutant as it ends (an error is told after all have run, with its output)."""
             if outcome == "error":
                 return
             mark = {"failed": "killed", "timeout": "TIMEOUT", "passed": "SURVIVED"}[outcome]

@@ -93,7 +93,7 @@ def test_wrong_columns_are_local_damage_up_to_an_eighth_of_d_model_or_two(d_mode
 
 
 def test_damage_is_local_only_while_it_touches_at_most_a_quarter_of_the_rows() -> None:
-    # 12 rows: at most 3 damaged rows are local damage, whatever the number of cells.
+    # 12 rows: at most 3 damaged rows are local damage, however few cells each holds.
     faults = [(1, 0, math.sin(1)), (4, 2, math.sin(0.4)), (7, 4, math.sin(0.07)), (10, 6, math.sin(0.01))]
     table = encoding(12, 8, exact=True)
     for r, c, _ in faults[:3]:

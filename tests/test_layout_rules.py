@@ -5,20 +5,16 @@ import re
 from typing import List, Tuple
 
 from tests.helpers import ROOT
+from tests.mutation import sections_of
 
 SOURCE = (ROOT / "pe_reference.py").read_text(encoding="utf-8")
 LINES = SOURCE.splitlines()
 TREE = ast.parse(SOURCE)
-RULE = "# " + "-" * 75
 
 
 def headers() -> List[Tuple[int, str]]:
-    """(line, title) of each section header: a title between two rule lines."""
-    return [
-        (number + 1, LINES[number][2:])
-        for number in range(1, len(LINES) - 1)
-        if LINES[number - 1] == RULE and LINES[number + 1] == RULE
-    ]
+    """(first line, title) of each section header, as the mutation script reads them (not the module's top)."""
+    return [(section.first, section.title) for section in sections_of(LINES)[1:]]
 
 
 def section_map() -> List[str]:
