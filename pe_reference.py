@@ -5459,6 +5459,9 @@ def _parse_csv(text: str, name: str) -> "List[List[float]]":
             # The common line, plain numbers: float() takes exactly the text checked.
             values = list(map(float, line.split(",")))
         else:
+            if "\0" in line:
+                # Refused here on every version: csv itself raises for it before Python 3.11.
+                raise _Unreadable(f"{name}: line {line_number} holds a NUL character")
             fields = next(csv.reader([line]), [])
             if not fields or all(not field.strip() for field in fields):
                 continue
@@ -6482,15 +6485,16 @@ class _Request:
         header: bool = False,
         explain: bool = False,
     ) -> None:
-        self.seq_len = seq_len
-        self.d_model = d_model
-        self.convention = PRESETS["paper"] if convention is None else convention
-        self.exact = exact
-        self.dtype = dtype
-        self.output_format = output_format
-        self.digits = digits
-        self.header = header
-        self.explain = explain
+        # Annotated, not inferred: mypy 1.14 (the last for Python 3.8) cannot infer them where they are used above.
+        self.seq_len: "int" = seq_len
+        self.d_model: "int" = d_model
+        self.convention: "Convention" = PRESETS["paper"] if convention is None else convention
+        self.exact: "bool" = exact
+        self.dtype: "str" = dtype
+        self.output_format: "str" = output_format
+        self.digits: "Optional[int]" = digits
+        self.header: "bool" = header
+        self.explain: "bool" = explain
         #: With --rope: (the rotary embedding, "cos", "sin" or "rotated", its positions, the vectors, the scaling's JSON).
         self.rope: "Optional[Tuple[_Rope, str, Optional[List[Tuple[int, int]]], Optional[List[List[float]]], Optional[str]]]" = None
 

@@ -1,9 +1,9 @@
 """Framework tables for the tests: each framework's sinusoidal table, built as that framework builds it.
 
-Test-only. Needs numpy and torch: import this module only after pytest.importorskip("numpy") and
-pytest.importorskip("torch"). Where the framework itself is installed (transformers, diffusers,
+Test-only. Needs numpy and torch: import this module only after need("numpy") and
+need("torch"). Where the framework itself is installed (transformers, diffusers,
 torch_geometric, positional_encodings), the builder calls the framework's own code, imported inside
-the builder, so a test should also importorskip that framework. Where it cannot be installed
+the builder, so a test should also need() that framework. Where it cannot be installed
 (Transformer-XL, keras-hub, MLX, tensor2tensor, fairseq, guided-diffusion), the builder redoes the
 framework's operations one by one, in the dtypes its source uses; its docstring names that source file.
 The numpy builders use numpy's float32 sin, cos, exp and power, not the framework's own kernels,
@@ -101,7 +101,7 @@ def diffusers(
 
 def pyg(positions: Sequence[float], d_model: int, base_freq: float = 1e-4, granularity: float = 1.0) -> Any:
     """torch_geometric.nn.PositionalEncoding applied to a float32 tensor of positions: [sin | cos]."""
-    from torch_geometric.nn import PositionalEncoding  # type: ignore[import-untyped]
+    from torch_geometric.nn import PositionalEncoding
 
     encoding = PositionalEncoding(d_model, base_freq=base_freq, granularity=granularity)
     with torch.no_grad():
@@ -111,7 +111,7 @@ def pyg(positions: Sequence[float], d_model: int, base_freq: float = 1e-4, granu
 
 def tatp22(seq_len: int, d_model: int) -> Any:
     """positional_encodings (tatp22) torch_encodings.PositionalEncoding1D on zeros (1, seq_len, d_model)."""
-    from positional_encodings.torch_encodings import PositionalEncoding1D  # type: ignore[import-untyped]
+    from positional_encodings.torch_encodings import PositionalEncoding1D
 
     encoding = PositionalEncoding1D(d_model)
     with torch.no_grad():

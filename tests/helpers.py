@@ -1,15 +1,30 @@
-"""What several test modules share: the repository's root, a subprocess environment, running the command line."""
+"""What several test modules share: the repository's root, the optional peers, a subprocess environment, running the command line."""
 
 import os
 import struct
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
 from pe_reference import main
 
 ROOT = Path(__file__).resolve().parent.parent
+
+#: What installs the tests' optional peers (numpy, torch, the frameworks): the README's second test command.
+PEERS_INSTALL = 'pip install -e ".[test,peers]"'
+
+#: What a skip for each peer says to install; a peer that has no entry says PEERS_INSTALL alone.
+PEER_NOTES = {"torch": " (the CPU build: see the README)"}
+
+
+def need(name: str) -> Any:
+    """The optional peer ``name`` (numpy, torch, a framework), imported; without it the test skips.
+
+    The skip's reason names the peer and the command that installs it, so a run on a machine with
+    nothing but the test tools lists what it left out and why (pytest -rs, set in pyproject.toml).
+    """
+    return pytest.importorskip(name, reason=f"needs {name}: {PEERS_INSTALL}{PEER_NOTES.get(name, '')}")
 
 
 def subprocess_environment() -> Dict[str, str]:
@@ -43,6 +58,7 @@ HOSTILE: List[Tuple[str, bytes, str]] = [
     ("blank.csv", b"\n\n \n", "the table is empty"),
     ("header-only.csv", b"sin_0,cos_0\n", "the table is empty"),
     ("nan-like.csv", b"0.0,1.0\nnan0,1.0\n", "line 2, field 1 is not a number: 'nan0'"),
+    ("nul.csv", b"0.0,1.0\n0.5,\x001.0\n", "line 2 holds a NUL character"),
     ("dotless-i.csv", "\u0131nf,1.0\n".encode(), "line 1, field 1 is not a number: '\u0131nf'"),
     ("underscore.csv", b"1_0,1\n", "line 1, field 1 is not a number: '1_0'"),
     ("control.csv", b"\x1f0,1\n", "line 1, field 1 is not a number: '\\x1f0'"),

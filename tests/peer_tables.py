@@ -1,7 +1,7 @@
 """Peer tables shared by the test modules: built by torch, as frameworks build them.
 
 torch is an optional test dependency; import this module only after
-pytest.importorskip("torch").
+need("torch") (tests.helpers).
 """
 
 import math

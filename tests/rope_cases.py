@@ -1,8 +1,8 @@
 """RoPE caches for the tests: the reported precision bugs rebuilt in torch, and transformers' own caches.
 
-Test-only. Needs torch: import this module only after pytest.importorskip("torch"); the builders
+Test-only. Needs torch: import this module only after need("torch") (tests.helpers); the builders
 under "Built by transformers' own code" import transformers inside, so a test of those should also
-importorskip("transformers").
+need("transformers").
 
 Each bug builder is written here from the bug's description (the issue or pull request named in its
 docstring), step by step in the dtypes the description gives; no code is copied from those projects.

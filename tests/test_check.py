@@ -11,7 +11,7 @@ import pytest
 
 import pe_reference
 from pe_reference import encoding
-from tests.helpers import HOSTILE, ROOT, npy, subprocess_environment
+from tests.helpers import HOSTILE, ROOT, need, npy, subprocess_environment
 
 
 def check(*args: str, stdin: bytes = b"") -> Tuple[int, str, str]:
@@ -72,7 +72,7 @@ def test_npy_by_hand_in_every_layout(tmp_path: Path) -> None:
 
 
 def test_npy_written_by_numpy(tmp_path: Path) -> None:
-    numpy = pytest.importorskip("numpy")
+    numpy = need("numpy")
     table = encoding(20, 10)
     for dtype in ("<f2", ">f2", "<f4", ">f4", "<f8", ">f8"):
         for order in ("C", "F"):

@@ -48,7 +48,7 @@ def shared_matrices() -> Dict[str, List[List[float]]]:
     return found
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="../shared/conventions.md is not beside the repository")
+@pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared/conventions.md beside the repository, as CI lays it")
 def test_presets_reproduce_the_shared_matrices() -> None:
     matrices = shared_matrices()
     assert set(matrices) == set(PRESETS)

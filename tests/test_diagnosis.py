@@ -15,9 +15,10 @@ from typing import Any, Callable, Dict, List, Tuple
 import pytest
 
 from pe_reference import compare, encoding
+from tests.helpers import need
 
-numpy: Any = pytest.importorskip("numpy")
-torch: Any = pytest.importorskip("torch")
+numpy: Any = need("numpy")
+torch: Any = need("torch")
 
 from tests.peer_tables import paper_torch_float32  # noqa: E402  (after the skip)
 
@@ -74,8 +75,8 @@ def paper_numpy_float32(seq_len: int, d_model: int) -> Any:
 def m2m100_torch(num_embeddings: int, d_model: int, padding_idx: int = 1) -> Any:
     """fairseq's / HF M2M100's SinusoidalPositionalEmbedding.get_embedding, in torch float32."""
     half_dim = d_model // 2
-    emb = math.log(10000) / (half_dim - 1)
-    emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -emb)
+    step = math.log(10000) / (half_dim - 1)
+    emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -step)
     emb = torch.arange(num_embeddings, dtype=torch.int64).float().unsqueeze(1) * emb.unsqueeze(0)
     emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).view(num_embeddings, -1)
     if d_model % 2 == 1:

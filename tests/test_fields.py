@@ -13,6 +13,7 @@ import pytest
 
 from pe_reference import Convention, PRESETS, encoding, rows, value
 from tests import reference
+from tests.helpers import need
 
 Number = Union[int, float, str, Fraction]
 
@@ -214,7 +215,7 @@ def test_positions_conflict_with_start_given_with_them() -> None:
 
 
 def test_array_scalars_are_numbers() -> None:
-    numpy = pytest.importorskip("numpy")
+    numpy = need("numpy")
     assert encoding(2, 4, base=numpy.array(100.0)) == encoding(2, 4, base=100)
     assert encoding(2, 4, start=numpy.float32(0.5)) == encoding(2, 4, start=0.5)
 

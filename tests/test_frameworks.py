@@ -10,9 +10,14 @@ from typing import Any, Dict, List
 
 import pytest
 
-numpy: Any = pytest.importorskip("numpy")
-for framework in ("torch", "transformers", "diffusers", "torch_geometric", "positional_encodings"):
-    pytest.importorskip(framework)
+from tests.helpers import need
+
+numpy: Any = need("numpy")
+need("torch")
+need("transformers")
+need("diffusers")
+need("torch_geometric")
+need("positional_encodings")
 
 from pe_reference import PRESETS, compare  # noqa: E402
 from tests import framework_tables as built  # noqa: E402

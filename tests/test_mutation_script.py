@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+from typing import List
 
 from tests.helpers import ROOT
 
@@ -23,7 +24,7 @@ class Table:
 """
 
 
-def keys(source: str) -> list[str]:
+def keys(source: str) -> List[str]:
     return [mutant.key for mutant in mutation.Finder(source).candidates()]
 
 
@@ -45,7 +46,7 @@ def test_keys_hold_when_lines_are_added_above_and_change_only_on_the_edited_line
 
 
 def test_the_sample_of_a_section_is_the_same_after_an_edit_elsewhere() -> None:
-    def chosen(source: str) -> list[str]:
+    def chosen(source: str) -> List[str]:
         finder = mutation.Finder(source)
         found = finder.candidates()
         sections = [mutation.Section("Module header", 1)]

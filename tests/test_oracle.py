@@ -10,6 +10,7 @@ import pytest
 
 from pe_reference import Report, assert_close, compare, encoding
 from tests import reference
+from tests.helpers import need
 
 
 def test_exact_table_matches_exactly() -> None:
@@ -219,7 +220,10 @@ def test_number_like_scalars_are_accepted_as_tolerances() -> None:
             return self.value
 
     assert compare(encoding(3, 4), atol=Scalar(1e-12), ulps=Scalar(2.0)).ok  # type: ignore[arg-type]
-    numpy = pytest.importorskip("numpy")
+
+
+def test_numpy_scalars_are_accepted_as_tolerances_and_fields() -> None:
+    numpy = need("numpy")
     report = compare(encoding(3, 4), atol=numpy.float32(1e-6), base=numpy.float64(10000.0), start=numpy.int64(0))
     assert report.ok and report.atol == float(numpy.float32(1e-6))
 

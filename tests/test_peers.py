@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from pe_reference import compare
-from tests.helpers import subprocess_environment
+from tests.helpers import need, subprocess_environment
 
-numpy: Any = pytest.importorskip("numpy")
-torch: Any = pytest.importorskip("torch")
+numpy: Any = need("numpy")
+torch: Any = need("torch")
 
 from tests.peer_tables import paper_torch_float32  # noqa: E402  (after the skip)
 

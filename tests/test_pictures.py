@@ -135,7 +135,7 @@ def test_committed_pictures_are_what_the_readme_command_makes(tmp_path: Path) ->
         ("heatmap.png", ["100", "128", "--exact", "--plot"]),
         ("waves.png", ["100", "16", "--exact", "--waves"]),
     ):
-        command = "python -m pe_reference " + " ".join(args) + f" docs/{name}"
+        command = "python3 -m pe_reference " + " ".join(args) + f" docs/{name}"
         assert command in readme and f"](docs/{name})" in readme
         made = tmp_path / name
         assert run(*args, str(made))[0] == 0

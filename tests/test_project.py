@@ -2,6 +2,7 @@
 
 import fnmatch
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,16 +57,44 @@ def test_every_docs_page_runs_examples() -> None:
                 assert block[-1] == "", f"{page.name}: no blank line before a fence closes after {block[-1]!r}"
 
 
-def test_readme_test_command_is_what_ci_runs() -> None:
+def extra(name: str) -> List[str]:
+    """The requirements of one of pyproject.toml's optional-dependencies, as written there."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    found = re.search(rf"^{name} = \[(.*?)\]", pyproject, flags=re.MULTILINE | re.DOTALL)
+    assert found, f"pyproject.toml has no extra {name}"
+    return re.findall(r'"([^"]+)"', found.group(1))
+
+
+def test_the_readme_commands_ci_and_the_extras_agree() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     commands = [block[0] for block in fenced_blocks(readme) if len(block) == 1]
-    setup = [command for command in commands if "pytest" in command]
-    assert len(setup) == 1, "the README names one test command"
-    assert setup[0] in ci
-    assert "python -m pe_reference 4 4" in commands
-    # The two set-up commands come before anything else the README runs.
-    assert readme.index("python -m pe_reference 4 4") < readme.index(setup[0]) < readme.index(">>> ")
+    front = "python3 -m pe_reference 4 4"
+    tests = 'python3 -m venv .venv && .venv/bin/python -m pip install -e ".[test]" && .venv/bin/python -m pytest'
+    peers = tests.replace('".[test]"', '".[test,peers]"')
+    for command in (front, tests, peers):
+        assert commands.count(command) == 1, command
+    # The front door, the test command and the peers' one, before anything else the README runs.
+    assert readme.index(front) < readme.index(tests) < readme.index(peers) < readme.index(">>> ")
+    # python3 throughout: Debian and Ubuntu have no python command.
+    assert not [command for command in commands if command.startswith("python ")]
+    # CI runs what the README says: .ci/readme.py reads these three, the fresh path before the peers'.
+    listed = subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "readme.py"), "--list"], capture_output=True, text=True, timeout=60
+    )
+    assert listed.stdout == f"front\t{front}\ntests\t{tests}\npeers\t{peers}\n", listed.stderr
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert ".ci/readme.py fresh" in ci and ci.index(".ci/readme.py fresh") < ci.index(".ci/readme.py peers")
+    # No peer installed by name beside the extra: the extra is the one list.
+    assert "pip install" not in ci
+    # Every peer a test needs is pinned in the peers extra, and nothing else is there.
+    needed = set()
+    for path in (ROOT / "tests").glob("*.py"):
+        needed |= set(re.findall(r'(?<![.\w])need\("([a-z_]+)"\)', path.read_text(encoding="utf-8")))
+    pinned = dict(requirement.split("==") for requirement in extra("peers"))
+    assert {name.replace("_", "-") for name in needed} == set(pinned)
+    # The README's CPU build of torch is the pinned one.
+    assert f"pip install torch=={pinned['torch']} --index-url" in readme
+    assert {requirement.split(" ")[0] for requirement in extra("test")} >= {"pytest", "mypy", "mpmath"}
 
 
 def test_tutorial_is_a_path_of_runnable_pages() -> None:

@@ -28,8 +28,10 @@ from typing import Any, Callable, Dict, List, Set, Tuple
 
 import pytest
 
-torch: Any = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.helpers import need
+
+torch: Any = need("torch")
+need("transformers")
 
 import pe_reference  # noqa: E402
 from tests import rope_cases as rc  # noqa: E402  (after the skips)

@@ -22,6 +22,7 @@ import pytest
 from pe_reference import apply_rope, rope
 from tests import reference
 from tests import rope_reference as model
+from tests.helpers import need
 from tests.rope_reference import Rope, Value, column_pair, exact, rounded
 
 DTYPES = list(reference.FORMATS)
@@ -89,7 +90,7 @@ def sampled_positions(seed: int, top: int = TOP) -> List[Position]:
     if top > 2**16:
         fixed += [2**16 - 0.5, 2**19 + 0.25]
     ints = sorted(generator.randrange(top) for _ in range(9))
-    reals = [generator.uniform(0, top - 1) for _ in range(4)]  # binary floats with fraction bits
+    reals: List[Position] = [generator.uniform(0, top - 1) for _ in range(4)]  # binary floats with fraction bits
     return fixed + ints + reals
 
 
@@ -525,8 +526,8 @@ def test_the_fast_path_is_close(case: Case) -> None:
 
 
 def hf_config(head_dim: int, parameters: Dict[str, Any], max_position_embeddings: int) -> Any:
-    pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    need("torch")
+    transformers = need("transformers")
     return transformers.LlamaConfig(
         hidden_size=4 * head_dim,
         num_attention_heads=4,
@@ -693,7 +694,7 @@ def test_the_hf_check_can_fail() -> None:
 @pytest.mark.parametrize("kind", ["dynamic", "longrope"])
 def test_the_model_switches_where_transformers_forward_does(kind: str) -> None:
     """HF's dynamic_rope_update: L = max(position_ids) + 1; new frequencies only when L > L0 (strictly)."""
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     config = hf_config(
         64,
         dict(
@@ -721,7 +722,7 @@ def test_the_model_switches_where_transformers_forward_does(kind: str) -> None:
 
 
 def test_the_model_half_layout_is_llamas_table_and_rotation() -> None:
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     config = hf_config(
         64, {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 4096}, 16384
     )
@@ -746,8 +747,8 @@ def test_the_model_half_layout_is_llamas_table_and_rotation() -> None:
 
 
 def test_the_model_interleaved_layout_is_gptjs() -> None:
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    torch = need("torch")
+    need("transformers")
     from transformers.models.gptj.modeling_gptj import apply_rotary_pos_emb, create_sinusoidal_positions
 
     r = Rope(32, 10000)

@@ -12,7 +12,7 @@ import re
 import mpmath
 import pytest
 from tests import reference
-from tests.helpers import ROOT
+from tests.helpers import ROOT, need
 
 
 def page(name: str) -> str:
@@ -25,7 +25,7 @@ def page(name: str) -> str:
 
 
 def test_tutorial_5_names_the_columns_with_the_large_errors() -> None:
-    numpy = pytest.importorskip("numpy")
+    numpy = need("numpy")
     d_model, seq_len = 512, 5000
     # The page's pipeline: float32 exponent, float64 exp rounded to float32, float32 product, float64 sin rounded.
     step = float(numpy.float32(-math.log(10000.0) / d_model))
@@ -111,7 +111,7 @@ def test_the_longest_wavelength_is_the_last_pairs() -> None:
 
 
 def test_an_odd_width_breaks_the_cosines_not_the_sines() -> None:
-    numpy = pytest.importorskip("numpy")
+    numpy = need("numpy")
     # The PyTorch tutorial's assignments, in numpy, at d_model = 5.
     d_model = 5
     table = numpy.zeros((4, d_model))
@@ -197,7 +197,7 @@ def test_every_page_says_how_to_run_its_examples() -> None:
     for path in sorted((ROOT / "docs").rglob("*.md")):
         name = path.relative_to(ROOT).as_posix()
         assert f"python -m doctest {name}" in page(name), name
-    assert "python -m doctest README.md" in page("README.md")
+    assert "python3 -m doctest README.md" in page("README.md")
 
 
 def test_the_derivation_notation_is_explained_where_it_first_appears() -> None:

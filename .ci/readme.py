@@ -1,0 +1,189 @@
+"""Run the README's commands as a newcomer would, time them, and judge pytest's summary.
+
+The README is the one place the commands are written: this script reads its one-line shell blocks
+and runs them word for word, with ``python3`` the interpreter chosen here.
+
+    python3 .ci/readme.py --list                 the commands it finds, one per line
+    python3 .ci/readme.py fresh [--python PY]... a new clone in a temporary folder (no ../shared beside
+                                                 it), the front door and the test command there, in a
+                                                 new virtual environment: what a fresh machine does
+    python3 .ci/readme.py peers                  the peers' command in this checkout (../shared beside
+                                                 it, as CI lays it): every test runs, none may skip
+
+A run fails (exit 1) when a command fails, when pytest's summary counts an error or a failure, or when
+a test skips for a reason other than a missing peer ("needs ..."); in the peers run, when anything
+skips. It prints each command's time and the skips grouped by reason. Several --python run at once.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List, Optional, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: Each command by name, and the text that identifies it among the README's one-line shell blocks.
+MARKERS = (("front", "-m pe_reference 4 4"), ("tests", '".[test]"'), ("peers", '".[test,peers]"'))
+
+
+def readme_commands() -> Dict[str, str]:
+    """The README's commands by name: the one-line blocks of ```sh fences that hold a marker."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as file:
+        blocks = re.findall(r"^```sh\n(.*)\n```$", file.read(), flags=re.MULTILINE)
+    found: Dict[str, str] = {}
+    for name, marker in MARKERS:
+        matches = [block for block in blocks if marker in block and block.startswith("python3 ")]
+        if len(matches) != 1:
+            raise SystemExit(f"readme.py: the README must have one 'python3' command with {marker}, found {matches}")
+        found[name] = matches[0]
+    return found
+
+
+def summary(output: str) -> Tuple[str, Dict[str, int]]:
+    """pytest's closing line and its skips by reason, from the -rs lines of its short summary."""
+    lines = [line.strip("= ") for line in output.splitlines() if re.match(r"^=+ .* in [0-9.]+s", line)]
+    skips: Dict[str, int] = {}
+    for count, reason in re.findall(r"^SKIPPED \[(\d+)\] [^:]+:\d+: (.*)$", output, flags=re.MULTILINE):
+        skips[reason] = skips.get(reason, 0) + int(count)
+    return (lines[-1] if lines else ""), skips
+
+
+def judge(label: str, status: int, output: str, skips_allowed: bool) -> List[str]:
+    """The problems of one pytest run: a failing status, errors or failures counted, skips not allowed."""
+    closing, skips = summary(output)
+    print(f"-- {label}: {closing or 'no pytest summary'}")
+    for reason, count in sorted(skips.items(), key=lambda item: (-item[1], item[0])):
+        print(f"   {count:4d} skipped: {reason}")
+    problems = []
+    if status != 0:
+        problems.append(f"{label}: exit status {status}")
+    if not closing or re.search(r"\b(failed|error|errors)\b", closing) or " passed" not in closing:
+        problems.append(f"{label}: the summary is not all passed: {closing!r}")
+    for reason in skips:
+        if not skips_allowed:
+            problems.append(f"{label}: a test skipped: {reason}")
+        elif not reason.startswith("needs "):
+            problems.append(f"{label}: a test skipped for a reason other than a missing peer: {reason}")
+    return problems
+
+
+def start(command: str, cwd: str, python: str, log: str) -> "Tuple[subprocess.Popen[bytes], str]":
+    """``command`` started in bash, ``python3`` being ``python``, its output to log: (process, bin folder)."""
+    bin_dir = tempfile.mkdtemp(prefix="pe_reference-bin-")
+    os.symlink(python, os.path.join(bin_dir, "python3"))
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    env.pop("PYTHONPATH", None)
+    with open(log, "w", encoding="utf-8") as out:
+        process = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    return process, bin_dir
+
+
+def finish(process: "subprocess.Popen[bytes]", bin_dir: str, log: str) -> Tuple[int, str]:
+    """Wait for a started command: (its status, its output)."""
+    status = process.wait()
+    shutil.rmtree(bin_dir)
+    with open(log, encoding="utf-8", errors="replace") as file:
+        return status, file.read()
+
+
+def interpreter(name: str) -> str:
+    """The interpreter that ``name`` runs (through a pyenv shim, say), as its own sys.executable."""
+    found = shutil.which(name) if os.sep not in name else name
+    if not found:
+        raise SystemExit(f"readme.py: --python {name!r} is not on PATH")
+    asked = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+    if asked.returncode != 0 or not asked.stdout.strip():
+        raise SystemExit(f"readme.py: --python {name!r} does not run: {asked.stderr.strip()}")
+    return asked.stdout.strip()
+
+
+def timed(command: str, cwd: str, python: str, log: str) -> Tuple[int, float, str]:
+    """Run ``command`` to its end: (status, seconds, output)."""
+    began = time.perf_counter()
+    status, output = finish(*start(command, cwd, python, log), log)
+    return status, time.perf_counter() - began, output
+
+
+def fresh(pythons: List[str], keep: Optional[str]) -> int:
+    """The README's first two commands in a new clone per interpreter; their times and verdicts.
+
+    The front door runs first in each clone, then the test commands of all interpreters at once.
+    """
+    commands = readme_commands()
+    work = keep or tempfile.mkdtemp(prefix="pe_reference-fresh-")
+    problems: List[str] = []
+    started = []
+    for python in pythons:
+        version = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        label = f"CPython {version}"
+        clone = os.path.join(work, f"python{version}", "pe_reference")
+        os.makedirs(os.path.dirname(clone))
+        subprocess.run(["git", "clone", "--quiet", ROOT, clone], check=True)
+        print(f"== fresh clone, {label} ({python}): {clone}", flush=True)
+        status, seconds, output = timed(commands["front"], clone, python, os.path.join(clone, "..", "front.log"))
+        first = output.splitlines()[0] if output else "nothing printed"
+        print(f"-- {label}, the front door: {seconds:.2f} s, status {status}, first line {first!r}")
+        if status != 0 or not first.startswith("pos  0 sin_0"):
+            problems.append(f"{label}: the front door failed")
+        log = os.path.join(clone, "..", "tests.log")
+        started.append((label, log, time.perf_counter(), start(commands["tests"], clone, python, log)))
+    for label, log, began, (process, bin_dir) in started:
+        status, output = finish(process, bin_dir, log)
+        seconds = time.perf_counter() - began
+        pytest_seconds = re.findall(r" in ([0-9.]+)s", summary(output)[0])
+        spent = f", pytest {float(pytest_seconds[-1]):.0f} s of it" if pytest_seconds else ""
+        print(f"-- {label}, the test command: {seconds:.0f} s in all{spent} (log {os.path.normpath(log)})")
+        problems += judge(label, status, output, skips_allowed=True)
+    if not keep and not problems:
+        shutil.rmtree(work)
+    for problem in problems:
+        print("FAILED", problem)
+    return 1 if problems else 0
+
+
+def peers(python: str) -> int:
+    """The README's peers command in this checkout; every test runs."""
+    command = readme_commands()["peers"]
+    print(f"== the peers' command in {ROOT}: {command}", flush=True)
+    log = os.path.join(tempfile.mkdtemp(prefix="pe_reference-peers-"), "peers.log")
+    status, seconds, output = timed(command, ROOT, python, log)
+    print(output[-3000:] if status else "", end="")
+    print(f"-- the peers' command: {seconds:.0f} s (log {log})")
+    problems = judge("peers", status, output, skips_allowed=False)
+    for problem in problems:
+        print("FAILED", problem)
+    return 1 if problems else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", nargs="?", choices=["fresh", "peers"])
+    parser.add_argument("--list", action="store_true", help="print the README's commands by name and stop")
+    parser.add_argument("--python", action="append", help="the interpreter that python3 stands for (repeatable)")
+    parser.add_argument("--keep", help="fresh: clone into this folder and keep it")
+    args = parser.parse_args()
+    if args.list:
+        for name, command in readme_commands().items():
+            print(f"{name}\t{command}")
+        return 0
+    pythons = [interpreter(name) for name in (args.python or ["python3"])]
+    if args.mode == "fresh":
+        return fresh(pythons, args.keep)
+    if args.mode == "peers":
+        return peers(pythons[0])
+    parser.error("give a mode (fresh or peers) or --list")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
