@@ -476,7 +476,7 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
 def compare(
     actual: object,
     *,
-    dtype: str = "float64",
+    dtype: "Optional[str]" = None,
     atol: "Optional[float]" = None,
     ulps: "Optional[float]" = None,
     convention: "Optional[Convention]" = None,
@@ -496,7 +496,11 @@ def compare(
     or a torch tensor (read by ``tolist()`` or iteration; neither library is
     imported).  Its shape sets seq_len and d_model.  Each value is first
     rounded to ``dtype``, as storing it in such an array would; the
-    reference is the exact value rounded to ``dtype``.
+    reference is the exact value rounded to ``dtype``.  Without ``dtype``,
+    an array or tensor is checked in its own dtype (float16, float32,
+    float64 or bfloat16) and the report's first line says so; lists are
+    checked as float64, and a report that fails says when every value is a
+    number of a narrower format, the one to give as ``dtype``.
 
     By default an element passes when its error is at most
     ``min(2**-10, 2**(5-p) * (1 + |angle|))`` for a format of ``p`` bits and
@@ -524,7 +528,7 @@ def compare(
     """
     table = _as_table(actual)
     seq_len, d_model = len(table), len(table[0])
-    dtype = _check_dtype(dtype, True)
+    dtype, origin = _check_format(actual, dtype)
     asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
     asked._check_rows(seq_len)
     asked._exponents(d_model)  # refuses a shift too large for this width
@@ -546,20 +550,24 @@ def compare(
     if asked.odd == "error" and d_model % 2:
         # The convention has no table of this width: nothing to compare with.
         text = f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
-        return Report(
-            (seq_len, d_model),
-            asked._name(),
-            dtype,
-            atol,
-            ulps,
-            0,
-            _NAN,
-            _NAN,
-            None,
-            _diagnose(table, None, dtype, {}, not_finite, asked),
-            not_finite[:5],
-            len(not_finite),
-            text,
+        return _with_origin(
+            Report(
+                (seq_len, d_model),
+                asked._name(),
+                dtype,
+                atol,
+                ulps,
+                0,
+                _NAN,
+                _NAN,
+                None,
+                _diagnose(table, None, dtype, {}, not_finite, asked),
+                not_finite[:5],
+                len(not_finite),
+                text,
+            ),
+            origin,
+            table,
         )
     comparison = _Comparison(allowance, dtype, atol, ulps)
     expected_rows = _exact_rows(seq_len, d_model, asked, dtype)
@@ -572,7 +580,7 @@ def compare(
     diagnosis: "Optional[str]" = None
     if comparison.failures:
         diagnosis = _diagnose(table, asked, dtype, comparison.damaged, not_finite, asked)
-    return Report(
+    report = Report(
         (seq_len, d_model),
         asked._name(d_model),
         dtype,
@@ -587,6 +595,7 @@ def compare(
         len(not_finite),
         unrepresentable,
     )
+    return _with_origin(report, origin, table)
 
 
 def assert_close(actual: object, **options: "Any") -> None:
@@ -651,6 +660,10 @@ class Report:
         self.rule: "Optional[str]" = None
         #: What explains a mismatch, as keys (compare_rope's; empty when nothing is named).
         self.causes: "Tuple[str, ...]" = ()
+        #: Where dtype came from when the data says ("the array's dtype"), or None.
+        self.dtype_origin: "Optional[str]" = None
+        #: A narrower format that holds every value of a failing list or text table checked as float64, or None.
+        self.narrower: "Optional[str]" = None
 
     @property
     def ok(self) -> bool:
@@ -681,9 +694,16 @@ class Report:
 
     def __str__(self) -> str:
         row_list, columns = self.shape
+        origin = "" if self.dtype_origin is None else f" ({self.dtype_origin})"
         lines = [
-            f"{row_list} x {columns} table against the exact {self.dtype} values of {self.subject} ({self.tolerance()})"
+            f"{row_list} x {columns} table against the exact {self.dtype} values{origin} of {self.subject}"
+            f" ({self.tolerance()})"
         ]
+        if self.narrower is not None:
+            lines.append(
+                f"every value is a {self.narrower} number: to check the table as {self.narrower},"
+                f" give dtype={self.narrower!r} (--dtype {self.narrower})"
+            )
         if self.not_finite_count < self.count and self.max_abs_error == self.max_abs_error:
             lines.append(f"max abs error {self.max_abs_error:.3g}, max {self.max_ulp_error:.3g} ulps of {self.dtype}")
         if self.worst is not None and self.max_abs_error > 0:
@@ -811,7 +831,7 @@ def compare_rope(
     layout: str = "half",
     scaling: "Optional[object]" = None,
     positions: "Optional[object]" = None,
-    dtype: str = "float64",
+    dtype: "Optional[str]" = None,
     atol: "Optional[float]" = None,
     ulps: "Optional[float]" = None,
 ) -> "Report":
@@ -821,7 +841,8 @@ def compare_rope(
     >>> compare_rope(cos).ok, compare_rope(sin, kind="sin").ok
     (True, True)
 
-    Each value is first rounded to ``dtype``.  By default an element passes
+    Each value is first rounded to ``dtype``; without it, to the dtype of
+    an array or tensor, or float64 for lists, as in ``compare``.  By default an element passes
     when its error is at most ``min(2**-10, u * (1 + |angle|))`` times the
     attention factor (times ``|x[a]| + |x[b]|`` for rotated vectors), plus
     ``2**(1-p) * |exact|`` for storing it in a format of p bits; u is
@@ -844,7 +865,7 @@ def compare_rope(
     seq_len, width = len(table), len(table[0])
     setup = _Rope(width, base, layout, scaling)
     given = _rope_positions(positions, seq_len, "the table's rows")
-    dtype = _check_dtype(dtype, True)
+    dtype, origin = _check_format(actual, dtype)
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -884,7 +905,7 @@ def compare_rope(
     report.subject = f"the {setup.name(what)}"
     report.rule = allowance.rule()
     report.causes = causes
-    return report
+    return _with_origin(report, origin, rounded)
 
 
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
@@ -2318,8 +2339,9 @@ def _rational_element(
     return sign * root_a, root_b
 
 
-# cos(pi j / 6) for j = 0 .. 11, where it is rational.
-_SIXTHS_COSINE = {0: (1, 1), 2: (1, 2), 3: (0, 1), 4: (-1, 2), 6: (-1, 1), 8: (-1, 2), 9: (0, 1), 10: (1, 2)}
+# cos(pi j / 6) for j = 0 .. 11 where it is rational, else None.  A tuple of constants, not a dict: a
+# frozen module keeps it in flash, off a board's heap.
+_SIXTHS_COSINE = ((1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-1, 2), (0, 1), (1, 2), None)
 
 
 def _turn_square(
@@ -2351,7 +2373,7 @@ def _turn_square(
     if twelfths % denominator:
         return None
     k = twelfths // denominator
-    double = _SIXTHS_COSINE.get(k % 12)
+    double = _SIXTHS_COSINE[k % 12]
     if double is None:
         return None
     c, d = double
@@ -2783,6 +2805,30 @@ def _as_row(row: object, r: int, name: str = "actual") -> "List[float]":
             raise TypeError(f"{name}[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}")
         values.append(number)
     return values
+
+
+def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
+    """The format a check rounds to, and where it came from (None for a list without dtype, or a dtype given for one).
+
+    Without dtype, the data's own: an array's or tensor's dtype (float16, float32, float64, bfloat16), a .npy
+    file's; float64 for lists and text.  A dtype given is honoured; where the data says another, the origin says so.
+    """
+    held = str(getattr(actual, "dtype", None))
+    what = "the file's dtype" if isinstance(actual, _TableFile) else "the array's dtype"
+    if held.startswith("torch."):
+        held, what = held[6:], "the tensor's dtype"
+    if held not in _DTYPES:
+        return _check_dtype("float64" if dtype is None else dtype, True), None
+    dtype = _check_dtype(held if dtype is None else dtype, True)
+    return dtype, what if held == dtype else f"as given; {what} is {held}"
+
+
+def _with_origin(report: "Report", origin: "Optional[str]", table: "List[List[float]]") -> "Report":
+    """The report, told where its format came from; a failing float64 check of a list or text gets the narrower format that holds it."""
+    report.dtype_origin = origin
+    if not report.ok and origin is None and report.dtype == "float64":
+        report.narrower = _narrowest_format(table, "float64")
+    return report
 
 
 def _real_number(x: object) -> "Optional[float]":
@@ -3805,18 +3851,18 @@ _ROPE_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000)
 
 # The pipeline steps a precision mistake can round, in order, and the formats each is tried in.
 _ROPE_STEPS = ("positions", "inv_freq", "angles", "output")
-_ROPE_STEP_FORMATS = {
-    "positions": ("float16", "bfloat16"),
-    "inv_freq": ("float16", "bfloat16", "float16 arithmetic", "bfloat16 arithmetic"),
-    "angles": ("float16", "bfloat16"),
-    "output": ("float16", "bfloat16"),
-}
-_ROPE_STEP_WORDS = {
-    "positions": "the positions",
-    "inv_freq": "inv_freq",
-    "angles": "the angles",
-    "output": "the values",
-}
+# (step, the formats it is tried in, the step in words); constant tuples, in flash when frozen.
+_ROPE_STEP_FORMATS = (
+    ("positions", ("float16", "bfloat16"), "the positions"),
+    ("inv_freq", ("float16", "bfloat16", "float16 arithmetic", "bfloat16 arithmetic"), "inv_freq"),
+    ("angles", ("float16", "bfloat16"), "the angles"),
+    ("output", ("float16", "bfloat16"), "the values"),
+)
+
+
+def _rope_step(step: str) -> "Tuple[str, Tuple[str, ...], str]":
+    """The row of _ROPE_STEP_FORMATS for step."""
+    return [row for row in _ROPE_STEP_FORMATS if row[0] == step][0]
 
 
 def _diagnose_rope(
@@ -4024,7 +4070,7 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _R
             if fmt.endswith("arithmetic"):
                 words.append(f"inv_freq computed in {fmt}")
             else:
-                words.append(f"{_ROPE_STEP_WORDS[step]} rounded to {fmt}")
+                words.append(f"{_rope_step(step)[2]} rounded to {fmt}")
         yield "with " + _and(words), causes, setup, steps, setup.attention_value
 
 
@@ -4066,7 +4112,7 @@ def _step_combinations() -> "List[Dict[str, str]]":
     combinations: "List[Dict[str, str]]" = [{}]
     for step in _ROPE_STEPS:
         combinations = combinations + [
-            dict(list(c.items()) + [(step, fmt)]) for c in combinations for fmt in _ROPE_STEP_FORMATS[step]
+            dict(list(c.items()) + [(step, fmt)]) for c in combinations for fmt in _rope_step(step)[1]
         ]
     combinations = combinations[1:]
     combinations.sort(key=len)
@@ -5322,7 +5368,21 @@ class _Unreadable(ValueError):
     """A table that cannot be read; the message says why, in one line."""
 
 
-def _read_table(source: str) -> "List[List[float]]":
+class _TableFile:
+    """A table read from a file: its rows, and the format its values are stored in (a .npy file's dtype; None for text).
+
+    compare() reads it as it reads an array: tolist() gives the rows, dtype the format.
+    """
+
+    def __init__(self, rows: "List[List[float]]", dtype: "Optional[str]" = None) -> None:
+        self.rows = rows
+        self.dtype = dtype
+
+    def tolist(self) -> "List[List[float]]":
+        return self.rows
+
+
+def _read_table(source: str) -> "_TableFile":
     """Read a CSV, JSON or .npy table from a path, or from standard input for "-"."""
     import sys
 
@@ -5340,7 +5400,7 @@ def _read_table(source: str) -> "List[List[float]]":
     return _parse_table(data, name, source)
 
 
-def _parse_table(data: bytes, name: str, source: str = "") -> "List[List[float]]":
+def _parse_table(data: bytes, name: str, source: str = "") -> "_TableFile":
     """The table in data: .npy by name or magic, JSON by name or a leading [, else CSV."""
     lower = source.lower()
     if lower.endswith(".npy") or data.startswith(b"\x93NUMPY"):
@@ -5350,14 +5410,15 @@ def _parse_table(data: bytes, name: str, source: str = "") -> "List[List[float]]
     except UnicodeDecodeError as error:
         raise _Unreadable(f"{name} is neither a .npy file nor UTF-8 text (byte {error.start})") from None
     if lower.endswith(".json") or text.lstrip().startswith("["):
-        return _parse_json(text, name)
-    return _parse_csv(text, name)
+        return _TableFile(_parse_json(text, name))
+    return _TableFile(_parse_csv(text, name))
 
 
-_NPY_CODES = {"f2": ("e", 2), "f4": ("f", 4), "f8": ("d", 8)}
+# A .npy descr's type code, struct's code, the bytes of a value, the format (constant tuples: in flash when frozen).
+_NPY_CODES = (("f2", "e", 2, "float16"), ("f4", "f", 4, "float32"), ("f8", "d", 8, "float64"))
 
 
-def _parse_npy(data: bytes, name: str) -> "List[List[float]]":
+def _parse_npy(data: bytes, name: str) -> "_TableFile":
     """A NumPy .npy file of float16, float32 or float64, either byte order, C or Fortran order."""
     import ast
     import struct
@@ -5388,7 +5449,8 @@ def _parse_npy(data: bytes, name: str) -> "List[List[float]]":
         raise _Unreadable(f"{name}: structured arrays are refused, got descr {_short(descr)}")
     if "O" in descr:
         raise _Unreadable(f"{name}: object arrays are refused (reading them would mean unpickling)")
-    if len(descr) != 3 or descr[0] not in "<>=" or descr[1:] not in _NPY_CODES:
+    codes = [row for row in _NPY_CODES if row[0] == descr[1:]]
+    if len(descr) != 3 or descr[0] not in "<>=" or not codes:
         raise _Unreadable(f"{name}: dtype must be float16, float32 or float64 (f2, f4, f8), got {descr!r}")
     if not isinstance(fortran, bool):
         raise _Unreadable(f"{name}: fortran_order must be True or False, got {_short(fortran)}")
@@ -5400,7 +5462,7 @@ def _parse_npy(data: bytes, name: str) -> "List[List[float]]":
         raise _Unreadable(f"{name}: a table must be 2-D, got shape {shape}")
     rows_count, columns = shape
     _check_table_size(rows_count, columns, name)
-    code, size = _NPY_CODES[descr[1:]]
+    _, code, size, held = codes[0]
     needed = rows_count * columns * size
     present = len(data) - offset - header_length
     if present != needed:
@@ -5409,8 +5471,8 @@ def _parse_npy(data: bytes, name: str) -> "List[List[float]]":
     order = ">" if descr[0] == ">" else "<" if descr[0] == "<" else "="
     flat = struct.unpack(f"{order}{rows_count * columns}{code}", data[offset + header_length :])
     if fortran:
-        return [[flat[c * rows_count + r] for c in range(columns)] for r in range(rows_count)]
-    return [list(flat[r * columns : (r + 1) * columns]) for r in range(rows_count)]
+        return _TableFile([[flat[c * rows_count + r] for c in range(columns)] for r in range(rows_count)], held)
+    return _TableFile([list(flat[r * columns : (r + 1) * columns]) for r in range(rows_count)], held)
 
 
 def _parse_json(text: str, name: str) -> "List[List[float]]":
@@ -6074,7 +6136,7 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
             args.d_model,
             convention,
             args.exact,
-            args.dtype,
+            args.dtype or "float64",
             args.format or "table",
             args.digits,
             args.header,
@@ -6139,8 +6201,8 @@ def _parser(prog: str) -> "ArgumentParser":
     parser.add_argument(
         "--dtype",
         choices=list(_DTYPES),
-        default="float64",
-        help="round each value to this format (default float64); without --exact, the float64 values are rounded",
+        help="round each value to this format (default float64; with --check, the .npy file's dtype, float64 for"
+        " text); without --exact, the float64 values are rounded",
     )
     parser.add_argument(
         "--header", action="store_true", help="with --format csv or hex: a first line naming the columns"
@@ -6220,7 +6282,7 @@ def _broken_output_rule(args: "Namespace") -> "Optional[str]":
         return "--header goes with --format csv or hex"
     if args.digits is not None and output_format in ("hex", "vectors"):
         return f"--digits does not go with --format {output_format}, which shows every bit"
-    if output_format == "vectors" and (args.exact or args.dtype != "float64"):
+    if output_format == "vectors" and (args.exact or args.dtype not in (None, "float64")):
         return "--format vectors is always exact and holds all four formats; it takes no --exact or --dtype"
     return None
 
@@ -6248,7 +6310,9 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
         )
     else:
         convention_given = any(given is not None for name, given in fields.items() if name != "base")
-        explained = args.format is not None or args.digits is not None or args.exact or args.dtype != "float64"
+        explained = (
+            args.format is not None or args.digits is not None or args.exact or args.dtype not in (None, "float64")
+        )
         output = _broken_output_rule(args)
         rules = (
             (args.rope_layout is not None, "--rope-layout goes with --rope"),
@@ -6362,14 +6426,14 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
             if args.input is None
             else "--input goes with --rope rotated"
         )
-    tables = []
+    files: "List[Optional[_TableFile]]" = []
     try:
         for path in (args.input, args.check):
-            tables.append(None if path is None else _read_table(path))
+            files.append(None if path is None else _read_table(path))
     except _Unreadable as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
-    vectors, table = tables
+    vectors, table = (None if read is None else read.rows for read in files)
     shape, mismatch = _rope_shape(parser, args, vectors, table)
     if mismatch:
         if table is None:
@@ -6382,7 +6446,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
             parser.error("--check takes no --format, --digits, --header or --exact (it always compares exactly)")
         try:
             report = compare_rope(
-                table,
+                files[1],
                 kind=args.rope,
                 x=vectors,
                 base=base,
@@ -6404,7 +6468,8 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     try:
         setup = _Rope(shape[1], base, layout, scaling)
         given = _rope_positions(positions, shape[0])
-        request = _Request(shape[0], shape[1], None, args.exact, args.dtype, output_format, args.digits, args.header)
+        dtype = args.dtype or "float64"
+        request = _Request(shape[0], shape[1], None, args.exact, dtype, output_format, args.digits, args.header)
         request.rope = (setup, args.rope, given, vectors, args.rope_scaling)
         next(request.rows(), None)
     except (TypeError, ValueError) as error:
@@ -6436,12 +6501,12 @@ def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") ->
     import sys
 
     try:
-        table = _read_table(args.check)
+        read = _read_table(args.check)
     except _Unreadable as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
     expected = (args.seq_len, args.d_model)
-    found = (len(table), len(table[0]))
+    found = (len(read.rows), len(read.rows[0]))
     try:
         if expected[0] is not None and found != expected:
             text = (
@@ -6449,7 +6514,7 @@ def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") ->
             )
             status = 1
         else:
-            report = compare(table, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, **fields)
+            report = compare(read, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, **fields)
             text = str(report)
             status = 0 if report.ok else 1
     except ValueError as error:

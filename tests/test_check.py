@@ -66,9 +66,50 @@ def test_npy_by_hand_in_every_layout(tmp_path: Path) -> None:
     for name, content in files.items():
         path = tmp_path / name
         path.write_bytes(content)
-        assert pe_reference._read_table(str(path)) == table, name
+        assert pe_reference._read_table(str(path)).rows == table, name
         status, out, _ = check(str(path), "7", "4", "--atol", "0")
         assert status == 0, out
+
+
+def test_a_npy_file_is_checked_in_its_dtype(tmp_path: Path) -> None:
+    """The descr's format, said in the first line; --dtype given is honoured, and the line says what the file holds."""
+    for code, struct_code, dtype in (("f2", "e", "float16"), ("f4", "f", "float32"), ("f8", "d", "float64")):
+        table = encoding(300, 16, exact=True, dtype=dtype)
+        flat = [x for row in table for x in row]
+        header = f"{{'descr': '<{code}', 'fortran_order': False, 'shape': (300, 16), }}"
+        path = tmp_path / f"{dtype}.npy"
+        path.write_bytes(npy(header, struct.pack(f"<{len(flat)}{struct_code}", *flat)))
+        status, out, err = check(str(path))
+        assert (status, err) == (0, ""), out + err
+        assert out.startswith(f"300 x 16 table against the exact {dtype} values (the file's dtype) of the paper")
+        if dtype != "float64":
+            status, out, _ = check(str(path), "--dtype", "float64")
+            assert status == 1 and f"float64 values (as given; the file's dtype is {dtype}) of" in out, out
+        # The same values as text carry no format: float64, and the line that names the narrower one.
+        csv_file = tmp_path / f"{dtype}.csv"
+        csv_file.write_text("\n".join(",".join(map(repr, row)) for row in table) + "\n")
+        status, out, _ = check(str(csv_file))
+        narrower = f"every value is a {dtype} number: to check the table as {dtype}, give dtype='{dtype}'"
+        assert (status == 1 and narrower in out) if dtype != "float64" else status == 0, out
+        assert out.startswith("300 x 16 table against the exact float64 values of the paper")
+
+
+def test_a_rotary_npy_file_is_checked_in_its_dtype(tmp_path: Path) -> None:
+    cos = pe_reference.rope(200, 64, base=500000, exact=True, dtype="float32")[0]
+    flat = [x for row in cos for x in row]
+    path = tmp_path / "cos.npy"
+    path.write_bytes(
+        npy("{'descr': '<f4', 'fortran_order': False, 'shape': (200, 64), }", struct.pack(f"<{len(flat)}f", *flat))
+    )
+    process = subprocess.run(
+        [sys.executable, "-m", "pe_reference", "--rope", "cos", "--base", "500000", "--check", str(path)],
+        capture_output=True,
+        text=True,
+        env=subprocess_environment(),
+        cwd=ROOT,
+    )
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert process.stdout.startswith("200 x 64 table against the exact float32 values (the file's dtype) of the RoPE")
 
 
 def test_npy_written_by_numpy(tmp_path: Path) -> None:
@@ -80,7 +121,7 @@ def test_npy_written_by_numpy(tmp_path: Path) -> None:
             array = numpy.asfortranarray(array) if order == "F" else array
             path = tmp_path / f"t{dtype[1:]}{dtype[0] == '>'}{order}.npy"
             numpy.save(path, array)
-            assert pe_reference._read_table(str(path)) == numpy.load(path).astype(float).tolist()
+            assert pe_reference._read_table(str(path)).rows == numpy.load(path).astype(float).tolist()
             narrow = {"f2": "float16", "f4": "float32", "f8": "float64"}[dtype[1:]]
             status, out, err = check(str(path), "--dtype", narrow)
             assert (status, err) == (0, ""), (dtype, order, out)

@@ -512,3 +512,96 @@ def test_a_huge_first_position_is_shown_short() -> None:
     text = str(report)
     assert "start=100000000000000000000000000000... (401 characters)" in text
     assert "0" * 100 not in text
+
+
+# The format comes with the data ------------------------------------------------------------------
+
+
+class Array:
+    """What compare reads of an array or tensor, and nothing else: tolist() and dtype."""
+
+    def __init__(self, rows: List[List[float]], dtype: str) -> None:
+        self.rows, self.dtype = rows, dtype
+
+    def tolist(self) -> List[List[float]]:
+        return self.rows
+
+
+FLOAT32_TABLE = encoding(64, 512, exact=True, dtype="float32")
+
+
+def first_line(report: Report) -> str:
+    return str(report).splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "dtype, held, origin",
+    [
+        ("float32", "float32", "the array's dtype"),
+        ("torch.float32", "float32", "the tensor's dtype"),
+        ("float16", "float16", "the array's dtype"),
+        ("torch.bfloat16", "bfloat16", "the tensor's dtype"),
+        ("float64", "float64", "the array's dtype"),
+    ],
+)
+def test_an_array_is_checked_in_its_own_dtype(dtype: str, held: str, origin: str) -> None:
+    table = encoding(64, 512, exact=True, dtype=held)
+    report = compare(Array(table, dtype))
+    assert report.ok and report.dtype == held and report.dtype_origin == origin
+    assert first_line(report).startswith(f"64 x 512 table against the exact {held} values ({origin}) of the paper")
+    # The same values as a list are float64's to judge: a narrow table fails there.
+    assert compare(table).ok == (held == "float64")
+
+
+def test_a_dtype_given_is_honoured_and_the_report_says_the_data_holds_another() -> None:
+    report = compare(Array(FLOAT32_TABLE, "torch.float32"), dtype="float64")
+    assert not report.ok and report.dtype == "float64"
+    assert "float64 values (as given; the tensor's dtype is float32) of" in first_line(report)
+    same = compare(Array(FLOAT32_TABLE, "float32"), dtype="float32")
+    assert same.ok and same.dtype_origin == "the array's dtype"
+
+
+@pytest.mark.parametrize("dtype", ["int64", "torch.int32", "object", "float128", ""])
+def test_a_dtype_that_is_no_format_leaves_float64(dtype: str) -> None:
+    report = compare(Array(encoding(8, 8), dtype))
+    assert report.ok and report.dtype == "float64" and report.dtype_origin is None
+    assert "values of the paper" in first_line(report)
+
+
+@pytest.mark.parametrize("narrow", ["float32", "bfloat16", "float16"])
+def test_a_failing_list_names_the_narrower_format_that_holds_it(narrow: str) -> None:
+    table = encoding(64, 64, exact=True, dtype=narrow)
+    report = compare(table)
+    assert not report.ok and report.narrower == narrow
+    assert (
+        f"every value is a {narrow} number: to check the table as {narrow}, give dtype={narrow!r} (--dtype {narrow})"
+        in str(report)
+    )
+    assert compare(table, dtype=narrow).ok
+
+
+def test_no_narrower_format_is_named_where_none_holds_the_values_or_the_check_passes() -> None:
+    damaged = encoding(64, 64)
+    damaged[3][3] += 0.01
+    assert compare(damaged).narrower is None  # float64 values: no narrower format holds them
+    assert compare(encoding(64, 64)).narrower is None  # passes
+    # Given the format of an array, nothing narrower is suggested.
+    assert compare(Array(encoding(64, 64, exact=True, dtype="float16"), "float32")).narrower is None
+
+
+def test_numpy_and_torch_tables_are_checked_in_their_dtype() -> None:
+    numpy = need("numpy")
+    torch = need("torch")
+    # tensor2tensor's float32 code, as the issue's user wrote it: exp(arange * -ln(1e4) / (h - 1)).
+    h = 256
+    inverse = numpy.exp(numpy.arange(h, dtype=numpy.float32) * numpy.float32(-math.log(1e4) / (h - 1)))
+    angles = numpy.arange(64, dtype=numpy.float32)[:, None] * inverse[None, :]
+    t2t = numpy.concatenate([numpy.sin(angles), numpy.cos(angles)], axis=1)
+    assert t2t.dtype == numpy.float32
+    report = compare(t2t, preset="tensor2tensor")
+    assert report.ok and report.dtype == "float32" and report.dtype_origin == "the array's dtype"
+    assert not compare(t2t, preset="tensor2tensor", dtype="float64").ok
+    for dtype in ("float32", "float16", "bfloat16"):
+        tensor = torch.tensor(encoding(100, 32), dtype=getattr(torch, dtype))
+        report = compare(tensor)
+        assert report.ok and report.dtype == dtype and report.dtype_origin == "the tensor's dtype"

@@ -150,6 +150,8 @@ class Report:
     subject: str
     rule: Optional[str]
     causes: Tuple[str, ...]
+    dtype_origin: Optional[str]
+    narrower: Optional[str]
     def __init__(
         self,
         shape: Tuple[int, int],
@@ -204,7 +206,7 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = ...) -> str: .
 def compare(
     actual: object,
     *,
-    dtype: _DType = ...,
+    dtype: Optional[_DType] = ...,
     atol: Optional[float] = ...,
     ulps: Optional[float] = ...,
     convention: Optional[Convention] = ...,
@@ -247,7 +249,7 @@ def compare_rope(
     layout: _RopeLayout = ...,
     scaling: Optional[_Scaling] = ...,
     positions: Optional[Sequence[_Number]] = ...,
-    dtype: _DType = ...,
+    dtype: Optional[_DType] = ...,
     atol: Optional[float] = ...,
     ulps: Optional[float] = ...,
 ) -> Report: ...
