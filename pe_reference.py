@@ -2813,7 +2813,10 @@ def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
     Without dtype, the data's own: an array's or tensor's dtype (float16, float32, float64, bfloat16), a .npy
     file's; float64 for lists and text.  A dtype given is honoured; where the data says another, the origin says so.
     """
-    held = str(getattr(actual, "dtype", None))
+    kind = getattr(actual, "dtype", None)
+    # numpy's dtype.name is "float32" whatever the byte order (str() would say ">f4"); torch's str() is "torch.float32".
+    held = getattr(kind, "name", None)
+    held = held if isinstance(held, str) else str(kind)
     what = "the file's dtype" if isinstance(actual, _TableFile) else "the array's dtype"
     if held.startswith("torch."):
         held, what = held[6:], "the tensor's dtype"
@@ -2826,7 +2829,7 @@ def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
 def _with_origin(report: "Report", origin: "Optional[str]", table: "List[List[float]]") -> "Report":
     """The report, told where its format came from; a failing float64 check of a list or text gets the narrower format that holds it."""
     report.dtype_origin = origin
-    if not report.ok and origin is None and report.dtype == "float64":
+    if report.failures and origin is None and report.dtype == "float64":
         report.narrower = _narrowest_format(table, "float64")
     return report
 

@@ -45,10 +45,18 @@ def readme_commands() -> Dict[str, str]:
 
 
 def summary(output: str) -> Tuple[str, Dict[str, int]]:
-    """pytest's closing line and its skips by reason, from the -rs lines of its short summary."""
-    lines = [line.strip("= ") for line in output.splitlines() if re.match(r"^=+ .* in [0-9.]+s", line)]
+    """pytest's closing line and its skips by reason, from the -rs lines of its short summary.
+
+    The closing line may stand between rows of = or alone (-q); a skip's place may lack its line number.
+    """
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    lines = [
+        line.strip("= ")
+        for line in output.splitlines()
+        if re.match(r"^=* ?\d+ (passed|failed|skipped|deselected|errors?|xfailed|xpassed)\b.* in [0-9.]+s", line)
+    ]
     skips: Dict[str, int] = {}
-    for count, reason in re.findall(r"^SKIPPED \[(\d+)\] [^:]+:\d+: (.*)$", output, flags=re.MULTILINE):
+    for count, reason in re.findall(r"^SKIPPED \[(\d+)\] \S+?(?::\d+)?: (.*)$", output, flags=re.MULTILINE):
         skips[reason] = skips.get(reason, 0) + int(count)
     return (lines[-1] if lines else ""), skips
 
@@ -64,6 +72,9 @@ def judge(label: str, status: int, output: str, skips_allowed: bool) -> List[str
         problems.append(f"{label}: exit status {status}")
     if not closing or re.search(r"\b(failed|error|errors)\b", closing) or " passed" not in closing:
         problems.append(f"{label}: the summary is not all passed: {closing!r}")
+    counted = re.search(r"(\d+) skipped", closing)
+    if counted and int(counted.group(1)) != sum(skips.values()):
+        problems.append(f"{label}: {counted.group(1)} skipped, but {sum(skips.values())} listed with a reason")
     for reason in skips:
         if not skips_allowed:
             problems.append(f"{label}: a test skipped: {reason}")
@@ -73,19 +84,35 @@ def judge(label: str, status: int, output: str, skips_allowed: bool) -> List[str
 
 
 def start(command: str, cwd: str, python: str, log: str) -> "Tuple[subprocess.Popen[bytes], str]":
-    """``command`` started in bash, ``python3`` being ``python``, its output to log: (process, bin folder)."""
+    """``command`` started in bash, ``python3`` being ``python``, its output to log: (process, bin folder).
+
+    python3 is a script that runs the interpreter by its own path, not a link to it: a venv made through a
+    link would keep the link's folder as its home, and that folder is gone once the command ends.
+    """
     bin_dir = tempfile.mkdtemp(prefix="pe_reference-bin-")
-    os.symlink(python, os.path.join(bin_dir, "python3"))
-    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    wrapper = os.path.join(bin_dir, "python3")
+    with open(wrapper, "w", encoding="utf-8") as file:
+        file.write(f"#!/bin/sh\nexec '{python}' \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PY_COLORS="0")
     env.pop("PYTHONPATH", None)
+    env.pop("PYTEST_ADDOPTS", None)
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     return process, bin_dir
 
 
+#: The longest a command may run, in seconds (the fresh path takes about 2 minutes, the peers' about 5).
+TIMEOUT = 1800
+
+
 def finish(process: "subprocess.Popen[bytes]", bin_dir: str, log: str) -> Tuple[int, str]:
-    """Wait for a started command: (its status, its output)."""
-    status = process.wait()
+    """Wait for a started command, at most TIMEOUT seconds: (its status, its output); -9 when it was stopped."""
+    try:
+        status = process.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        status = process.wait()
     shutil.rmtree(bin_dir)
     with open(log, encoding="utf-8", errors="replace") as file:
         return status, file.read()
@@ -112,24 +139,26 @@ def timed(command: str, cwd: str, python: str, log: str) -> Tuple[int, float, st
 def fresh(pythons: List[str], keep: Optional[str]) -> int:
     """The README's first two commands in a new clone per interpreter; their times and verdicts.
 
-    The front door runs first in each clone, then the test commands of all interpreters at once.
+    Every clone is made first; then the front door runs in each, then the test commands of all at once.
     """
     commands = readme_commands()
-    work = keep or tempfile.mkdtemp(prefix="pe_reference-fresh-")
+    work = tempfile.mkdtemp(prefix="pe_reference-fresh-", dir=keep)
     problems: List[str] = []
+    clones: List[Tuple[str, str, str]] = []
+    for python in sorted(set(pythons), key=pythons.index):
+        asked = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+        )
+        label = f"CPython {asked.stdout.strip()} ({python})"
+        clone = os.path.join(work, f"python{len(clones)}", "pe_reference")
+        cloned = subprocess.run(["git", "clone", "--quiet", ROOT, clone], capture_output=True, text=True)
+        if asked.returncode != 0 or cloned.returncode != 0:
+            problems.append(f"{label}: could not run it or clone into {clone}: {asked.stderr}{cloned.stderr}".strip())
+            continue
+        clones.append((label, python, clone))
     started = []
-    for python in pythons:
-        version = subprocess.run(
-            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        label = f"CPython {version}"
-        clone = os.path.join(work, f"python{version}", "pe_reference")
-        os.makedirs(os.path.dirname(clone))
-        subprocess.run(["git", "clone", "--quiet", ROOT, clone], check=True)
-        print(f"== fresh clone, {label} ({python}): {clone}", flush=True)
+    for label, python, clone in clones:
+        print(f"== fresh clone, {label}: {clone}", flush=True)
         status, seconds, output = timed(commands["front"], clone, python, os.path.join(clone, "..", "front.log"))
         first = output.splitlines()[0] if output else "nothing printed"
         print(f"-- {label}, the front door: {seconds:.2f} s, status {status}, first line {first!r}")
@@ -148,7 +177,7 @@ def fresh(pythons: List[str], keep: Optional[str]) -> int:
         shutil.rmtree(work)
     for problem in problems:
         print("FAILED", problem)
-    return 1 if problems else 0
+    return 1 if problems or not clones else 0
 
 
 def peers(python: str) -> int:
@@ -170,7 +199,7 @@ def main() -> int:
     parser.add_argument("mode", nargs="?", choices=["fresh", "peers"])
     parser.add_argument("--list", action="store_true", help="print the README's commands by name and stop")
     parser.add_argument("--python", action="append", help="the interpreter that python3 stands for (repeatable)")
-    parser.add_argument("--keep", help="fresh: clone into this folder and keep it")
+    parser.add_argument("--keep", help="fresh: make the clones in a new folder inside this one, and keep them")
     args = parser.parse_args()
     if args.list:
         for name, command in readme_commands().items():

@@ -553,6 +553,20 @@ def test_an_array_is_checked_in_its_own_dtype(dtype: str, held: str, origin: str
     assert compare(table).ok == (held == "float64")
 
 
+class DtypeWithName:
+    """numpy's dtype of a big-endian float32 array: str() is '>f4', its name 'float32'."""
+
+    name = "float32"
+
+    def __str__(self) -> str:
+        return ">f4"
+
+
+def test_a_dtype_is_read_by_its_name_whatever_its_byte_order() -> None:
+    report = compare(Array(FLOAT32_TABLE, DtypeWithName()))  # type: ignore[arg-type]
+    assert report.ok and report.dtype == "float32" and report.dtype_origin == "the array's dtype"
+
+
 def test_a_dtype_given_is_honoured_and_the_report_says_the_data_holds_another() -> None:
     report = compare(Array(FLOAT32_TABLE, "torch.float32"), dtype="float64")
     assert not report.ok and report.dtype == "float64"
@@ -601,6 +615,8 @@ def test_numpy_and_torch_tables_are_checked_in_their_dtype() -> None:
     report = compare(t2t, preset="tensor2tensor")
     assert report.ok and report.dtype == "float32" and report.dtype_origin == "the array's dtype"
     assert not compare(t2t, preset="tensor2tensor", dtype="float64").ok
+    big_endian = t2t.astype(">f4")
+    assert str(big_endian.dtype) == ">f4" and compare(big_endian, preset="tensor2tensor").dtype == "float32"
     for dtype in ("float32", "float16", "bfloat16"):
         tensor = torch.tensor(encoding(100, 32), dtype=getattr(torch, dtype))
         report = compare(tensor)
