@@ -3852,9 +3852,8 @@ class _RopeAllowance(_Allowance):
 # The bases the rotary diagnosis tries besides the one asked for: the ones models use.
 _ROPE_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000)
 
-# The pipeline steps a precision mistake can round, in order, and the formats each is tried in.
-_ROPE_STEPS = ("positions", "inv_freq", "angles", "output")
-# (step, the formats it is tried in, the step in words); constant tuples, in flash when frozen.
+# The pipeline steps a precision mistake can round, in order: (step, the formats it is tried in, the step
+# in words).  Constant tuples, in flash when frozen.
 _ROPE_STEP_FORMATS = (
     ("positions", ("float16", "bfloat16"), "the positions"),
     ("inv_freq", ("float16", "bfloat16", "float16 arithmetic", "bfloat16 arithmetic"), "inv_freq"),
@@ -4113,10 +4112,8 @@ def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
 def _step_combinations() -> "List[Dict[str, str]]":
     """Every non-empty choice of steps and formats, fewest steps first."""
     combinations: "List[Dict[str, str]]" = [{}]
-    for step in _ROPE_STEPS:
-        combinations = combinations + [
-            dict(list(c.items()) + [(step, fmt)]) for c in combinations for fmt in _rope_step(step)[1]
-        ]
+    for step, formats, _ in _ROPE_STEP_FORMATS:
+        combinations = combinations + [dict(list(c.items()) + [(step, fmt)]) for c in combinations for fmt in formats]
     combinations = combinations[1:]
     combinations.sort(key=len)
     return combinations
@@ -6523,19 +6520,7 @@ def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") ->
     except ValueError as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
-    if sys.stdout is None:
-        sys.stderr.write(f"{prog}: error: cannot write the report: standard output is closed\n")
-        return 2
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except _BROKEN_PIPE:
-        _silence_stdout()
-    except OSError as error:
-        _silence_stdout()
-        sys.stderr.write(f"{prog}: error: cannot write the report: {error.strerror or error}\n")
-        return 2
-    return status
+    return _print_report(prog, text, status)
 
 
 class _Request:
