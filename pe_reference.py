@@ -488,7 +488,7 @@ def compare(
     >>> report.ok, report.shape
     (True, (4, 4))
     >>> print(report)
-    4 x 4 table against the exact float64 values of the paper convention (default tolerance min(2**-10, 2**-48 * (1 + |angle|)))
+    4 x 4 table against the exact float64 values of the paper convention (default tolerance 2**-48 * (1 + |angle|) + 2**-53 * |value|)
     max abs error 0, max 0 ulps of float64
     0 of 16 elements outside the tolerance: within tolerance
 
@@ -502,10 +502,14 @@ def compare(
     checked as float64, and a report that fails says when every value is a
     number of a narrower format, the one to give as ``dtype``.
 
-    By default an element passes when its error is at most
-    ``min(2**-10, 2**(5-p) * (1 + |angle|))`` for a format of ``p`` bits and
-    the element's angle: a faithful computation in the format passes, and
-    an error of ``1e-3`` never does.  With ``atol`` or ``ulps`` an element
+    By default an element passes when its error from the exact value is at
+    most ``2**(5-q) * (1 + |angle|) + 2**-p * |value|`` for a format of ``p``
+    bits computed in one of ``q`` (the format itself, or float32 for
+    bfloat16 and float16), times a factor on the values: a faithful
+    computation in the format passes, and where that allowance is below
+    ``1e-3`` an error of ``1e-3`` fails.  Past angle 511 (float32) the
+    elements are counted as coarse, past 32767 they are not judged, and a
+    table mostly not judged cannot be checked (docs/checking.md).  With ``atol`` or ``ulps`` an element
     passes when its error is at most ``atol`` or it is at most ``ulps``
     numbers of ``dtype`` away; ``atol=0`` demands the exact values:
 
@@ -546,40 +550,48 @@ def compare(
         if not -_INF < x < _INF
     ]
     table = rounded
-    allowance = _Allowance(asked, seq_len, d_model, dtype)
     if asked.odd == "error" and d_model % 2:
         # The convention has no table of this width: nothing to compare with.
-        text = f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
-        return _with_origin(
-            Report(
-                (seq_len, d_model),
-                asked._name(),
-                dtype,
-                atol,
-                ulps,
-                0,
-                _NAN,
-                _NAN,
-                None,
-                _diagnose(table, None, dtype, {}, not_finite, asked),
-                not_finite[:5],
-                len(not_finite),
-                text,
-            ),
-            origin,
-            table,
+        report = Report(
+            (seq_len, d_model),
+            asked._name(),
+            dtype,
+            atol,
+            ulps,
+            0,
+            _NAN,
+            _NAN,
+            None,
+            _diagnose(table, None, dtype, {}, not_finite, asked),
+            not_finite[:5],
+            len(not_finite),
         )
+        report.uncheckable = (
+            f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
+        )
+        return _with_origin(report, origin, table)
+    allowance = _Allowance(
+        _column_frequencies(asked, d_model), list(asked._float_positions(seq_len)), dtype, asked._float_scale(d_model)
+    )
     comparison = _Comparison(allowance, dtype, atol, ulps)
-    expected_rows = _exact_rows(seq_len, d_model, asked, dtype)
+
+    def exact_row(r: int) -> "List[float]":
+        return next(_exact_rows(seq_len, d_model, asked, dtype, r))
+
+    def exact_rows(rounding: str) -> "Iterator[List[float]]":
+        return _exact_rows(seq_len, d_model, asked, rounding)
+
+    references = _references(exact_rows, dtype, exact_row)
     rows_with_not_finite = set(r for r, _, _ in not_finite)
-    for r, (row, expected_row) in enumerate(zip(table, expected_rows)):
-        comparison.add(r, row, expected_row, r in rows_with_not_finite)
-    unrepresentable = None
-    if atol is None and ulps is None:
-        unrepresentable = allowance.unrepresentable(seq_len)
+    for r, (row, (exact, expected)) in enumerate(zip(table, references)):
+        comparison.add(r, row, exact, expected, r in rows_with_not_finite)
     diagnosis: "Optional[str]" = None
-    if comparison.failures:
-        diagnosis = _diagnose(table, asked, dtype, comparison.damaged, not_finite, asked)
+    unjudged = 2 * comparison.unjudged > seq_len * d_model
+    if comparison.failures or (unjudged and comparison.default):
+        # Most elements not judged: the asked convention vouches for nothing, as for a width it has no table of.
+        diagnosis = _diagnose(
+            table, None if unjudged else asked, dtype, comparison.damaged, not_finite, asked, comparison.unjudged
+        )
     report = Report(
         (seq_len, d_model),
         asked._name(d_model),
@@ -593,9 +605,9 @@ def compare(
         diagnosis,
         not_finite[:5],
         len(not_finite),
-        unrepresentable,
     )
-    return _with_origin(report, origin, table)
+    report.rule = allowance.rule()
+    return _with_origin(report._take_classes(comparison), origin, table)
 
 
 def assert_close(actual: object, **options: "Any") -> None:
@@ -637,7 +649,6 @@ class Report:
         diagnosis: "Optional[str]",
         not_finite: "Sequence[Tuple[int, int, float]]" = (),
         not_finite_count: int = 0,
-        unrepresentable: "Optional[str]" = None,
     ) -> None:
         self.shape = shape
         self.convention = convention
@@ -653,8 +664,14 @@ class Report:
         #: (row, column, value) of the first NaN or infinite elements, and how many there are.
         self.not_finite = list(not_finite)
         self.not_finite_count = not_finite_count
-        #: Why the default tolerance cannot pass this table in its format, or None.
-        self.unrepresentable = unrepresentable
+        #: Why the table cannot be checked (most elements not judged, or no table of its width), or None.
+        self.uncheckable: "Optional[str]" = None
+        #: Elements the default rule judges coarser than 2**-10, and elements it does not judge (see docs/checking.md).
+        self.coarse = 0
+        self.unjudged = 0
+        #: (row, column) of the first of each, in row order, or None.
+        self.coarse_from: "Optional[Tuple[int, int]]" = None
+        self.unjudged_from: "Optional[Tuple[int, int]]" = None
         #: What the table was compared with, in words, and the default rule (compare_rope sets its own).
         self.subject = f"the {convention} convention"
         self.rule: "Optional[str]" = None
@@ -667,7 +684,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return self.failures == 0 and self.unrepresentable is None
+        return self.failures == 0 and self.uncheckable is None
 
     @property
     def count(self) -> int:
@@ -681,16 +698,49 @@ class Report:
         if self.atol is None and self.ulps is None:
             if self.rule is not None:
                 return self.rule
-            precision = _DTYPES[self.dtype][0]
-            if 5 - precision >= -10:
-                return "default tolerance 2**-10"  # the cap is below even the allowance at angle 0
-            return f"default tolerance min(2**-10, 2**{5 - precision} * (1 + |angle|))"
+            return _Allowance([], [], self.dtype).rule()
         parts = []
         if self.atol is not None:
             parts.append("atol=0, exact" if self.atol == 0 else f"atol={self.atol:.3g}")
         if self.ulps is not None:
             parts.append(f"ulps={self.ulps:g}")
         return " or ".join(parts)
+
+    def _take_classes(self, comparison: "_Comparison") -> "Report":
+        """Take the counts of elements the default rule judged coarsely or not at all; most not judged: uncheckable."""
+        if not comparison.default:
+            return self  # an explicit tolerance judges every element alike
+        self.coarse, self.unjudged = comparison.coarse, comparison.unjudged
+        self.coarse_from, self.unjudged_from = comparison.coarse_from, comparison.unjudged_from
+        if 2 * self.unjudged > self.count:
+            self.uncheckable = (
+                f"most elements are not judged: the table cannot be checked in {self.dtype};"
+                " give atol or ulps to compare it with the exact values"
+            )
+        return self
+
+    def _classes_text(self) -> "List[str]":
+        """The lines on elements judged coarsely or not at all: how many, why, where they start."""
+        computing = _Allowance([], [], self.dtype).computing
+        bits = _DTYPES[computing][0]
+        lines = []
+        for count, first, bound, what in (
+            (
+                self.coarse,
+                self.coarse_from,
+                bits - 15,
+                "too coarsely to judge them to 2**-10: judged to their own allowance",
+            ),
+            (self.unjudged, self.unjudged_from, bits - 9, "so coarsely that the allowance passes 2**-4: not judged"),
+        ):
+            if count and first is not None:
+                r, c = first
+                share = _percent(count / self.count) if 1000 * count >= self.count else "under 0.1%"
+                lines.append(
+                    f"{count} of {self.count} elements ({share}) have angles past {(1 << bound) - 1},"
+                    f" which {computing} holds {what}; the first is [{r}][{c}]"
+                )
+        return lines
 
     def __str__(self) -> str:
         row_list, columns = self.shape
@@ -711,15 +761,17 @@ class Report:
             lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
         if self.not_finite_count:
             lines.append(_not_finite_text(self.not_finite, self.not_finite_count, self.dtype))
-        if self.unrepresentable is not None:
-            lines.append(self.unrepresentable)
+        lines.extend(self._classes_text())
+        if self.uncheckable is not None:
+            lines.append(self.uncheckable)
         verdict = "within tolerance" if self.ok else "MISMATCH"
         if self.failures == 0 and not self.ok:
-            verdict = "NOT PASSED"
+            verdict = "CANNOT BE CHECKED"
         if self.max_abs_error != self.max_abs_error:
             lines.append(f"no element compared: {verdict}")  # NaN: there was nothing to compare with
         else:
-            lines.append(f"{self.failures} of {self.count} elements outside the tolerance: {verdict}")
+            unjudged = f", {self.unjudged} not judged" if self.unjudged else ""
+            lines.append(f"{self.failures} of {self.count} elements outside the tolerance{unjudged}: {verdict}")
         if self.diagnosis:
             lines.append(self.diagnosis)
         return "\n".join(lines)
@@ -842,18 +894,17 @@ def compare_rope(
     (True, True)
 
     Each value is first rounded to ``dtype``; without it, to the dtype of
-    an array or tensor, or float64 for lists, as in ``compare``.  By default an element passes
-    when its error is at most ``min(2**-10, u * (1 + |angle|))`` times the
+    an array or tensor, or float64 for lists, as in ``compare``.  The default rule is compare's: an element
+    passes when its error is at most ``2**(5-q) * (1 + |angle|)`` times the
     attention factor (times ``|x[a]| + |x[b]|`` for rotated vectors), plus
-    ``2**(1-p) * |exact|`` for storing it in a format of p bits; u is
-    ``2**(5-p)`` in float32 and float64 and float32's ``2**-19`` in the
-    narrow formats, since a cache is computed in float32 or wider and then
-    stored.  ``atol`` and ``ulps`` replace that rule, as in ``compare``.  A table that fails gets a diagnosis, and
+    ``2**-p * |value|`` for storing it in a format of p bits, where q is the
+    precision of the format it is computed in (float32 for the narrow
+    ones), with elements counted as coarse or not judged by their angle.
+    ``atol`` and ``ulps`` replace that rule, as in ``compare``.  A table that fails gets a diagnosis, and
     ``report.causes`` names what explains it: ``layout``, ``base``,
     ``scaling``, ``attention_factor:missing`` or ``:twice``, or a step
     rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
-    ``output``, as ``inv_freq:bfloat16``), ``angles:float32`` for errors
-    the size float32 arithmetic on the angles makes, ``output:float32``
+    ``output``, as ``inv_freq:bfloat16``), ``output:float32``
     (or another format) for values all held by a narrower format than
     ``dtype``:
 
@@ -878,10 +929,6 @@ def compare_rope(
     rows_with_not_finite = set(r for r, _, _ in not_finite)
     comparison = _rope_comparison(rounded, setup, kind, vectors, given, dtype, atol, ulps, rows_with_not_finite)
     allowance = comparison.allowance
-    assert isinstance(allowance, _RopeAllowance)
-    # No "unrepresentable" verdict here: a rotary cache is computed in float32 or wider and stored in
-    # its format, so a narrow format need not hold the positions; the cap judges the errors.
-    unrepresentable = None
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     diagnosis: "Optional[str]" = None
     causes: "Tuple[str, ...]" = ()
@@ -900,12 +947,11 @@ def compare_rope(
         diagnosis,
         not_finite[:5],
         len(not_finite),
-        unrepresentable,
     )
     report.subject = f"the {setup.name(what)}"
     report.rule = allowance.rule()
     report.causes = causes
-    return _with_origin(report, origin, rounded)
+    return _with_origin(report._take_classes(comparison), origin, rounded)
 
 
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
@@ -2743,20 +2789,31 @@ def _complete_row(
 # Oracle: compare a table with the exact one
 # ---------------------------------------------------------------------------
 #
-# The default verdict promises one thing a user can check by hand: every
-# element is within min(2**-10, 2**(5-p) * (1 + |angle|)) of the exact value
-# rounded to the format (p bits), where angle is the element's own
-# position * frequency.  2**(5-p) * angle is 32 roundings of the angle in
-# the format: numpy's float64 formula uses a third of it and a float32
-# pipeline a fifth (benchmarks/tolerance.py measures both).  The cap 2**-10
-# is below 1e-3, so a wrong element of that size never passes, in any format
-# and at any position.  Where the format cannot hold the positions or angles
-# (past 2**p, where its numbers are more than 1 apart), no computation in it
-# can give the table, and the default verdict does not pass.
+# The default verdict, for tables and rotary caches alike, in a format of p
+# bits: an element passes when
+#
+#     |value - exact| <= u * A + 2**-p * |value|,   u = 2**(5-q) * (1 + |angle|)
+#
+# where exact is the exact value rounded to float64, angle the element's own
+# position * frequency as float64 computes it, A the output scale (a rotary
+# cache's attention factor, times |x[a]| + |x[b]| for rotated vectors), and
+# q the precision of the format the table is computed in: the table's own
+# (53 bits for float64, 24 for float32), float32's for bfloat16 and float16,
+# which store a table computed in float32.  u is 32 roundings of the angle
+# in that format (benchmarks/tolerance.py measures the pipelines people use
+# at 15.2 or fewer, up to 131072 positions); 2**-p * |value| is the storing:
+# at least half a step of the format at a normal value, less than a whole one.
+#
+# Where u passes 2**-10, the computing format holds the angle too coarsely
+# to judge the element to 2**-10: the element is judged all the same, and
+# counted apart as coarse.  Where u passes 2**-4, the check could not tell a
+# faithful value from one off by a sixteenth: the element is not judged, and
+# counted apart; a table most of whose elements are such cannot be checked
+# in its format.  In float32 the first starts past angle 511, the second past
+# 32767; in float64 past 2**38 - 1 and 2**44 - 1.  So an error of 1e-3 fails
+# in every float32 or float64 element that is not coarse (its allowance is at
+# most 2**-10 + 2**-24), and in bfloat16 and float16 beyond their own step.
 
-
-# The cap on the default tolerance, and on any element's allowance.
-_CAP = 1.0 / 1024
 
 # Rows the diagnosis samples when it tries candidates: the first ones and a spread.
 _SAMPLE_ROWS = 48
@@ -2893,66 +2950,115 @@ def _ordered(values: "List[float]", dtype: str) -> "List[int]":
     return [b if b < half else half - b for b in bits]
 
 
-class _Allowance:
-    """The default tolerance of each element: min(2**-10, unit * (1 + |angle|)), unit = 2**(5-p)."""
-
-    def __init__(self, convention: "Convention", seq_len: int, d_model: int, dtype: str) -> None:
-        self.convention = convention
-        self.dtype = dtype
-        self.precision = _DTYPES[dtype][0]
-        # An output scale scales the errors too.
-        self.unit = _power_of_two(5 - self.precision) * convention._float_scale(d_model)
-        # Each column's frequency (0 for a padding column), as float64 computes it.
-        self.frequencies = _column_frequencies(convention, d_model)
-        self.positions = list(convention._float_positions(seq_len))
-
-    def row(self, r: int) -> "List[float]":
-        """The default tolerance of each element of row r."""
-        return _allowances(self.frequencies, self.positions[r], self.unit)
-
-    def unrepresentable(self, seq_len: int) -> "Optional[str]":
-        """Why the format cannot hold this table's positions or angles, or None if it can."""
-        limit = 1 << self.precision
-        last = max(map(abs, self.positions)) if self.positions else 0.0
-        if last > limit:
-            return (
-                f"{self.dtype} holds whole numbers exactly only up to {limit}, and this table's positions reach"
-                f" {_short(int(last)) if last < _power_of_two(996) and last == int(last) else repr(last)}:"
-                f" no computation in {self.dtype} gives it, so the default tolerance does not pass it;"
-                " give atol or ulps to compare it with the exact values"
-            )
-        largest = max(self.frequencies) if self.frequencies else 0.0
-        angle = last * largest if last > 0 else 0.0
-        if angle > limit:
-            return (
-                f"{self.dtype} holds this table's angles, up to {angle:.3g}, no better than to whole numbers:"
-                f" no computation in {self.dtype} gives it, so the default tolerance does not pass it;"
-                " give atol or ulps to compare it with the exact values"
-            )
-        return None
-
-
-def _allowances(frequencies: "List[float]", position: float, unit: float) -> "List[float]":
-    """min(2**-10, unit * (1 + |position * w|)) for each column's frequency w."""
-    try:
-        scaled = unit * abs(float(position))
-    except OverflowError:
-        scaled = _INF
-    if scaled == _INF:
-        return [_CAP if w else unit for w in frequencies]
-    # A NaN (position 0 times an infinite frequency) fails t < _CAP: capped too.
-    tolerances = [unit + scaled * w for w in frequencies]
-    return [t if t < _CAP else _CAP for t in tolerances]
-
-
 def _column_frequencies(convention: "Convention", d_model: int) -> "List[float]":
     """Each column's frequency in float64 (0 for a padding column; inf past float64)."""
     by_pair = convention._float_frequencies(d_model)
     return [0.0 if kind == _ZERO else by_pair[pair] for kind, pair in convention._plan(d_model)]
 
 
+class _Allowance:
+    """The default rule's allowance of each element, and which elements are coarse or not judged.
+
+    An element is coarse where u passes COARSE (judged, counted apart), not judged where it passes UNJUDGED.
+
+    frequencies: each column's, as float64 computes it (0 for a padding column); positions: each row's;
+    factor: A, the output scale or attention factor; weights: per element, |x[a]| + |x[b]| of rotated vectors.
+    """
+
+    COARSE = 1.0 / 1024
+    UNJUDGED = 1.0 / 16
+
+    def __init__(
+        self,
+        frequencies: "List[float]",
+        positions: "List[float]",
+        dtype: str,
+        factor: float = 1.0,
+        weights: "Optional[List[List[float]]]" = None,
+    ) -> None:
+        self.frequencies = frequencies
+        self.positions = positions
+        self.dtype = dtype
+        self.precision = _DTYPES[dtype][0]
+        computing = self.precision if self.precision >= 24 else 24
+        #: The format the table is computed in: its own, or float32 for a narrow one.
+        self.computing = "float64" if computing == 53 else "float32"
+        self.unit = _power_of_two(5 - computing)
+        self.factor = abs(factor)
+        self.storing = _power_of_two(-self.precision)
+        self.weights = weights
+        # Columns by falling frequency, with the first column among each prefix: where each class starts.
+        order = sorted(range(len(frequencies)), key=lambda c: -frequencies[c])
+        self._falling = [frequencies[c] for c in order]
+        self._first: "List[int]" = []
+        for c in order:
+            self._first.append(c if not self._first or c < self._first[-1] else self._first[-1])
+
+    def row(self, r: int, values: "List[float]") -> "List[float]":
+        """The tolerance of each element of row r, holding values: infinite where not judged (NaN still fails)."""
+        unit, factor, storing, unjudged = self.unit, self.factor, self.storing, self.UNJUDGED
+        try:
+            scaled = unit * abs(float(self.positions[r]))
+        except OverflowError:
+            scaled = _INF
+        if scaled == 0.0:
+            allowed = [unit] * len(self.frequencies)  # angle 0, whatever the frequency
+        else:
+            # An infinite u (a position or frequency beyond float64) fails u <= unjudged: not judged.
+            allowed = [unit + scaled * w if w else unit for w in self.frequencies]
+        if self.weights is not None:
+            factors = [factor * w for w in self.weights[r]]
+        else:
+            factors = [factor] * len(allowed)
+        return [u * a + storing * abs(v) if u <= unjudged else _INF for u, a, v in zip(allowed, factors, values)]
+
+    def classes(self, r: int) -> "Tuple[int, int, int, int]":
+        """Row r's coarse and not judged elements: (coarse, not judged, the first column of each or -1)."""
+        counts = []
+        for bound in (self.COARSE, self.UNJUDGED):
+            # u > bound  <=>  |position| * w > bound / unit - 1.
+            try:
+                reach = abs(float(self.positions[r])) / (bound / self.unit - 1.0)
+            except (OverflowError, ZeroDivisionError):
+                reach = _INF
+            count = 0
+            if reach > 0.0:
+                # Columns whose frequency w > 1 / reach: a prefix of the falling frequencies.
+                limit = 1.0 / reach if reach < _INF else 0.0
+                low, high = 0, len(self._falling)
+                while low < high:
+                    middle = (low + high) // 2
+                    if self._falling[middle] > limit:
+                        low = middle + 1
+                    else:
+                        high = middle
+                count = low
+            counts.append(count)
+        coarse, unjudged = counts
+        return (
+            coarse - unjudged,
+            unjudged,
+            self._first[coarse - 1] if coarse else -1,
+            self._first[unjudged - 1] if unjudged else -1,
+        )
+
+    def rule(self) -> str:
+        """The rule in words, as the report's first line gives it."""
+        scale = "" if self.factor == 1.0 else f" * {self.factor:.6g}"
+        weight = "" if self.weights is None else " * (|x[a]| + |x[b]|)"
+        return (
+            f"default tolerance 2**{5 - (self.precision if self.precision >= 24 else 24)} * (1 + |angle|)"
+            f"{scale}{weight} + 2**-{self.precision} * |value|"
+        )
+
+
 class _Comparison:
-    """The running tally of compare(): failures, largest errors, and the damaged cells."""
+    """The running tally of a check: failures, largest errors, coarse and unjudged elements, damaged cells.
+
+    add() takes each row as the table holds it (rounded to dtype), the exact row rounded to float64 (what the
+    default rule judges against) and rounded to dtype (what atol and ulps, the largest errors and the worst
+    element are measured against; the same list for float64).
+    """
 
     def __init__(self, allowance: _Allowance, dtype: str, atol: "Optional[float]", ulps: "Optional[float]") -> None:
         self.allowance = allowance
@@ -2964,10 +3070,18 @@ class _Comparison:
         self.max_abs = 0.0
         self.max_ulps = 0.0
         self.worst: "Optional[Tuple[int, int, float, float]]" = None
+        #: Elements the default rule judges coarser than 2**-10, and elements it does not judge.
+        self.coarse = 0
+        self.unjudged = 0
+        #: (row, column) of the first of each, in row order.
+        self.coarse_from: "Optional[Tuple[int, int]]" = None
+        self.unjudged_from: "Optional[Tuple[int, int]]" = None
         #: row -> the columns outside the default tolerance (what the diagnosis explains).
         self.damaged: "Dict[int, List[int]]" = {}
 
-    def add(self, r: int, row: "List[float]", expected: "List[float]", has_not_finite: bool) -> None:
+    def add(
+        self, r: int, row: "List[float]", exact: "List[float]", expected: "List[float]", has_not_finite: bool
+    ) -> None:
         errors = [abs(a - e) for a, e in zip(row, expected)]
         if has_not_finite:
             finite = [x for x in errors if x < _INF]
@@ -2978,10 +3092,24 @@ class _Comparison:
             c = errors.index(largest)
             self.max_abs = largest
             self.worst = (r, c, row[c], expected[c])
+        # Counted whatever the rule: the diagnosis works with the default one.
+        coarse, unjudged, first_coarse, first_unjudged = self.allowance.classes(r)
+        if coarse:
+            self.coarse += coarse
+            if self.coarse_from is None:
+                self.coarse_from = (r, first_coarse)
+        if unjudged:
+            self.unjudged += unjudged
+            if self.unjudged_from is None:
+                self.unjudged_from = (r, first_unjudged)
         if largest == 0.0 and not has_not_finite:
-            return
-        tolerances = self.allowance.row(r)
-        damaged = [c for c, (error, tolerance) in enumerate(zip(errors, tolerances)) if not error <= tolerance]
+            return  # every value is the exact one rounded to dtype: it passes every rule
+        judged = errors if exact is expected else [abs(a - e) for a, e in zip(row, exact)]
+        tolerances = self.allowance.row(r, row)
+        damaged = [c for c, (error, tolerance) in enumerate(zip(judged, tolerances)) if not error <= tolerance]
+        if has_not_finite:
+            # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
+            damaged = [c for c, x in enumerate(row) if c in damaged or not -_INF < x < _INF]
         if damaged:
             self.damaged[r] = damaged
         finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
@@ -2997,6 +3125,44 @@ class _Comparison:
             self.failures += sum(
                 1 for error, n in zip(errors, apart) if not (error <= self.atol or (error < _INF and n <= self.ulps))
             )
+
+
+def _references(
+    exact_rows: "Callable[[str], Iterator[List[float]]]", dtype: str, exact_row: "Callable[[int], List[float]]"
+) -> "Iterator[Tuple[List[float], List[float]]]":
+    """Each exact row rounded to float64, with the same rounded to dtype: (float64 row, dtype row).
+
+    exact_rows(format) yields the exact rows rounded to a format.  Rounding the float64 value to dtype
+    gives the exact value's rounding, except where the float64 value lies exactly halfway between two
+    numbers of dtype (those halfway points are float64 numbers, so the exact value and its float64
+    rounding are on the same side of every other one).  Such a tie, once in 2**(52 - p) values or so,
+    takes exact_row(r), the row computed in dtype by the exact kernel.  A runtime of single-precision
+    floats holds no float64 value: there both are the row in dtype.
+    """
+    import struct
+
+    if dtype == "float64" or _single_precision():
+        for row in exact_rows(dtype):
+            yield row, row
+        return
+    rows = exact_rows("float64")
+    precision, smallest, _ = _DTYPES[dtype]
+    low, half = (1 << (53 - precision)) - 1, 1 << (52 - precision)
+    tiny = _power_of_two(smallest)  # below it, dtype's numbers are evenly spaced and the halfway points move
+    for r, row in enumerate(rows):
+        rounded = _round_row(row, dtype)
+        bits = struct.unpack(f"<{len(row)}Q", struct.pack(f"<{len(row)}d", *row))
+        suspects = [c for c, (b, x) in enumerate(zip(bits, row)) if b & low == half or -tiny < x < tiny]
+        ties = [
+            c
+            for c in suspects
+            if rounded[c] != row[c] and _round_float(2 * row[c] - rounded[c], dtype) == 2 * row[c] - rounded[c]
+        ]
+        if ties:
+            decided = exact_row(r)
+            for c in ties:
+                rounded[c] = decided[c]
+        yield row, rounded
 
 
 # ---------------------------------------------------------------------------
@@ -3096,12 +3262,13 @@ def _diagnose(
     damaged: "Dict[int, List[int]]",
     not_finite: "List[Tuple[int, int, float]]",
     context: "Convention",
+    unjudged: int = 0,
 ) -> str:
     """Say what explains the table: the convention asked for with local damage, another candidate, or nothing.
 
     ``asked`` is None when the convention asked for has no table of this
-    width; ``context`` is the convention asked for, whose base and given
-    positions the candidates share.
+    width, or cannot judge most of it; ``context`` is the convention asked for, whose base and given
+    positions the candidates share; ``unjudged`` counts the elements the default rule does not judge.
     """
     d_model = len(table[0])
     prefix = "Diagnosis: "
@@ -3118,6 +3285,8 @@ def _diagnose(
     shift = 0
     if asked is not None:
         others = "the other elements are" if not_finite else "every element is"
+        if unjudged:
+            others = "every other element is" if not_finite else "every element it judges is"
         if not damaged:
             return prefix + (
                 f"{others} within the default tolerance of the {asked._name(d_model)} convention, so the"
@@ -3257,6 +3426,23 @@ def _join(items: "List[str]") -> str:
 def _sample_rows(seq_len: int) -> "List[int]":
     spread = range(0, seq_len, max(1, seq_len // (_SAMPLE_ROWS - 8)))
     return sorted(set(range(min(seq_len, 8))) | set(spread) | {seq_len - 1})
+
+
+# The cap on a candidate's allowance: a candidate never reproduces an element it misses by 2**-10.
+_CAP = 1.0 / 1024
+
+
+def _allowances(frequencies: "List[float]", position: float, unit: float) -> "List[float]":
+    """min(2**-10, unit * (1 + |position * w|)) for each column's frequency w."""
+    try:
+        scaled = unit * abs(float(position))
+    except OverflowError:
+        scaled = _INF
+    if scaled == _INF:
+        return [_CAP if w else unit for w in frequencies]
+    # A NaN (position 0 times an infinite frequency) fails t < _CAP: capped too.
+    tolerances = [unit + scaled * w for w in frequencies]
+    return [t if t < _CAP else _CAP for t in tolerances]
 
 
 def _row_allowance(frequencies: "List[float]", position: float, precision: int, scale: float = 1.0) -> "List[float]":
@@ -3794,61 +3980,6 @@ def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
                 )
 
 
-class _RopeAllowance(_Allowance):
-    """The default tolerance of a rotary element: min(2**-10, unit (1 + |p w_k|)) A W + 2**(1-p) |exact|.
-
-    A rotary cache is computed in float32 or wider and then stored in its
-    format (HF casts cos and sin to the model's bfloat16): unit is 2**(5-p)
-    for float32 and float64 tables and 2**-19, float32's, for the narrow
-    ones; the last term allows the storing, one rounding to the format of
-    p bits (two, a bfloat16 value rounded from float32, stay within it).
-    A is the attention factor, W = |x[a]| + |x[b]| for rotated vectors.
-    """
-
-    def __init__(
-        self,
-        setup: "_Rope",
-        seq_len: int,
-        positions: "Optional[List[Tuple[int, int]]]",
-        dtype: str,
-        vectors: "Optional[List[List[float]]]",
-    ) -> None:
-        self.dtype = dtype
-        self.precision = _DTYPES[dtype][0]
-        self.factor = abs(setup.attention_value)
-        self.unit = _power_of_two(5 - (self.precision if self.precision >= 24 else 24))
-        self.storing = _power_of_two(1 - self.precision)
-        #: The exact row being compared (compare_rope sets it before each row).
-        self.expected: "List[float]" = []
-        by_pair = setup.float_frequencies(_last_position(positions, seq_len))
-        self.frequencies = [by_pair[k] for k in setup.columns()]
-        self.positions = [float(r) for r in range(seq_len)] if positions is None else [_to_float(p) for p in positions]
-        self.weights: "Optional[List[List[float]]]" = None
-        if vectors is not None:
-            partner = [0] * setup.head_dim
-            for a, b in setup.partners():
-                partner[a], partner[b] = b, a
-            self.weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(setup.head_dim)] for row in vectors]
-
-    def row(self, r: int) -> "List[float]":
-        tolerances = _allowances(self.frequencies, self.positions[r], self.unit)
-        if self.factor != 1.0:
-            tolerances = [t * self.factor for t in tolerances]
-        if self.weights is not None:
-            tolerances = [t * w for t, w in zip(tolerances, self.weights[r])]
-        storing = self.storing
-        return [t + storing * abs(e) for t, e in zip(tolerances, self.expected)]
-
-    def rule(self) -> str:
-        scale = "" if self.factor == 1.0 else f" * {self.factor:.6g}"
-        weight = "" if self.weights is None else " * (|x[a]| + |x[b]|)"
-        unit = 5 - (self.precision if self.precision >= 24 else 24)
-        return (
-            f"default tolerance min(2**-10, 2**{unit} * (1 + |angle|)){scale}{weight}"
-            f" + 2**{1 - self.precision} * |exact|"
-        )
-
-
 # The bases the rotary diagnosis tries besides the one asked for: the ones models use.
 _ROPE_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000)
 
@@ -3875,14 +4006,11 @@ def _diagnose_rope(
     positions: "Optional[List[Tuple[int, int]]]",
     dtype: str,
     damaged: "Dict[int, List[int]]",
-    allowance: "_RopeAllowance",
+    allowance: "_Allowance",
 ) -> "Tuple[str, Tuple[str, ...]]":
     """What explains a rotary table that fails: (the diagnosis in words, the cause keys).
 
-    1. Every failing element within 2**-21 (1 + |angle|) of the value, a
-       few ulps of a float32 angle, but above the cap: the errors are the
-       size float32 arithmetic on the angle makes (``angles:float32``).
-       Values all held by a narrower format than dtype: ``output:FORMAT``.
+    1. Values all held by a narrower format than dtype: ``output:FORMAT``.
     2. Else each candidate (the other layout, another base, a missing or
        different scaling, the attention factor missing or twice, and each
        combination of steps rounded to float16 or bfloat16) computes the
@@ -3907,19 +4035,6 @@ def _diagnose_rope(
             )
         # Stored in the narrower format and wrong besides: the candidates are rounded to it too.
         dtype, stored = held, (f"output:{held}",)
-    # A few ulps of a float32 angle: its rounding, inv_freq's, and a reduction in float32.
-    if _rope_errors_within(
-        table, setup, kind, vectors, positions, damaged, _power_of_two(-21), allowance.storing, allowance.weights
-    ):
-        largest = max(
-            abs(allowance.positions[r] * allowance.frequencies[c]) for r, columns in damaged.items() for c in columns
-        )
-        return (
-            "Diagnosis: every error is within 2**-21 * (1 + |angle|), what float32 arithmetic on the"
-            f" angles loses, but above the cap 2**-10: the failing elements have angles up to {largest:.6g},"
-            " which float32 holds only to its last place" + (f"; its values are {held} numbers" if stored else ""),
-            ("angles:float32",) + stored,
-        )
     sample_rows = _rope_sample_rows(len(table))
     sampled = [table[r] for r in sample_rows]
     floats = allowance.positions
@@ -3983,12 +4098,23 @@ def _rope_comparison(
     rows_with_not_finite: "Set[int]",
 ) -> _Comparison:
     """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
-    allowance = _RopeAllowance(setup, len(rounded), positions, dtype, vectors)
+    count = len(rounded)
+    allowance = setup.default_allowance(count, positions, dtype, vectors)
     comparison = _Comparison(allowance, dtype, atol, ulps)
-    expected_rows = _rope_rows(setup, kind, len(rounded), positions, vectors, True, dtype)
-    for r, (row, expected) in enumerate(zip(rounded, expected_rows)):
-        allowance.expected = expected  # the allowance's storing term is relative to the exact value
-        comparison.add(r, row, expected, r in rows_with_not_finite)
+
+    def exact_row(r: int) -> "List[float]":
+        # The whole cache up to row r: a dynamic scaling's frequencies depend on the last position.
+        for i, row in enumerate(_rope_rows(setup, kind, count, positions, vectors, True, dtype)):
+            if i == r:
+                return row
+        raise IndexError(r)
+
+    def exact_rows(rounding: str) -> "Iterator[List[float]]":
+        return _rope_rows(setup, kind, count, positions, vectors, True, rounding)
+
+    references = _references(exact_rows, dtype, exact_row)
+    for r, (row, (exact, expected)) in enumerate(zip(rounded, references)):
+        comparison.add(r, row, exact, expected, r in rows_with_not_finite)
     return comparison
 
 
@@ -4009,35 +4135,6 @@ def _rope_sample_rows(count: int) -> "List[int]":
     """The first and last 8 rows and 48 spread by the golden ratio: a regular spread could hit only round positions."""
     spread = set(int(((i * 0.6180339887498949) % 1.0) * count) for i in range(1, 49))
     return sorted(set(range(min(count, 8))) | set(range(max(0, count - 8), count)) | spread)
-
-
-def _rope_errors_within(
-    table: "List[List[float]]",
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[Tuple[int, int]]]",
-    damaged: "Dict[int, List[int]]",
-    unit: float,
-    storing: float,
-    allowance_weights: "Optional[List[List[float]]]",
-) -> bool:
-    """Whether every damaged element is within unit (1 + |angle|) A W + storing |value| of the float64 value."""
-    frequencies = setup.float_frequencies(_last_position(positions, len(table)))
-    columns = setup.columns()
-    for r, cells in damaged.items():
-        p = float(r) if positions is None else _to_float(positions[r])
-        row = _rope_candidate_row(setup, kind, vectors, r, p, frequencies, {}, setup.attention_value, "float64")
-        for c in cells:
-            angle = abs(p * frequencies[columns[c]])
-            if angle >= 1 << 18:
-                return False  # beyond, a float32 angle is off by 1/64 or more: no explanation
-            bound = unit * (1 + angle) * abs(setup.attention_value)
-            if allowance_weights is not None:
-                bound *= allowance_weights[r][c]
-            if not abs(table[r][c] - row[c]) <= bound + storing * abs(row[c]):
-                return False
-    return True
 
 
 def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Rope, Dict[str, str], float]]":
@@ -4729,6 +4826,25 @@ class _Rope:
     def name(self, what: str) -> str:
         scaling = "" if self.kind == "default" else f", {self.kind} scaling"
         return f"RoPE {what} ({self.layout} layout, base {_fraction_text(self.base)}{scaling})"
+
+    def default_allowance(
+        self,
+        seq_len: int,
+        positions: "Optional[List[Tuple[int, int]]]",
+        dtype: str,
+        vectors: "Optional[List[List[float]]]",
+    ) -> "_Allowance":
+        """The default rule's allowance for this cache or its rotated vectors: A the attention factor, W |x[a]| + |x[b]|."""
+        by_pair = self.float_frequencies(_last_position(positions, seq_len))
+        frequencies = [by_pair[k] for k in self.columns()]
+        floats = [float(r) for r in range(seq_len)] if positions is None else [_to_float(p) for p in positions]
+        weights: "Optional[List[List[float]]]" = None
+        if vectors is not None:
+            partner = [0] * self.head_dim
+            for a, b in self.partners():
+                partner[a], partner[b] = b, a
+            weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(self.head_dim)] for row in vectors]
+        return _Allowance(frequencies, floats, dtype, self.attention_value, weights)
 
 
 def _ceiling(x: "Tuple[int, int]") -> int:

@@ -146,7 +146,11 @@ class Report:
     diagnosis: Optional[str]
     not_finite: List[Tuple[int, int, float]]
     not_finite_count: int
-    unrepresentable: Optional[str]
+    uncheckable: Optional[str]
+    coarse: int
+    unjudged: int
+    coarse_from: Optional[Tuple[int, int]]
+    unjudged_from: Optional[Tuple[int, int]]
     subject: str
     rule: Optional[str]
     causes: Tuple[str, ...]
@@ -166,7 +170,6 @@ class Report:
         diagnosis: Optional[str],
         not_finite: Sequence[Tuple[int, int, float]] = ...,
         not_finite_count: int = ...,
-        unrepresentable: Optional[str] = ...,
     ) -> None: ...
     @property
     def ok(self) -> bool: ...
