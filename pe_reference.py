@@ -116,6 +116,8 @@ if TYPE_CHECKING:
     _Scale = Union[Tuple[int, int], "_AttentionFactor"]
     # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
     _Blend = Union["_Llama3", "_YarnRamp"]
+    # Where a table to check comes from, and the table as the checker reads it (rounded to its format).
+    _Table = Union[List[List[float]], "_Source"]
 
 
 # The module reads top-down; each section below starts with a header like this map's lines:
@@ -493,8 +495,9 @@ def compare(
     0 of 16 elements outside the tolerance: within tolerance
 
     ``actual`` is any 2-D sequence of numbers: nested lists, a numpy array
-    or a torch tensor (read by ``tolist()`` or iteration; neither library is
-    imported).  Its shape sets seq_len and d_model.  Each value is first
+    or a torch tensor (an array read a block of rows at a time, by slicing
+    and ``tolist()``, so that memory does not grow with the table; neither
+    library is imported).  Its shape sets seq_len and d_model.  Each value is first
     rounded to ``dtype``, as storing it in such an array would; the
     reference is the exact value rounded to ``dtype``.  Without ``dtype``,
     an array or tensor is checked in its own dtype (float16, float32,
@@ -530,9 +533,10 @@ def compare(
     Long because a check is one sequence, in the order docs/checking.md describes: the table read,
     the arguments checked, the shape, the comparison, the diagnosis.
     """
-    table = _as_table(actual)
-    seq_len, d_model = len(table), len(table[0])
+    table = _source(actual)  # the table as the checker reads it, streamed, rounded to dtype
+    seq_len, d_model = table.count, table.width
     dtype, origin = _check_format(actual, dtype)
+    table.rounding = dtype
     asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
     asked._check_rows(seq_len)
     asked._exponents(d_model)  # refuses a shift too large for this width
@@ -540,18 +544,10 @@ def compare(
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
         ulps = _check_tolerance("ulps", ulps)
-    rounded = [_round_row(row, dtype) for row in table]
-    # NaN and infinity, and values beyond the format's range (rounded to infinity), as read.
-    not_finite = [
-        (r, c, read[c])
-        for r, (row, read) in enumerate(zip(rounded, table))
-        if not -_INF < sum(row) < _INF
-        for c, x in enumerate(row)
-        if not -_INF < x < _INF
-    ]
-    table = rounded
     if asked.odd == "error" and d_model % 2:
         # The convention has no table of this width: nothing to compare with.
+        for _ in table.read():
+            pass  # counts what is not finite
         report = Report(
             (seq_len, d_model),
             asked._name(),
@@ -562,9 +558,9 @@ def compare(
             _NAN,
             _NAN,
             None,
-            _diagnose(table, None, dtype, {}, not_finite, asked),
-            not_finite[:5],
-            len(not_finite),
+            _diagnose(table, None, dtype, {}, table.not_finite, asked, not_finite_count=table.not_finite_count),
+            table.not_finite[:5],
+            table.not_finite_count,
         )
         report.uncheckable = (
             f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
@@ -582,15 +578,24 @@ def compare(
         return _exact_rows(seq_len, d_model, asked, rounding)
 
     references = _references(exact_rows, dtype, exact_row)
-    rows_with_not_finite = set(r for r, _, _ in not_finite)
-    for r, (row, (exact, expected)) in enumerate(zip(table, references)):
-        comparison.add(r, row, exact, expected, r in rows_with_not_finite)
+    for r, ((row, bad), (exact, expected)) in enumerate(zip(table.read(), references)):
+        comparison.add(r, row, exact, expected, bad)
     diagnosis: "Optional[str]" = None
     unjudged = 2 * comparison.unjudged > seq_len * d_model
     if comparison.failures or (unjudged and comparison.default):
         # Most elements not judged: the asked convention vouches for nothing, as for a width it has no table of.
         diagnosis = _diagnose(
-            table, None if unjudged else asked, dtype, comparison.damaged, not_finite, asked, comparison.unjudged
+            table,
+            None if unjudged else asked,
+            dtype,
+            comparison.damaged,
+            table.not_finite,
+            asked,
+            comparison.unjudged,
+            table.not_finite_count,
+            None
+            if len(comparison.damaged) == comparison.damaged_rows
+            else (comparison.damaged_rows, comparison.damaged_cells),
         )
     report = Report(
         (seq_len, d_model),
@@ -603,11 +608,11 @@ def compare(
         comparison.max_ulps,
         comparison.worst,
         diagnosis,
-        not_finite[:5],
-        len(not_finite),
+        table.not_finite[:5],
+        table.not_finite_count,
     )
     report.rule = allowance.rule()
-    return _with_origin(report._take_classes(comparison), origin, table)
+    return _with_origin(report, origin, table, comparison)
 
 
 def assert_close(actual: object, **options: "Any") -> None:
@@ -705,19 +710,6 @@ class Report:
         if self.ulps is not None:
             parts.append(f"ulps={self.ulps:g}")
         return " or ".join(parts)
-
-    def _take_classes(self, comparison: "_Comparison") -> "Report":
-        """Take the counts of elements the default rule judged coarsely or not at all; most not judged: uncheckable."""
-        if not comparison.default:
-            return self  # an explicit tolerance judges every element alike
-        self.coarse, self.unjudged = comparison.coarse, comparison.unjudged
-        self.coarse_from, self.unjudged_from = comparison.coarse_from, comparison.unjudged_from
-        if 2 * self.unjudged > self.count:
-            self.uncheckable = (
-                f"most elements are not judged: the table cannot be checked in {self.dtype};"
-                " give atol or ulps to compare it with the exact values"
-            )
-        return self
 
     def _classes_text(self) -> "List[str]":
         """The lines on elements judged coarsely or not at all: how many, why, where they start."""
@@ -951,7 +943,7 @@ def compare_rope(
     report.subject = f"the {setup.name(what)}"
     report.rule = allowance.rule()
     report.causes = causes
-    return _with_origin(report._take_classes(comparison), origin, rounded)
+    return _with_origin(report, origin, rounded, comparison)
 
 
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
@@ -2864,6 +2856,25 @@ def _as_row(row: object, r: int, name: str = "actual") -> "List[float]":
     return values
 
 
+def _source(actual: object, name: str = "actual") -> "_Source":
+    """A table to check as the checker reads it: a file's as read, an array's or tensor's by blocks, else lists."""
+    if isinstance(actual, _Source):
+        return actual
+    source = _Source(name, None, None)
+    shape = getattr(actual, "shape", None)
+    if (
+        callable(getattr(actual, "tolist", None))
+        and isinstance(shape, tuple)
+        and len(shape) == 2
+        and all(isinstance(n, int) and n > 0 for n in shape)
+    ):
+        source.array, (source.count, source.width) = actual, shape
+    else:
+        source.held = _as_table(actual, name)
+        source.count, source.width = len(source.held), len(source.held[0])
+    return source
+
+
 def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
     """The format a check rounds to, and where it came from (None for a list without dtype, or a dtype given for one).
 
@@ -2874,7 +2885,7 @@ def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
     # numpy's dtype.name is "float32" whatever the byte order (str() would say ">f4"); torch's str() is "torch.float32".
     held = getattr(kind, "name", None)
     held = held if isinstance(held, str) else str(kind)
-    what = "the file's dtype" if isinstance(actual, _TableFile) else "the array's dtype"
+    what = "the file's dtype" if isinstance(actual, _Source) else "the array's dtype"
     if held.startswith("torch."):
         held, what = held[6:], "the tensor's dtype"
     if held not in _DTYPES:
@@ -2883,9 +2894,23 @@ def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
     return dtype, what if held == dtype else f"as given; {what} is {held}"
 
 
-def _with_origin(report: "Report", origin: "Optional[str]", table: "List[List[float]]") -> "Report":
-    """The report, told where its format came from; a failing float64 check of a list or text gets the narrower format that holds it."""
+def _with_origin(
+    report: "Report", origin: "Optional[str]", table: "_Table", comparison: "Optional[_Comparison]" = None
+) -> "Report":
+    """The report, told where its format came from; a failing float64 check of a list or text gets the narrower format that holds it.
+
+    With the comparison of the default rule, it takes the counts of elements judged coarsely or not at all;
+    most not judged, the table cannot be checked.
+    """
     report.dtype_origin = origin
+    if comparison is not None and comparison.default:
+        report.coarse, report.unjudged = comparison.coarse, comparison.unjudged
+        report.coarse_from, report.unjudged_from = comparison.coarse_from, comparison.unjudged_from
+        if 2 * report.unjudged > report.count:
+            report.uncheckable = (
+                f"most elements are not judged: the table cannot be checked in {report.dtype};"
+                " give atol or ulps to compare it with the exact values"
+            )
     if report.failures and origin is None and report.dtype == "float64":
         report.narrower = _narrowest_format(table, "float64")
     return report
@@ -3003,6 +3028,13 @@ class _Allowance:
             scaled = _INF
         if scaled == 0.0:
             allowed = [unit] * len(self.frequencies)  # angle 0, whatever the frequency
+        elif self.weights is None and scaled < _INF:
+            # The common row, in one pass: u = unit + scaled w is judged while scaled w <= UNJUDGED - unit.
+            limit, fixed, growing = unjudged - unit, unit * factor, scaled * factor
+            return [
+                fixed + growing * w + storing * abs(v) if scaled * w <= limit else _INF
+                for w, v in zip(self.frequencies, values)
+            ]
         else:
             # An infinite u (a position or frequency beyond float64) fails u <= unjudged: not judged.
             allowed = [unit + scaled * w if w else unit for w in self.frequencies]
@@ -3060,6 +3092,9 @@ class _Comparison:
     element are measured against; the same list for float64).
     """
 
+    # Damaged elements kept for the diagnosis, at most: a table wrong everywhere is counted, not held.
+    KEPT_CELLS = 1 << 18
+
     def __init__(self, allowance: _Allowance, dtype: str, atol: "Optional[float]", ulps: "Optional[float]") -> None:
         self.allowance = allowance
         self.dtype = dtype
@@ -3076,8 +3111,10 @@ class _Comparison:
         #: (row, column) of the first of each, in row order.
         self.coarse_from: "Optional[Tuple[int, int]]" = None
         self.unjudged_from: "Optional[Tuple[int, int]]" = None
-        #: row -> the columns outside the default tolerance (what the diagnosis explains).
+        #: row -> the columns outside the default tolerance (what the diagnosis explains), for the first rows
+        #: that hold up to KEPT_CELLS of them; and how many rows and elements are outside it in all.
         self.damaged: "Dict[int, List[int]]" = {}
+        self.damaged_rows = self.damaged_cells = 0
 
     def add(
         self, r: int, row: "List[float]", exact: "List[float]", expected: "List[float]", has_not_finite: bool
@@ -3111,7 +3148,10 @@ class _Comparison:
             # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
             damaged = [c for c, x in enumerate(row) if c in damaged or not -_INF < x < _INF]
         if damaged:
-            self.damaged[r] = damaged
+            self.damaged_rows += 1
+            self.damaged_cells += len(damaged)
+            if self.damaged_cells <= self.KEPT_CELLS:
+                self.damaged[r] = damaged
         finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
         apart = [abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype), _ordered(expected, self.dtype))]
         if largest >= 0.0:
@@ -3256,25 +3296,31 @@ def _float64_row(
 
 
 def _diagnose(
-    table: "List[List[float]]",
+    table: "_Table",
     asked: "Optional[Convention]",
     dtype: str,
     damaged: "Dict[int, List[int]]",
     not_finite: "List[Tuple[int, int, float]]",
     context: "Convention",
     unjudged: int = 0,
+    not_finite_count: int = -1,
+    counted: "Optional[Tuple[int, int]]" = None,
 ) -> str:
     """Say what explains the table: the convention asked for with local damage, another candidate, or nothing.
 
     ``asked`` is None when the convention asked for has no table of this
     width, or cannot judge most of it; ``context`` is the convention asked for, whose base and given
-    positions the candidates share; ``unjudged`` counts the elements the default rule does not judge.
+    positions the candidates share; ``unjudged`` counts the elements the default rule does not judge;
+    ``not_finite`` holds the first elements that are not finite, of ``not_finite_count`` (its length if
+    -1); ``counted`` is (rows, elements) outside the tolerance when ``damaged`` holds only the first of them.
     """
     d_model = len(table[0])
     prefix = "Diagnosis: "
+    if not_finite_count < 0:
+        not_finite_count = len(not_finite)
     if not_finite:
-        prefix += _not_finite_text(not_finite[:5], len(not_finite), dtype) + "; "
-        if len(not_finite) == len(table) * d_model:
+        prefix += _not_finite_text(not_finite[:5], not_finite_count, dtype) + "; "
+        if not_finite_count == len(table) * d_model:
             return prefix + "no element is a finite number."
         # Those are named already; the rest of the table is what needs explaining.
         bad = set((r, c) for r, c, _ in not_finite)
@@ -3292,19 +3338,22 @@ def _diagnose(
                 f"{others} within the default tolerance of the {asked._name(d_model)} convention, so the"
                 f" differences are no larger than a faithful {dtype} computation makes."
             )
-        reference = _convention_candidate(_describe(asked, d_model), asked, len(table), d_model)
-        items, shift = _damage(table, damaged, reference, dtype)
-        if items is not None:
-            return prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items)}."
+        if counted is None:  # damage held in part is more than local
+            reference = _convention_candidate(_describe(asked, d_model), asked, len(table), d_model)
+            items, shift = _damage(table, damaged, reference, dtype)
+            if items is not None:
+                return prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items)}."
+    if counted is None:
+        counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
     candidates = _candidates(table, asked, context, dtype, shift)
     sample = _sample_rows(len(table))
     return prefix + _explanation(
-        table, _scored(table, candidates, asked, dtype, sample), asked, dtype, damaged, len(sample)
+        table, _scored(table, candidates, asked, dtype, sample), asked, dtype, counted, len(sample)
     )
 
 
 def _scored(
-    table: "List[List[float]]",
+    table: "_Table",
     candidates: "List[_Candidate]",
     asked: "Optional[Convention]",
     dtype: str,
@@ -3342,14 +3391,17 @@ def _scored(
 
 
 def _explanation(
-    table: "List[List[float]]",
+    table: "_Table",
     scored: "List[Tuple[int, int, int, _Candidate]]",
     asked: "Optional[Convention]",
     dtype: str,
-    damaged: "Dict[int, List[int]]",
+    outside: "Tuple[int, int]",
     sampled: int,
 ) -> str:
-    """The diagnosis from the best three scores: the first candidate that explains the table, else the closest."""
+    """The diagnosis from the best three scores: the first candidate that explains the table, else the closest.
+
+    outside is (rows, elements) outside the default tolerance of the convention asked for.
+    """
     d_model = len(table[0])
     rows_text = f" (on {sampled} of {len(table)} rows)" if sampled < len(table) else ""
     for negative, index, compared, candidate in scored[:3]:
@@ -3360,10 +3412,10 @@ def _explanation(
         if index == 0 and asked is not None:
             # The convention asked for: its damage, on every row, was more than local.
             if reproduced >= _EXPLAINED_SHARE * compared:
-                cells = sum(len(columns) for columns in damaged.values())
+                rows, cells = outside
                 return (
                     f"the {asked._name(d_model)} convention gives {reproduced} of the {compared} elements compared"
-                    f"{rows_text}, but {cells} elements in {len(damaged)} rows are outside the default tolerance:"
+                    f"{rows_text}, but {cells} elements in {rows} rows are outside the default tolerance:"
                     " more than local damage."
                 )
             continue
@@ -3450,9 +3502,7 @@ def _row_allowance(frequencies: "List[float]", position: float, precision: int, 
     return _allowances(frequencies, position, _power_of_two(6 - precision) * scale)
 
 
-def _reproduced(
-    table: "List[List[float]]", candidate: _Candidate, sample: "List[int]", dtype: str
-) -> "Tuple[int, int]":
+def _reproduced(table: "_Table", candidate: _Candidate, sample: "List[int]", dtype: str) -> "Tuple[int, int]":
     """How many elements of the sampled rows the candidate gives within their allowance, of how many."""
     d_model = len(table[0])
     reproduced = compared = 0
@@ -3466,7 +3516,7 @@ def _reproduced(
     return reproduced, compared
 
 
-def _candidate_damage(table: "List[List[float]]", candidate: _Candidate, dtype: str) -> "Optional[List[str]]":
+def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Optional[List[str]]":
     """The local damage that separates the table from a convention candidate, on every row.
 
     [] when there is none, None when it is more than local.
@@ -3490,7 +3540,7 @@ def _candidate_damage(table: "List[List[float]]", candidate: _Candidate, dtype: 
 
 
 def _damage(
-    table: "List[List[float]]", damaged: "Dict[int, List[int]]", reference: _Candidate, dtype: str
+    table: "_Table", damaged: "Dict[int, List[int]]", reference: _Candidate, dtype: str
 ) -> "Tuple[Optional[List[str]], int]":
     """Describe the damaged cells as at most _DAMAGE_ITEMS local faults against the reference.
 
@@ -3615,7 +3665,7 @@ def _moved_rows(moved: "Dict[int, int]") -> "List[str]":
     return items
 
 
-def _column_damage(table: "List[List[float]]", columns: "List[int]", reference: _Candidate, dtype: str) -> "List[str]":
+def _column_damage(table: "_Table", columns: "List[int]", reference: _Candidate, dtype: str) -> "List[str]":
     """What wrong columns hold: zeros, another column's values (a swap), or nothing known."""
     seq_len, d_model = len(table), len(table[0])
     sample = _sample_rows(seq_len)
@@ -3657,7 +3707,7 @@ def _column_damage(table: "List[List[float]]", columns: "List[int]", reference: 
 
 
 def _holds(
-    table: "List[List[float]]",
+    table: "_Table",
     c: int,
     other: int,
     sample: "List[int]",
@@ -3723,7 +3773,7 @@ _STEPS = ("positions", "frequencies", "angles", "output")
 
 
 def _candidates(
-    table: "List[List[float]]", asked: "Optional[Convention]", context: "Convention", dtype: str, shift: int
+    table: "_Table", asked: "Optional[Convention]", context: "Convention", dtype: str, shift: int
 ) -> "List[_Candidate]":
     """Every convention and known mistake the diagnosis tries, the one asked for first.
 
@@ -3780,7 +3830,7 @@ def _candidates(
     return found
 
 
-def _mistakes(table: "List[List[float]]", convention: "Convention", dtype: str) -> "List[_Candidate]":
+def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_Candidate]":
     """The known mistakes: a wrong exponent, a cosine-first interleave, steps rounded to a narrow format, a transpose.
 
     Long because it is a list: one short block per known mistake.
@@ -3858,7 +3908,7 @@ def _mistakes(table: "List[List[float]]", convention: "Convention", dtype: str) 
     return found
 
 
-def _float32_errors(table: "List[List[float]]", convention: "Convention", d_model: int) -> "Optional[_Candidate]":
+def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> "Optional[_Candidate]":
     """The errors of a float32 computation: within 2**-21 * (1 + |angle|) of the convention's values.
 
     Two float32 pipelines that order their operations differently agree no
@@ -3999,7 +4049,7 @@ def _rope_step(step: str) -> "Tuple[str, Tuple[str, ...], str]":
 
 
 def _diagnose_rope(
-    table: "List[List[float]]",
+    table: "_Table",
     setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
@@ -4074,7 +4124,7 @@ def _diagnose_rope(
 
 
 def _rope_failures(
-    table: "List[List[float]]",
+    table: "_Table",
     setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
@@ -4118,7 +4168,7 @@ def _rope_comparison(
     return comparison
 
 
-def _narrowest_format(table: "List[List[float]]", dtype: str) -> "Optional[str]":
+def _narrowest_format(table: "_Table", dtype: str) -> "Optional[str]":
     """The narrowest format narrower than dtype that holds every value of a table with some non-trivial value, or None."""
     found = None
     for narrow in ("float32", "float16", "bfloat16"):  # fewer bits of precision each
@@ -5484,111 +5534,353 @@ class _Unreadable(ValueError):
     """A table that cannot be read; the message says why, in one line."""
 
 
-class _TableFile:
-    """A table read from a file: its rows, and the format its values are stored in (a .npy file's dtype; None for text).
+class _Source:
+    """A table to check, wherever it comes from: its shape, its rows one by one or a block at a time.
 
-    compare() reads it as it reads an array: tolist() gives the rows, dtype the format.
+    Rows are held (a list, JSON, a Fortran-order .npy file), or read as needed, so that a table of any
+    length is checked in memory that does not grow with it: a numpy array's or torch tensor's by slicing
+    and tolist(), a .npy file's from the file, a CSV file's lines again by their offsets, a block of about
+    BLOCK values at a time.  dtype is a .npy file's format (None for text).  handle is the open file
+    (standard input spooled to a temporary file), or None for a path opened at each read.
+
+    As the checker reads it, the table is a list of rows rounded to ``rounding``: len(), [r] and
+    iteration; [r] keeps the last KEPT rows it read (the diagnosis's samples and damaged rows).
     """
 
-    def __init__(self, rows: "List[List[float]]", dtype: "Optional[str]" = None) -> None:
-        self.rows = rows
-        self.dtype = dtype
+    # Values per block read: 64K floats, 2 MB as Python lists; rows kept once read by index.
+    BLOCK = 1 << 16
+    KEPT = 512
+
+    def __init__(self, name: str, path: "Optional[str]", handle: "Optional[IO[bytes]]") -> None:
+        self.name, self.path, self.handle = name, path, handle
+        self.dtype: "Optional[str]" = None
+        self.count = self.width = 0
+        self.held: "Optional[List[List[float]]]" = None  # a list, JSON, or a .npy file in Fortran order
+        self.array: "Any" = None  # a 2-D numpy array or torch tensor
+        self.rounding = "float64"
+        self.kept: "Dict[int, List[float]]" = {}
+        self.start = 0  # a .npy file's first data byte
+        self.layout = ""  # struct's layout of one .npy row
+        self.offsets: "List[Tuple[int, int, int]]" = []  # a CSV row's (byte offset, line number, line within)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, r: int) -> "List[float]":
+        if r < 0:
+            r += self.count
+        if not 0 <= r < self.count:
+            raise IndexError(r)
+        row = self.kept.get(r)
+        if row is None:
+            row = _round_row(self.row(r), self.rounding)
+            if len(self.kept) >= self.KEPT:
+                del self.kept[next(iter(self.kept))]
+            self.kept[r] = row
+        return row
+
+    def __iter__(self) -> "Iterator[List[float]]":
+        for block in self.blocks():
+            for row in block:
+                yield _round_row(row, self.rounding)
+
+    def read(self) -> "Iterator[Tuple[List[float], bool]]":
+        """Each row rounded, and whether it may hold a value that is not finite (NaN, infinity, beyond the format).
+
+        Such values are counted in not_finite_count, and the first KEPT kept in not_finite as (row, column,
+        value as read).
+        """
+        self.not_finite: "List[Tuple[int, int, float]]" = []
+        self.not_finite_count = 0
+        r = 0
+        for block in self.blocks():
+            for read in block:
+                row = _round_row(read, self.rounding)
+                bad = not -_INF < sum(row) < _INF
+                if bad:
+                    cells = [(r, c, read[c]) for c, x in enumerate(row) if not -_INF < x < _INF]
+                    self.not_finite_count += len(cells)
+                    self.not_finite.extend(cells[: self.KEPT - len(self.not_finite)])
+                yield row, bad
+                r += 1
 
     def tolist(self) -> "List[List[float]]":
-        return self.rows
+        """Every row as read (not rounded), whole."""
+        return [row for block in self.blocks() for row in block]
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+    def row(self, r: int) -> "List[float]":
+        if self.held is not None:
+            return self.held[r]
+        if self.array is not None:
+            row = self.array[r : r + 1].tolist()[0]
+            return row if type(row) is list and all(type(x) is float for x in row) else _as_row(row, r, self.name)
+        handle = self.handle if self.handle is not None else open(self.path or "", "rb")
+        try:
+            if self.layout:
+                import struct
+
+                size = struct.calcsize(self.layout)
+                handle.seek(self.start + r * size)
+                return list(struct.unpack(self.layout, handle.read(size)))
+            offset, line_number, within = self.offsets[r]
+            handle.seek(offset)
+            text = handle.readline().decode("utf-8-sig" if offset == 0 else "utf-8")
+            values = self.values(text.splitlines()[within], line_number)
+            assert values is not None  # the line was read as a row before
+            return values
+        finally:
+            if self.handle is None:
+                handle.close()
+
+    def blocks(self) -> "Iterator[List[List[float]]]":
+        if self.held is not None:
+            yield self.held
+            return
+        if self.array is not None:
+            step = max(1, self.BLOCK // self.width)
+            for first in range(0, self.count, step):
+                rows = self.array[first : first + step].tolist()
+                for i, row in enumerate(rows):
+                    # An array's rows as lists of floats (an integer array's too); what is not a number is refused.
+                    if not (type(row) is list and all(type(x) is float for x in row)):
+                        rows[i] = _as_row(row, first + i, self.name)
+                yield rows
+            return
+        handle = self.handle if self.handle is not None else open(self.path or "", "rb")
+        try:
+            if self.layout:
+                import struct
+
+                size = struct.calcsize(self.layout)
+                step = max(1, self.BLOCK // self.width)
+                handle.seek(self.start)
+                for first in range(0, self.count, step):
+                    n = min(step, self.count - first)
+                    flat = struct.unpack(self.layout[0] + f"{n * self.width}" + self.layout[-1], handle.read(n * size))
+                    yield [list(flat[i * self.width : (i + 1) * self.width]) for i in range(n)]
+                return
+            block: "List[List[float]]" = []
+            handle.seek(0)
+            for line_number, line, _, _ in self.lines(handle):
+                values = self.values(line, line_number)
+                if values is not None:
+                    block.append(values)
+                    if len(block) * self.width >= self.BLOCK:
+                        yield block
+                        block = []
+            if block:
+                yield block
+        finally:
+            if self.handle is None:
+                handle.close()
+
+    def scan(self, lower: str) -> "_Source":
+        """Read the table's kind, shape and format, checking all of it: .npy by name or magic, JSON by name or a leading [, else CSV."""
+        handle = self.handle if self.handle is not None else open(self.path or "", "rb")
+        try:
+            handle.seek(0)
+            head = handle.read(_MAX_HEADER + 16)
+            if lower.endswith(".npy") or head.startswith(b"\x93NUMPY"):
+                self.scan_npy(head, handle)
+                return self
+            try:
+                text = head.decode("utf-8-sig")
+            except UnicodeDecodeError as error:
+                if error.start < len(head) - 4:  # not a character the head cut in two
+                    raise _Unreadable(
+                        f"{self.name} is neither a .npy file nor UTF-8 text (byte {error.start})"
+                    ) from None
+                text = head[: error.start].decode("utf-8-sig")
+            if lower.endswith(".json") or text.lstrip().startswith("["):
+                handle.seek(0)
+                data = handle.read(_MAX_BYTES + 1)
+                try:
+                    document = data.decode("utf-8-sig")
+                except UnicodeDecodeError as error:
+                    raise _Unreadable(
+                        f"{self.name} is neither a .npy file nor UTF-8 text (byte {error.start})"
+                    ) from None
+                self.held = _parse_json(document, self.name)
+                self.count, self.width = len(self.held), len(self.held[0])
+                return self
+            self.scan_csv(handle)
+            return self
+        finally:
+            if self.handle is None:
+                handle.close()
+
+    def scan_npy(self, head: bytes, handle: "IO[bytes]") -> None:
+        """A NumPy .npy file of float16, float32 or float64, either byte order, C or Fortran order: its header checked."""
+        import ast
+        import struct
+
+        name, data = self.name, head
+        if not data.startswith(b"\x93NUMPY") or len(data) < 10:
+            raise _Unreadable(f"{name} is not a .npy file (its first bytes are not \\x93NUMPY)")
+        major = data[6]
+        if major == 1:
+            header_length, offset = data[8] | data[9] << 8, 10
+        elif major in (2, 3) and len(data) >= 12:
+            header_length, offset = int.from_bytes(data[8:12], "little"), 12
+        else:
+            raise _Unreadable(f"{name}: unsupported .npy version {major}.{data[7]}")
+        if header_length > _MAX_HEADER:
+            raise _Unreadable(f"{name}: .npy header of {header_length} bytes, more than {_MAX_HEADER}")
+        if len(data) < offset + header_length:
+            raise _Unreadable(f"{name}: the .npy header is cut short")
+        try:
+            header_text = data[offset : offset + header_length].decode("utf-8" if major == 3 else "latin-1")
+            # literal_eval reads Python literals and executes nothing.
+            header = ast.literal_eval(header_text.strip())
+        except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError, UnicodeDecodeError):
+            raise _Unreadable(f"{name}: the .npy header is not a Python literal") from None
+        if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+            raise _Unreadable(f"{name}: the .npy header must have exactly descr, fortran_order and shape")
+        descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
+        if not isinstance(descr, str):
+            raise _Unreadable(f"{name}: structured arrays are refused, got descr {_short(descr)}")
+        if "O" in descr:
+            raise _Unreadable(f"{name}: object arrays are refused (reading them would mean unpickling)")
+        codes = [row for row in _NPY_CODES if row[0] == descr[1:]]
+        if len(descr) != 3 or descr[0] not in "<>=" or not codes:
+            raise _Unreadable(f"{name}: dtype must be float16, float32 or float64 (f2, f4, f8), got {descr!r}")
+        if not isinstance(fortran, bool):
+            raise _Unreadable(f"{name}: fortran_order must be True or False, got {_short(fortran)}")
+        if not isinstance(shape, tuple) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+        ):
+            raise _Unreadable(f"{name}: shape must be a tuple of non-negative integers, got {_short(shape)}")
+        if len(shape) != 2:
+            raise _Unreadable(f"{name}: a table must be 2-D, got shape {shape}")
+        rows_count, columns = shape
+        # Read a block at a time, a C-order table may be as long as the bytes allow; a Fortran-order one is held.
+        _check_table_size(rows_count, columns, name, held=fortran)
+        _, code, size, held = codes[0]
+        needed = rows_count * columns * size
+        handle.seek(0, 2)
+        present = handle.tell() - offset - header_length
+        if present != needed:
+            cut = "cut short" if present < needed else "followed by extra bytes"
+            raise _Unreadable(f"{name}: data {cut}: {present} bytes, shape {shape} of {descr} needs {needed}")
+        order = ">" if descr[0] == ">" else "<" if descr[0] == "<" else "="
+        self.dtype, self.count, self.width = held, rows_count, columns
+        self.start, self.layout = offset + header_length, f"{order}{columns}{code}"
+        if fortran:
+            handle.seek(self.start)
+            flat = struct.unpack(f"{order}{rows_count * columns}{code}", handle.read(needed))
+            self.held = [[flat[c * rows_count + r] for c in range(columns)] for r in range(rows_count)]
+
+    def scan_csv(self, handle: "IO[bytes]") -> None:
+        """Check every line of a CSV table and note where each row starts: comma-separated numbers, a row a line."""
+        handle.seek(0)
+        for line_number, line, offset, within in self.lines(handle):
+            values = self.values(line, line_number)
+            if values is None:
+                continue
+            if self.count and len(values) != self.width:
+                raise _Unreadable(
+                    f"{self.name}: ragged table: line {line_number} has {len(values)} values, the first has {self.width}"
+                )
+            self.width = len(values)
+            self.offsets.append((offset, line_number, within))
+            self.count += 1
+        if not self.count:
+            raise _Unreadable(f"{self.name}: the table is empty")
+
+    def lines(self, handle: "IO[bytes]") -> "Iterator[Tuple[int, str, int, int]]":
+        """Each line of a UTF-8 text, as str.splitlines() splits it: (line number, text, byte offset of its \\n-line, index within)."""
+        offset = 0
+        line_number = 0
+        for raw in handle:
+            try:
+                text = raw.decode("utf-8-sig" if offset == 0 else "utf-8")
+            except UnicodeDecodeError as error:
+                raise _Unreadable(
+                    f"{self.name} is neither a .npy file nor UTF-8 text (byte {offset + error.start})"
+                ) from None
+            for within, line in enumerate(text.splitlines()):
+                line_number += 1
+                yield line_number, line, offset, within
+            offset += len(raw)
+
+    def values(self, line: str, line_number: int) -> "Optional[List[float]]":
+        """The numbers of a CSV line; None for a blank line, or a first line of column names (such as sin_0,cos_0,...)."""
+        if _number_patterns()[1].fullmatch(line):
+            # The common line, plain numbers: float() takes exactly the text checked.
+            return list(map(float, line.split(",")))
+        import csv
+
+        if "\0" in line:
+            # Refused here on every version: csv itself raises for it before Python 3.11.
+            raise _Unreadable(f"{self.name}: line {line_number} holds a NUL character")
+        fields = next(csv.reader([line]), [])
+        if not fields or all(not field.strip() for field in fields):
+            return None
+        if line_number == 1 and not any(_is_number_text(field) for field in fields):
+            return None
+        values = []
+        for c, field in enumerate(fields, start=1):
+            # Convert the text that is checked: float() would take other spaces than the check.
+            field_text = field.strip(" \t")
+            if not _is_number_text(field_text):
+                raise _Unreadable(f"{self.name}: line {line_number}, field {c} is not a number: {_short(field_text)}")
+            values.append(float(field_text))
+        return values
 
 
-def _read_table(source: str) -> "_TableFile":
-    """Read a CSV, JSON or .npy table from a path, or from standard input for "-"."""
+def _read_table(source: str) -> "_Source":
+    """Read a CSV, JSON or .npy table from a path, or from standard input for "-" (spooled to a temporary file)."""
     import sys
 
     name = "standard input" if source == "-" else source
+    handle: "Optional[IO[bytes]]" = None
     try:
         if source == "-":
-            data = sys.stdin.buffer.read(_MAX_BYTES + 1)
+            import tempfile
+
+            handle = tempfile.TemporaryFile()
+            size = 0
+            while size <= _MAX_BYTES:
+                chunk = sys.stdin.buffer.read(1 << 20)
+                if not chunk:
+                    break
+                handle.write(chunk)
+                size += len(chunk)
         else:
-            with open(source, "rb") as handle:
-                data = handle.read(_MAX_BYTES + 1)
+            import os
+
+            size = os.path.getsize(source)
+            with open(source, "rb"):
+                pass  # a folder, or a file that cannot be read, says so here
     except OSError as error:
+        if handle is not None:
+            handle.close()
         raise _Unreadable(f"cannot read {name}: {error.strerror or error}") from None
-    if len(data) > _MAX_BYTES:
+    if size > _MAX_BYTES:
+        if handle is not None:
+            handle.close()
         raise _Unreadable(f"{name} is larger than {_MAX_BYTES} bytes")
-    return _parse_table(data, name, source)
-
-
-def _parse_table(data: bytes, name: str, source: str = "") -> "_TableFile":
-    """The table in data: .npy by name or magic, JSON by name or a leading [, else CSV."""
-    lower = source.lower()
-    if lower.endswith(".npy") or data.startswith(b"\x93NUMPY"):
-        return _parse_npy(data, name)
+    table = _Source(name, None if handle is not None else source, handle)
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise _Unreadable(f"{name} is neither a .npy file nor UTF-8 text (byte {error.start})") from None
-    if lower.endswith(".json") or text.lstrip().startswith("["):
-        return _TableFile(_parse_json(text, name))
-    return _TableFile(_parse_csv(text, name))
+        return table.scan(source.lower())
+    except BaseException:
+        table.close()
+        raise
+
+
+def _parse_table(data: bytes, name: str, source: str = "") -> "_Source":
+    """The table in data, read as from a file named source."""
+    import io
+
+    return _Source(name, None, io.BytesIO(data)).scan(source.lower())
 
 
 # A .npy descr's type code, struct's code, the bytes of a value, the format (constant tuples: in flash when frozen).
 _NPY_CODES = (("f2", "e", 2, "float16"), ("f4", "f", 4, "float32"), ("f8", "d", 8, "float64"))
-
-
-def _parse_npy(data: bytes, name: str) -> "_TableFile":
-    """A NumPy .npy file of float16, float32 or float64, either byte order, C or Fortran order."""
-    import ast
-    import struct
-
-    if not data.startswith(b"\x93NUMPY") or len(data) < 10:
-        raise _Unreadable(f"{name} is not a .npy file (its first bytes are not \\x93NUMPY)")
-    major = data[6]
-    if major == 1:
-        header_length, offset = data[8] | data[9] << 8, 10
-    elif major in (2, 3) and len(data) >= 12:
-        header_length, offset = int.from_bytes(data[8:12], "little"), 12
-    else:
-        raise _Unreadable(f"{name}: unsupported .npy version {major}.{data[7]}")
-    if header_length > _MAX_HEADER:
-        raise _Unreadable(f"{name}: .npy header of {header_length} bytes, more than {_MAX_HEADER}")
-    if len(data) < offset + header_length:
-        raise _Unreadable(f"{name}: the .npy header is cut short")
-    try:
-        header_text = data[offset : offset + header_length].decode("utf-8" if major == 3 else "latin-1")
-        # literal_eval reads Python literals and executes nothing.
-        header = ast.literal_eval(header_text.strip())
-    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError, UnicodeDecodeError):
-        raise _Unreadable(f"{name}: the .npy header is not a Python literal") from None
-    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
-        raise _Unreadable(f"{name}: the .npy header must have exactly descr, fortran_order and shape")
-    descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
-    if not isinstance(descr, str):
-        raise _Unreadable(f"{name}: structured arrays are refused, got descr {_short(descr)}")
-    if "O" in descr:
-        raise _Unreadable(f"{name}: object arrays are refused (reading them would mean unpickling)")
-    codes = [row for row in _NPY_CODES if row[0] == descr[1:]]
-    if len(descr) != 3 or descr[0] not in "<>=" or not codes:
-        raise _Unreadable(f"{name}: dtype must be float16, float32 or float64 (f2, f4, f8), got {descr!r}")
-    if not isinstance(fortran, bool):
-        raise _Unreadable(f"{name}: fortran_order must be True or False, got {_short(fortran)}")
-    if not isinstance(shape, tuple) or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
-    ):
-        raise _Unreadable(f"{name}: shape must be a tuple of non-negative integers, got {_short(shape)}")
-    if len(shape) != 2:
-        raise _Unreadable(f"{name}: a table must be 2-D, got shape {shape}")
-    rows_count, columns = shape
-    _check_table_size(rows_count, columns, name)
-    _, code, size, held = codes[0]
-    needed = rows_count * columns * size
-    present = len(data) - offset - header_length
-    if present != needed:
-        cut = "cut short" if present < needed else "followed by extra bytes"
-        raise _Unreadable(f"{name}: data {cut}: {present} bytes, shape {shape} of {descr} needs {needed}")
-    order = ">" if descr[0] == ">" else "<" if descr[0] == "<" else "="
-    flat = struct.unpack(f"{order}{rows_count * columns}{code}", data[offset + header_length :])
-    if fortran:
-        return _TableFile([[flat[c * rows_count + r] for c in range(columns)] for r in range(rows_count)], held)
-    return _TableFile([list(flat[r * columns : (r + 1) * columns]) for r in range(rows_count)], held)
 
 
 def _parse_json(text: str, name: str) -> "List[List[float]]":
@@ -5626,41 +5918,6 @@ def _parse_json(text: str, name: str) -> "List[List[float]]":
     return table
 
 
-def _parse_csv(text: str, name: str) -> "List[List[float]]":
-    """Comma-separated numbers, one row per line; a first line of column names is skipped."""
-    import csv
-
-    line_pattern = _number_patterns()[1]
-    table: "List[List[float]]" = []
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if line_pattern.fullmatch(line):
-            # The common line, plain numbers: float() takes exactly the text checked.
-            values = list(map(float, line.split(",")))
-        else:
-            if "\0" in line:
-                # Refused here on every version: csv itself raises for it before Python 3.11.
-                raise _Unreadable(f"{name}: line {line_number} holds a NUL character")
-            fields = next(csv.reader([line]), [])
-            if not fields or all(not field.strip() for field in fields):
-                continue
-            if not table and line_number == 1 and not any(_is_number_text(field) for field in fields):
-                continue  # a header such as sin_0,cos_0,...
-            values = []
-            for c, field in enumerate(fields, start=1):
-                # Convert the text that is checked: float() would take other spaces than the check.
-                field_text = field.strip(" \t")
-                if not _is_number_text(field_text):
-                    raise _Unreadable(f"{name}: line {line_number}, field {c} is not a number: {_short(field_text)}")
-                values.append(float(field_text))
-        _check_row(table, values, line_number, name, "line")
-        table.append(values)
-        if len(table) * len(values) > _MAX_VALUES:
-            raise _Unreadable(f"{name}: more than {_MAX_VALUES} values")
-    if not table:
-        raise _Unreadable(f"{name}: the table is empty")
-    return table
-
-
 _NUMBER_PATTERNS: "List[Pattern[str]]" = []
 
 
@@ -5695,10 +5952,11 @@ def _check_row(table: "List[List[float]]", values: "List[float]", index: int, na
         )
 
 
-def _check_table_size(rows_count: int, columns: int, name: str) -> None:
+def _check_table_size(rows_count: int, columns: int, name: str, held: bool = True) -> None:
+    """Refuse an empty table, and one held in memory (JSON, a Fortran-order .npy) of more than _MAX_VALUES values."""
     if rows_count == 0 or columns == 0:
         raise _Unreadable(f"{name}: the table is empty (shape {rows_count} x {columns})")
-    if rows_count * columns > _MAX_VALUES:
+    if held and rows_count * columns > _MAX_VALUES:
         raise _Unreadable(f"{name}: {rows_count} x {columns} values, more than the limit of {_MAX_VALUES}")
 
 
@@ -6542,14 +6800,17 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
             if args.input is None
             else "--input goes with --rope rotated"
         )
-    files: "List[Optional[_TableFile]]" = []
+    files: "List[Optional[_Source]]" = []
     try:
         for path in (args.input, args.check):
             files.append(None if path is None else _read_table(path))
     except _Unreadable as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
-    vectors, table = (None if read is None else read.rows for read in files)
+    vectors, table = (None if read is None else read.tolist() for read in files)
+    for read in files:
+        if read is not None:
+            read.close()
     shape, mismatch = _rope_shape(parser, args, vectors, table)
     if mismatch:
         if table is None:
@@ -6622,7 +6883,7 @@ def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") ->
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
     expected = (args.seq_len, args.d_model)
-    found = (len(read.rows), len(read.rows[0]))
+    found = (read.count, read.width)
     try:
         if expected[0] is not None and found != expected:
             text = (
@@ -6636,6 +6897,8 @@ def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") ->
     except ValueError as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
+    finally:
+        read.close()
     return _print_report(prog, text, status)
 
 

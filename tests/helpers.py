@@ -119,6 +119,11 @@ HOSTILE: List[Tuple[str, bytes, str]] = [
     (
         "absurd.npy",
         npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000000000), }", b"\x00" * 8),
+        "data cut short: 8 bytes",
+    ),
+    (
+        "absurd-fortran.npy",
+        npy("{'descr': '<f8', 'fortran_order': True, 'shape': (1000000000000, 1000000000000), }", b"\x00" * 8),
         "more than the limit of 67108864",
     ),
     ("zero.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4), }", b""), "the table is empty"),
