@@ -711,29 +711,6 @@ class Report:
             parts.append(f"ulps={self.ulps:g}")
         return " or ".join(parts)
 
-    def _classes_text(self) -> "List[str]":
-        """The lines on elements judged coarsely or not at all: how many, why, where they start."""
-        computing = _Allowance([], [], self.dtype).computing
-        bits = _DTYPES[computing][0]
-        lines = []
-        for count, first, bound, what in (
-            (
-                self.coarse,
-                self.coarse_from,
-                bits - 15,
-                "too coarsely to judge them to 2**-10: judged to their own allowance",
-            ),
-            (self.unjudged, self.unjudged_from, bits - 9, "so coarsely that the allowance passes 2**-4: not judged"),
-        ):
-            if count and first is not None:
-                r, c = first
-                share = _percent(count / self.count) if 1000 * count >= self.count else "under 0.1%"
-                lines.append(
-                    f"{count} of {self.count} elements ({share}) have angles past {(1 << bound) - 1},"
-                    f" which {computing} holds {what}; the first is [{r}][{c}]"
-                )
-        return lines
-
     def __str__(self) -> str:
         row_list, columns = self.shape
         origin = "" if self.dtype_origin is None else f" ({self.dtype_origin})"
@@ -753,7 +730,24 @@ class Report:
             lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
         if self.not_finite_count:
             lines.append(_not_finite_text(self.not_finite, self.not_finite_count, self.dtype))
-        lines.extend(self._classes_text())
+        computing = _Allowance([], [], self.dtype).computing
+        bits = _DTYPES[computing][0]
+        for count, first, bound, what in (
+            (
+                self.coarse,
+                self.coarse_from,
+                bits - 15,
+                "too coarsely to judge them to 2**-10: judged to their own allowance",
+            ),
+            (self.unjudged, self.unjudged_from, bits - 9, "so coarsely that the allowance passes 2**-4: not judged"),
+        ):
+            # Elements judged coarsely or not at all: how many, why, where they start.
+            if count and first is not None:
+                share = _percent(count / self.count) if 1000 * count >= self.count else "under 0.1%"
+                lines.append(
+                    f"{count} of {self.count} elements ({share}) have angles past {(1 << bound) - 1},"
+                    f" which {computing} holds {what}; the first is [{first[0]}][{first[1]}]"
+                )
         if self.uncheckable is not None:
             lines.append(self.uncheckable)
         verdict = "within tolerance" if self.ok else "MISMATCH"
@@ -5608,10 +5602,6 @@ class _Source:
         """Every row as read (not rounded), whole."""
         return [row for block in self.blocks() for row in block]
 
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-
     def row(self, r: int) -> "List[float]":
         if self.held is not None:
             return self.held[r]
@@ -5685,7 +5675,65 @@ class _Source:
             handle.seek(0)
             head = handle.read(_MAX_HEADER + 16)
             if lower.endswith(".npy") or head.startswith(b"\x93NUMPY"):
-                self.scan_npy(head, handle)
+                # A NumPy .npy file of float16, float32 or float64, either byte order, C or Fortran order: its header checked.
+                import ast
+                import struct
+
+                name, data = self.name, head
+                if not data.startswith(b"\x93NUMPY") or len(data) < 10:
+                    raise _Unreadable(f"{name} is not a .npy file (its first bytes are not \\x93NUMPY)")
+                major = data[6]
+                if major == 1:
+                    header_length, offset = data[8] | data[9] << 8, 10
+                elif major in (2, 3) and len(data) >= 12:
+                    header_length, offset = int.from_bytes(data[8:12], "little"), 12
+                else:
+                    raise _Unreadable(f"{name}: unsupported .npy version {major}.{data[7]}")
+                if header_length > _MAX_HEADER:
+                    raise _Unreadable(f"{name}: .npy header of {header_length} bytes, more than {_MAX_HEADER}")
+                if len(data) < offset + header_length:
+                    raise _Unreadable(f"{name}: the .npy header is cut short")
+                try:
+                    header_text = data[offset : offset + header_length].decode("utf-8" if major == 3 else "latin-1")
+                    # literal_eval reads Python literals and executes nothing.
+                    header = ast.literal_eval(header_text.strip())
+                except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError, UnicodeDecodeError):
+                    raise _Unreadable(f"{name}: the .npy header is not a Python literal") from None
+                if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+                    raise _Unreadable(f"{name}: the .npy header must have exactly descr, fortran_order and shape")
+                descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
+                if not isinstance(descr, str):
+                    raise _Unreadable(f"{name}: structured arrays are refused, got descr {_short(descr)}")
+                if "O" in descr:
+                    raise _Unreadable(f"{name}: object arrays are refused (reading them would mean unpickling)")
+                codes = [row for row in _NPY_CODES if row[0] == descr[1:]]
+                if len(descr) != 3 or descr[0] not in "<>=" or not codes:
+                    raise _Unreadable(f"{name}: dtype must be float16, float32 or float64 (f2, f4, f8), got {descr!r}")
+                if not isinstance(fortran, bool):
+                    raise _Unreadable(f"{name}: fortran_order must be True or False, got {_short(fortran)}")
+                if not isinstance(shape, tuple) or not all(
+                    isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+                ):
+                    raise _Unreadable(f"{name}: shape must be a tuple of non-negative integers, got {_short(shape)}")
+                if len(shape) != 2:
+                    raise _Unreadable(f"{name}: a table must be 2-D, got shape {shape}")
+                rows_count, columns = shape
+                # Read a block at a time, a C-order table may be as long as the bytes allow; a Fortran-order one is held.
+                _check_table_size(rows_count, columns, name, held=fortran)
+                _, code, size, held = codes[0]
+                needed = rows_count * columns * size
+                handle.seek(0, 2)
+                present = handle.tell() - offset - header_length
+                if present != needed:
+                    cut = "cut short" if present < needed else "followed by extra bytes"
+                    raise _Unreadable(f"{name}: data {cut}: {present} bytes, shape {shape} of {descr} needs {needed}")
+                order = ">" if descr[0] == ">" else "<" if descr[0] == "<" else "="
+                self.dtype, self.count, self.width = held, rows_count, columns
+                self.start, self.layout = offset + header_length, f"{order}{columns}{code}"
+                if fortran:
+                    handle.seek(self.start)
+                    flat = struct.unpack(f"{order}{rows_count * columns}{code}", handle.read(needed))
+                    self.held = [[flat[c * rows_count + r] for c in range(columns)] for r in range(rows_count)]
                 return self
             try:
                 text = head.decode("utf-8-sig")
@@ -5707,89 +5755,25 @@ class _Source:
                 self.held = _parse_json(document, self.name)
                 self.count, self.width = len(self.held), len(self.held[0])
                 return self
-            self.scan_csv(handle)
+            # Check every line of a CSV table and note where each row starts: comma-separated numbers, a row a line.
+            handle.seek(0)
+            for line_number, line, offset, within in self.lines(handle):
+                values = self.values(line, line_number)
+                if values is None:
+                    continue
+                if self.count and len(values) != self.width:
+                    raise _Unreadable(
+                        f"{self.name}: ragged table: line {line_number} has {len(values)} values, the first has {self.width}"
+                    )
+                self.width = len(values)
+                self.offsets.append((offset, line_number, within))
+                self.count += 1
+            if not self.count:
+                raise _Unreadable(f"{self.name}: the table is empty")
             return self
         finally:
             if self.handle is None:
                 handle.close()
-
-    def scan_npy(self, head: bytes, handle: "IO[bytes]") -> None:
-        """A NumPy .npy file of float16, float32 or float64, either byte order, C or Fortran order: its header checked."""
-        import ast
-        import struct
-
-        name, data = self.name, head
-        if not data.startswith(b"\x93NUMPY") or len(data) < 10:
-            raise _Unreadable(f"{name} is not a .npy file (its first bytes are not \\x93NUMPY)")
-        major = data[6]
-        if major == 1:
-            header_length, offset = data[8] | data[9] << 8, 10
-        elif major in (2, 3) and len(data) >= 12:
-            header_length, offset = int.from_bytes(data[8:12], "little"), 12
-        else:
-            raise _Unreadable(f"{name}: unsupported .npy version {major}.{data[7]}")
-        if header_length > _MAX_HEADER:
-            raise _Unreadable(f"{name}: .npy header of {header_length} bytes, more than {_MAX_HEADER}")
-        if len(data) < offset + header_length:
-            raise _Unreadable(f"{name}: the .npy header is cut short")
-        try:
-            header_text = data[offset : offset + header_length].decode("utf-8" if major == 3 else "latin-1")
-            # literal_eval reads Python literals and executes nothing.
-            header = ast.literal_eval(header_text.strip())
-        except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError, UnicodeDecodeError):
-            raise _Unreadable(f"{name}: the .npy header is not a Python literal") from None
-        if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
-            raise _Unreadable(f"{name}: the .npy header must have exactly descr, fortran_order and shape")
-        descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
-        if not isinstance(descr, str):
-            raise _Unreadable(f"{name}: structured arrays are refused, got descr {_short(descr)}")
-        if "O" in descr:
-            raise _Unreadable(f"{name}: object arrays are refused (reading them would mean unpickling)")
-        codes = [row for row in _NPY_CODES if row[0] == descr[1:]]
-        if len(descr) != 3 or descr[0] not in "<>=" or not codes:
-            raise _Unreadable(f"{name}: dtype must be float16, float32 or float64 (f2, f4, f8), got {descr!r}")
-        if not isinstance(fortran, bool):
-            raise _Unreadable(f"{name}: fortran_order must be True or False, got {_short(fortran)}")
-        if not isinstance(shape, tuple) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
-        ):
-            raise _Unreadable(f"{name}: shape must be a tuple of non-negative integers, got {_short(shape)}")
-        if len(shape) != 2:
-            raise _Unreadable(f"{name}: a table must be 2-D, got shape {shape}")
-        rows_count, columns = shape
-        # Read a block at a time, a C-order table may be as long as the bytes allow; a Fortran-order one is held.
-        _check_table_size(rows_count, columns, name, held=fortran)
-        _, code, size, held = codes[0]
-        needed = rows_count * columns * size
-        handle.seek(0, 2)
-        present = handle.tell() - offset - header_length
-        if present != needed:
-            cut = "cut short" if present < needed else "followed by extra bytes"
-            raise _Unreadable(f"{name}: data {cut}: {present} bytes, shape {shape} of {descr} needs {needed}")
-        order = ">" if descr[0] == ">" else "<" if descr[0] == "<" else "="
-        self.dtype, self.count, self.width = held, rows_count, columns
-        self.start, self.layout = offset + header_length, f"{order}{columns}{code}"
-        if fortran:
-            handle.seek(self.start)
-            flat = struct.unpack(f"{order}{rows_count * columns}{code}", handle.read(needed))
-            self.held = [[flat[c * rows_count + r] for c in range(columns)] for r in range(rows_count)]
-
-    def scan_csv(self, handle: "IO[bytes]") -> None:
-        """Check every line of a CSV table and note where each row starts: comma-separated numbers, a row a line."""
-        handle.seek(0)
-        for line_number, line, offset, within in self.lines(handle):
-            values = self.values(line, line_number)
-            if values is None:
-                continue
-            if self.count and len(values) != self.width:
-                raise _Unreadable(
-                    f"{self.name}: ragged table: line {line_number} has {len(values)} values, the first has {self.width}"
-                )
-            self.width = len(values)
-            self.offsets.append((offset, line_number, within))
-            self.count += 1
-        if not self.count:
-            raise _Unreadable(f"{self.name}: the table is empty")
 
     def lines(self, handle: "IO[bytes]") -> "Iterator[Tuple[int, str, int, int]]":
         """Each line of a UTF-8 text, as str.splitlines() splits it: (line number, text, byte offset of its \\n-line, index within)."""
@@ -5868,15 +5852,9 @@ def _read_table(source: str) -> "_Source":
     try:
         return table.scan(source.lower())
     except BaseException:
-        table.close()
+        if handle is not None:
+            handle.close()
         raise
-
-
-def _parse_table(data: bytes, name: str, source: str = "") -> "_Source":
-    """The table in data, read as from a file named source."""
-    import io
-
-    return _Source(name, None, io.BytesIO(data)).scan(source.lower())
 
 
 # A .npy descr's type code, struct's code, the bytes of a value, the format (constant tuples: in flash when frozen).
@@ -6809,8 +6787,8 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         return 2
     vectors, table = (None if read is None else read.tolist() for read in files)
     for read in files:
-        if read is not None:
-            read.close()
+        if read is not None and read.handle is not None:
+            read.handle.close()
     shape, mismatch = _rope_shape(parser, args, vectors, table)
     if mismatch:
         if table is None:
@@ -6898,7 +6876,8 @@ def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") ->
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
     finally:
-        read.close()
+        if read.handle is not None:
+            read.handle.close()
     return _print_report(prog, text, status)
 
 

@@ -1,5 +1,6 @@
 """What several test modules share: the repository's root, the optional peers, a subprocess environment, running the command line."""
 
+import io
 import os
 import struct
 from pathlib import Path
@@ -7,7 +8,7 @@ from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from pe_reference import main
+from pe_reference import _Source, main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,3 +140,8 @@ HOSTILE: List[Tuple[str, bytes, str]] = [
     ),
     ("garbage.bin", bytes(range(256)) * 4, "is neither a .npy file nor UTF-8 text"),
 ]
+
+
+def parse(data: bytes, name: str, source: str = "") -> "_Source":
+    """The table in data as --check reads a file named source (its kind by name or content)."""
+    return _Source(name, None, io.BytesIO(data)).scan(source.lower())

@@ -13,7 +13,7 @@ import pytest
 
 import pe_reference
 from pe_reference import apply_rope
-from tests.helpers import run_main
+from tests.helpers import parse, run_main
 
 ROW = struct.pack("<2d", 0.0, 1.0)
 HEADER = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }"
@@ -28,28 +28,26 @@ def npy(header: bytes, data: bytes, version: int) -> bytes:
 
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_every_npy_version_is_read(version: int) -> None:
-    assert pe_reference._parse_table(npy(HEADER.encode("ascii"), ROW, version), "t.npy", ".npy").tolist() == [
-        [0.0, 1.0]
-    ]
+    assert parse(npy(HEADER.encode("ascii"), ROW, version), "t.npy", ".npy").tolist() == [[0.0, 1.0]]
 
 
 @pytest.mark.parametrize("version", [1, 2])
 def test_a_version_1_or_2_header_is_latin_1(version: int) -> None:
     # A comment with an e-acute, one byte in Latin-1 (not UTF-8).
     data = npy((HEADER + " # caf\u00e9").encode("latin-1"), ROW, version)
-    assert pe_reference._parse_table(data, "t.npy", ".npy").tolist() == [[0.0, 1.0]]
+    assert parse(data, "t.npy", ".npy").tolist() == [[0.0, 1.0]]
 
 
 def test_a_version_3_header_is_utf_8() -> None:
     # A no-break space (U+00A0, two bytes in UTF-8) ends the header: whitespace only when read as UTF-8.
     data = npy((HEADER + "\u00a0").encode("utf-8"), ROW, 3)
-    assert pe_reference._parse_table(data, "t.npy", ".npy").tolist() == [[0.0, 1.0]]
+    assert parse(data, "t.npy", ".npy").tolist() == [[0.0, 1.0]]
 
 
 def test_a_version_2_file_too_short_for_its_header_length_is_refused() -> None:
     # Versions 2 and 3 need 12 bytes before the header: magic, version, 4 bytes of length.
     with pytest.raises(pe_reference._Unreadable, match=r"^t\.npy: unsupported \.npy version 2\.0$"):
-        pe_reference._parse_table(b"\x93NUMPY\x02\x00\x00\x00\x00", "t.npy", ".npy")
+        parse(b"\x93NUMPY\x02\x00\x00\x00\x00", "t.npy", ".npy")
 
 
 def test_a_file_larger_than_the_limit_is_refused_and_one_at_the_limit_read(

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import pe_reference
 from pe_reference import compare, encoding, rows, value
 from tests import reference
-from tests.helpers import subprocess_environment
+from tests.helpers import parse, subprocess_environment
 
 settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("long", max_examples=25000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -190,7 +190,7 @@ def parse_or_refuse(data: bytes, source: str) -> Optional[List[List[float]]]:
     """Parse; the only error allowed is the documented one. Memory stays bounded."""
     tracemalloc.start()
     try:
-        table = pe_reference._parse_table(data, "fuzz", source).tolist()
+        table: List[List[float]] = parse(data, "fuzz", source).tolist()
     except pe_reference._Unreadable as error:
         message = str(error)
         assert message.startswith("fuzz") and "\n" not in message, message
