@@ -572,12 +572,12 @@ def compare(
     comparison = _Comparison(allowance, dtype, atol, ulps)
 
     def exact_row(r: int) -> "List[float]":
-        return next(_exact_rows(seq_len, d_model, asked, dtype, r))
+        return next(_exact_rows(seq_len, d_model, asked, table.rounding, r))  # table.rounding is dtype
 
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
         return _exact_rows(seq_len, d_model, asked, rounding)
 
-    references = _references(exact_rows, dtype, exact_row)
+    references = _references(exact_rows, table.rounding, exact_row)
     for r, ((row, bad), (exact, expected)) in enumerate(zip(table.read(), references)):
         comparison.add(r, row, exact, expected, bad)
     diagnosis: "Optional[str]" = None
@@ -5669,7 +5669,11 @@ class _Source:
                 handle.close()
 
     def scan(self, lower: str) -> "_Source":
-        """Read the table's kind, shape and format, checking all of it: .npy by name or magic, JSON by name or a leading [, else CSV."""
+        """Read the table's kind, shape and format, checking all of it: .npy by name or magic, JSON by name or a leading [, else CSV.
+
+        Long because each kind is read here in one piece (a board holds each function on its heap): a .npy
+        header checked field by field, JSON parsed whole, every CSV line checked and its offset noted.
+        """
         handle = self.handle if self.handle is not None else open(self.path or "", "rb")
         try:
             handle.seek(0)
