@@ -919,7 +919,7 @@ def compare_rope(
     diagnosis: "Optional[str]" = None
     causes: "Tuple[str, ...]" = ()
     if comparison.failures:
-        diagnosis, causes = _diagnose_rope(rounded, setup, kind, vectors, given, dtype, comparison.damaged, allowance)
+        diagnosis, causes = _diagnose_rope(rounded, setup, kind, vectors, given, dtype, allowance)
     report = Report(
         (seq_len, width),
         setup.name(what),
@@ -4049,7 +4049,6 @@ def _diagnose_rope(
     vectors: "Optional[List[List[float]]]",
     positions: "Optional[List[Tuple[int, int]]]",
     dtype: str,
-    damaged: "Dict[int, List[int]]",
     allowance: "_Allowance",
 ) -> "Tuple[str, Tuple[str, ...]]":
     """What explains a rotary table that fails: (the diagnosis in words, the cause keys).

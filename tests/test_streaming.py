@@ -112,9 +112,9 @@ def peak_of_check(path: Path, *options: str) -> int:
 
 
 def test_checking_a_npy_file_allocates_far_less_than_its_table_as_lists(tmp_path: Path) -> None:
-    # 4096 x 512 float32: 2M values, 64 MB as lists of Python floats; a block is 64K values.
+    # 2048 x 512 float32: 1M values, 32 MB as lists of Python floats; a block is 64K values.
     path = tmp_path / "table.npy"
-    npy_float32(path, 4096, 512)
+    npy_float32(path, 2048, 512)
     peak = peak_of_check(path)
     assert peak < 16 << 20, peak
 
