@@ -2997,7 +2997,6 @@ class _Allowance:
     ) -> None:
         self.frequencies = frequencies
         self.positions = positions
-        self.dtype = dtype
         self.precision = _DTYPES[dtype][0]
         computing = self.precision if self.precision >= 24 else 24
         #: The format the table is computed in: its own, or float32 for a narrow one.
@@ -3073,8 +3072,8 @@ class _Allowance:
         scale = "" if self.factor == 1.0 else f" * {self.factor:.6g}"
         weight = "" if self.weights is None else " * (|x[a]| + |x[b]|)"
         return (
-            f"default tolerance 2**{5 - (self.precision if self.precision >= 24 else 24)} * (1 + |angle|)"
-            f"{scale}{weight} + 2**-{self.precision} * |value|"
+            f"default tolerance 2**{5 - _DTYPES[self.computing][0]} * (1 + |angle|){scale}{weight}"
+            f" + 2**-{self.precision} * |value|"
         )
 
 
@@ -3140,7 +3139,8 @@ class _Comparison:
         damaged = [c for c, (error, tolerance) in enumerate(zip(judged, tolerances)) if not error <= tolerance]
         if has_not_finite:
             # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
-            damaged = [c for c, x in enumerate(row) if c in damaged or not -_INF < x < _INF]
+            outside = set(damaged)
+            damaged = [c for c, x in enumerate(row) if c in outside or not -_INF < x < _INF]
         if damaged:
             self.damaged_rows += 1
             self.damaged_cells += len(damaged)
@@ -5573,7 +5573,7 @@ class _Source:
         return row
 
     def __iter__(self) -> "Iterator[List[float]]":
-        for block in self.blocks():
+        for block in self.blocks(0, self.count):
             for row in block:
                 yield _round_row(row, self.rounding)
 
@@ -5586,7 +5586,7 @@ class _Source:
         self.not_finite: "List[Tuple[int, int, float]]" = []
         self.not_finite_count = 0
         r = 0
-        for block in self.blocks():
+        for block in self.blocks(0, self.count):
             for read in block:
                 row = _round_row(read, self.rounding)
                 bad = not -_INF < sum(row) < _INF
@@ -5597,46 +5597,23 @@ class _Source:
                 yield row, bad
                 r += 1
 
-    def tolist(self) -> "List[List[float]]":
-        """Every row as read (not rounded), whole."""
-        return [row for block in self.blocks() for row in block]
-
     def row(self, r: int) -> "List[float]":
-        if self.held is not None:
-            return self.held[r]
-        if self.array is not None:
-            row = self.array[r : r + 1].tolist()[0]
-            return row if type(row) is list and all(type(x) is float for x in row) else _as_row(row, r, self.name)
-        handle = self.handle if self.handle is not None else open(self.path or "", "rb")
-        try:
-            if self.layout:
-                import struct
+        """Row r as read."""
+        return next(self.blocks(r, r + 1))[0]
 
-                size = struct.calcsize(self.layout)
-                handle.seek(self.start + r * size)
-                return list(struct.unpack(self.layout, handle.read(size)))
-            offset, line_number, within = self.offsets[r]
-            handle.seek(offset)
-            text = handle.readline().decode("utf-8-sig" if offset == 0 else "utf-8")
-            values = self.values(text.splitlines()[within], line_number)
-            assert values is not None  # the line was read as a row before
-            return values
-        finally:
-            if self.handle is None:
-                handle.close()
-
-    def blocks(self) -> "Iterator[List[List[float]]]":
+    def blocks(self, first: int, stop: int) -> "Iterator[List[List[float]]]":
+        """Rows first to stop - 1 as read, a block of about BLOCK values at a time."""
         if self.held is not None:
-            yield self.held
+            yield self.held if first == 0 and stop == self.count else self.held[first:stop]
             return
+        step = max(1, self.BLOCK // self.width)
         if self.array is not None:
-            step = max(1, self.BLOCK // self.width)
-            for first in range(0, self.count, step):
-                rows = self.array[first : first + step].tolist()
+            for begin in range(first, stop, step):
+                rows = self.array[begin : min(begin + step, stop)].tolist()
                 for i, row in enumerate(rows):
                     # An array's rows as lists of floats (an integer array's too); what is not a number is refused.
                     if not (type(row) is list and all(type(x) is float for x in row)):
-                        rows[i] = _as_row(row, first + i, self.name)
+                        rows[i] = _as_row(row, begin + i, self.name)
                 yield rows
             return
         handle = self.handle if self.handle is not None else open(self.path or "", "rb")
@@ -5645,22 +5622,29 @@ class _Source:
                 import struct
 
                 size = struct.calcsize(self.layout)
-                step = max(1, self.BLOCK // self.width)
-                handle.seek(self.start)
-                for first in range(0, self.count, step):
-                    n = min(step, self.count - first)
+                handle.seek(self.start + first * size)
+                for begin in range(first, stop, step):
+                    n = min(step, stop - begin)
                     flat = struct.unpack(self.layout[0] + f"{n * self.width}" + self.layout[-1], handle.read(n * size))
                     yield [list(flat[i * self.width : (i + 1) * self.width]) for i in range(n)]
                 return
+            # CSV: from the \n-line where row first starts, skipping the lines before it within that line.
+            if first >= stop:
+                return
+            offset, line_number, within = self.offsets[first]
+            handle.seek(offset)
             block: "List[List[float]]" = []
-            handle.seek(0)
-            for line_number, line, _, _ in self.lines(handle):
-                values = self.values(line, line_number)
+            r = first
+            for number, line, _, _ in self.lines(handle, offset, line_number - within - 1):
+                values = self.values(line, number) if number >= line_number and r < stop else None
                 if values is not None:
                     block.append(values)
+                    r += 1
                     if len(block) * self.width >= self.BLOCK:
                         yield block
                         block = []
+                if r == stop:
+                    break
             if block:
                 yield block
         finally:
@@ -5760,7 +5744,7 @@ class _Source:
                 return self
             # Check every line of a CSV table and note where each row starts: comma-separated numbers, a row a line.
             handle.seek(0)
-            for line_number, line, offset, within in self.lines(handle):
+            for line_number, line, offset, within in self.lines(handle, 0, 0):
                 values = self.values(line, line_number)
                 if values is None:
                     continue
@@ -5778,10 +5762,14 @@ class _Source:
             if self.handle is None:
                 handle.close()
 
-    def lines(self, handle: "IO[bytes]") -> "Iterator[Tuple[int, str, int, int]]":
-        """Each line of a UTF-8 text, as str.splitlines() splits it: (line number, text, byte offset of its \\n-line, index within)."""
-        offset = 0
-        line_number = 0
+    def lines(
+        self, handle: "IO[bytes]", offset: int = 0, line_number: int = 0
+    ) -> "Iterator[Tuple[int, str, int, int]]":
+        """Each line of a UTF-8 text from the handle's place, as str.splitlines() splits it.
+
+        Yields (line number, text, byte offset of its \\n-line, index within); offset and line_number are those
+        of the handle's place (the lines before it).
+        """
         for raw in handle:
             try:
                 text = raw.decode("utf-8-sig" if offset == 0 else "utf-8")
@@ -6788,7 +6776,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     except _Unreadable as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
-    vectors, table = (None if read is None else read.tolist() for read in files)
+    vectors, table = (None if read is None else list(read) for read in files)  # as read: rounding is float64
     for read in files:
         if read is not None and read.handle is not None:
             read.handle.close()

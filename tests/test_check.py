@@ -66,7 +66,7 @@ def test_npy_by_hand_in_every_layout(tmp_path: Path) -> None:
     for name, content in files.items():
         path = tmp_path / name
         path.write_bytes(content)
-        assert pe_reference._read_table(str(path)).tolist() == table, name
+        assert list(pe_reference._read_table(str(path))) == table, name
         status, out, _ = check(str(path), "7", "4", "--atol", "0")
         assert status == 0, out
 
@@ -121,7 +121,7 @@ def test_npy_written_by_numpy(tmp_path: Path) -> None:
             array = numpy.asfortranarray(array) if order == "F" else array
             path = tmp_path / f"t{dtype[1:]}{dtype[0] == '>'}{order}.npy"
             numpy.save(path, array)
-            assert pe_reference._read_table(str(path)).tolist() == numpy.load(path).astype(float).tolist()
+            assert list(pe_reference._read_table(str(path))) == numpy.load(path).astype(float).tolist()
             narrow = {"f2": "float16", "f4": "float32", "f8": "float64"}[dtype[1:]]
             status, out, err = check(str(path), "--dtype", narrow)
             assert (status, err) == (0, ""), (dtype, order, out)

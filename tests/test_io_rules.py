@@ -28,20 +28,20 @@ def npy(header: bytes, data: bytes, version: int) -> bytes:
 
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_every_npy_version_is_read(version: int) -> None:
-    assert parse(npy(HEADER.encode("ascii"), ROW, version), "t.npy", ".npy").tolist() == [[0.0, 1.0]]
+    assert list(parse(npy(HEADER.encode("ascii"), ROW, version), "t.npy", ".npy")) == [[0.0, 1.0]]
 
 
 @pytest.mark.parametrize("version", [1, 2])
 def test_a_version_1_or_2_header_is_latin_1(version: int) -> None:
     # A comment with an e-acute, one byte in Latin-1 (not UTF-8).
     data = npy((HEADER + " # caf\u00e9").encode("latin-1"), ROW, version)
-    assert parse(data, "t.npy", ".npy").tolist() == [[0.0, 1.0]]
+    assert list(parse(data, "t.npy", ".npy")) == [[0.0, 1.0]]
 
 
 def test_a_version_3_header_is_utf_8() -> None:
     # A no-break space (U+00A0, two bytes in UTF-8) ends the header: whitespace only when read as UTF-8.
     data = npy((HEADER + "\u00a0").encode("utf-8"), ROW, 3)
-    assert parse(data, "t.npy", ".npy").tolist() == [[0.0, 1.0]]
+    assert list(parse(data, "t.npy", ".npy")) == [[0.0, 1.0]]
 
 
 def test_a_version_2_file_too_short_for_its_header_length_is_refused() -> None:
@@ -57,7 +57,7 @@ def test_a_file_larger_than_the_limit_is_refused_and_one_at_the_limit_read(
     at_limit, over = tmp_path / "at.csv", tmp_path / "over.csv"
     at_limit.write_bytes(b"0.0,1.0\n" * 2)  # 16 bytes
     over.write_bytes(b"0.0,1.0\n" * 2 + b"\n")  # 17
-    assert pe_reference._read_table(str(at_limit)).tolist() == [[0.0, 1.0], [0.0, 1.0]]
+    assert list(pe_reference._read_table(str(at_limit))) == [[0.0, 1.0], [0.0, 1.0]]
     with pytest.raises(pe_reference._Unreadable, match="is larger than 16 bytes"):
         pe_reference._read_table(str(over))
 

@@ -190,7 +190,7 @@ def parse_or_refuse(data: bytes, source: str) -> Optional[List[List[float]]]:
     """Parse; the only error allowed is the documented one. Memory stays bounded."""
     tracemalloc.start()
     try:
-        table: List[List[float]] = parse(data, "fuzz", source).tolist()
+        table: List[List[float]] = list(parse(data, "fuzz", source))
     except pe_reference._Unreadable as error:
         message = str(error)
         assert message.startswith("fuzz") and "\n" not in message, message
