@@ -537,9 +537,11 @@ def compare(
     seq_len, d_model = table.count, table.width
     dtype, origin = _check_format(actual, dtype)
     table.rounding = dtype
+    if origin in ("the array's dtype", "the tensor's dtype"):
+        table.dtype = dtype  # its values are numbers of dtype already
     asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
     asked._check_rows(seq_len)
-    asked._exponents(d_model)  # refuses a shift too large for this width
+    exponents = asked._exponents(d_model)  # refuses a shift too large for this width
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -577,9 +579,19 @@ def compare(
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
         return _exact_rows(seq_len, d_model, asked, rounding)
 
-    references = _references(exact_rows, table.rounding, exact_row)
-    for r, ((row, bad), (exact, expected)) in enumerate(zip(table.read(), references)):
-        comparison.add(r, row, exact, expected, bad)
+    plan, law, square = asked._plan(d_model), asked._frequencies(), asked._scale_square(d_model)
+
+    def exact_element(r: int, c: int, rounding: str) -> float:
+        kind, pair = plan[c]
+        return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, square, rounding)
+
+    def settle(r: int, c: int) -> float:
+        return exact_element(r, c, "float64")
+
+    fast = (asked, d_model, allowance.positions, exact_element)
+    references = _references(exact_rows, table.rounding, exact_row, fast)
+    for r, ((row, bad), (exact, expected, bound)) in enumerate(zip(table.read(), references)):
+        comparison.add(r, row, exact, expected, bad, bound, settle)
     diagnosis: "Optional[str]" = None
     unjudged = 2 * comparison.unjudged > seq_len * d_model
     if comparison.failures or (unjudged and comparison.default):
@@ -2997,6 +3009,7 @@ class _Allowance:
     ) -> None:
         self.frequencies = frequencies
         self.positions = positions
+        self.dtype = dtype
         self.precision = _DTYPES[dtype][0]
         computing = self.precision if self.precision >= 24 else 24
         #: The format the table is computed in: its own, or float32 for a narrow one.
@@ -3005,16 +3018,57 @@ class _Allowance:
         self.factor = abs(factor)
         self.storing = _power_of_two(-self.precision)
         self.weights = weights
+        self._screen: "List[float]" = []  # the last screen made, for (position, columns not judged):
+        self._screen_key = (-1.0, 0)
+        # The arithmetic of whole rows, as functions for map: operator's where there is one (not MicroPython).
+        self.add: "Callable[[Any, Any], Any]"
+        self.sub: "Callable[[Any, Any], Any]"
+        self.mul: "Callable[[Any, Any], Any]"
+        self.le: "Callable[[Any, Any], Any]"
+        try:
+            import operator
+
+            self.add, self.sub, self.mul, self.le = operator.add, operator.sub, operator.mul, operator.le
+        except ImportError:
+            self.add, self.sub, self.mul = (lambda x, y: x + y), (lambda x, y: x - y), (lambda x, y: x * y)
+            self.le = lambda x, y: x <= y
         # Columns by falling frequency, with the first column among each prefix: where each class starts.
-        order = sorted(range(len(frequencies)), key=lambda c: -frequencies[c])
+        order = self._order = sorted(range(len(frequencies)), key=lambda c: -frequencies[c])
         self._falling = [frequencies[c] for c in order]
         self._first: "List[int]" = []
         for c in order:
             self._first.append(c if not self._first or c < self._first[-1] else self._first[-1])
 
-    def row(self, r: int, values: "List[float]") -> "List[float]":
-        """The tolerance of each element of row r, holding values: infinite where not judged (NaN still fails)."""
+    def row(self, r: int, values: "Optional[List[float]]") -> "List[float]":
+        """The tolerance of each element of row r, holding values: infinite where not judged (NaN still fails).
+
+        Without values, the screen: below each tolerance by more than the element's two references can
+        differ (empty for rotated vectors and float64).  An element whose error from the exact value rounded
+        to dtype is within its screen passes, since that reference is within 2**-p |exact| + 2**(emin-p) of
+        the one the rule judges against (the rounding to float64, 2**-53 |exact| from the exact value),
+        |exact| <= A, and the storing term pays the 2**-p |exact| but for 2**-p of the error: the screen is
+        (u A)(1 - 2**-p - 2**-40) - 2**-50 A - 2**(emin-p), the 2**-40 for the rounding of these sums.
+        """
         unit, factor, storing, unjudged = self.unit, self.factor, self.storing, self.UNJUDGED
+        if values is None:
+            position = abs(float(self.positions[r]))
+            if self.weights is not None or self.precision == 53 or not position < _INF:
+                return []
+            # Made for a position at most |p| and within 1/16 of it (5 bits of it, rounded down), and kept
+            # for the rows that follow with the same: a lower bound still, in rows of any order.
+            m, e = math.frexp(position)
+            position = math.ldexp(float(math.floor(m * 32)), e - 5)
+            count = self.classes(r)[1]
+            if self._screen_key != (position, count):
+                shrink = 1.0 - storing - _power_of_two(-40)
+                least = unit * factor * shrink - _power_of_two(-50) * factor
+                least -= _power_of_two(_DTYPES[self.dtype][1] - self.precision)
+                growing = [unit * position * factor * shrink] * len(self.frequencies)
+                screen = list(map(self.add, [least] * len(growing), map(self.mul, self.frequencies, growing)))
+                for c in self._order[:count]:
+                    screen[c] = _INF
+                self._screen_key, self._screen = (position, count), screen
+            return self._screen
         try:
             scaled = unit * abs(float(self.positions[r]))
         except OverflowError:
@@ -3022,12 +3076,19 @@ class _Allowance:
         if scaled == 0.0:
             allowed = [unit] * len(self.frequencies)  # angle 0, whatever the frequency
         elif self.weights is None and scaled < _INF:
-            # The common row, in one pass: u = unit + scaled w is judged while scaled w <= UNJUDGED - unit.
-            limit, fixed, growing = unjudged - unit, unit * factor, scaled * factor
-            return [
-                fixed + growing * w + storing * abs(v) if scaled * w <= limit else _INF
-                for w, v in zip(self.frequencies, values)
-            ]
+            # The common row, by map (each step a C loop): unit A + scaled A w + storing |v|, and infinity for
+            # the columns classes() counts as not judged, the first of the falling frequencies.
+            add, mul, n = self.add, self.mul, len(values)
+            allowed = list(
+                map(
+                    add,
+                    map(add, [unit * factor] * n, map(mul, self.frequencies, [scaled * factor] * n)),
+                    map(mul, map(abs, values), [storing] * n),
+                )
+            )
+            for c in self._order[: self.classes(r)[1]]:
+                allowed[c] = _INF
+            return allowed
         else:
             # An infinite u (a position or frequency beyond float64) fails u <= unjudged: not judged.
             allowed = [unit + scaled * w if w else unit for w in self.frequencies]
@@ -3110,9 +3171,26 @@ class _Comparison:
         self.damaged_rows = self.damaged_cells = 0
 
     def add(
-        self, r: int, row: "List[float]", exact: "List[float]", expected: "List[float]", has_not_finite: bool
+        self,
+        r: int,
+        row: "List[float]",
+        exact: "Sequence[float]",
+        expected: "List[float]",
+        has_not_finite: bool,
+        bound: "Optional[List[float]]",
+        settle: "Optional[Callable[[int, int], float]]",
     ) -> None:
-        errors = [abs(a - e) for a, e in zip(row, expected)]
+        """Tally row r: exact is the exact row rounded to float64, or a float64 row within bound of it.
+
+        With a bound (see _references), an element whose error from exact is more than bound[c] from its
+        tolerance is settled by that error; one nearer the edge is judged against settle(r, c), its exact
+        value rounded to float64.  The verdict is the same as with the exact row.
+
+        Long because a row's tally is one sequence: the largest error, the classes, the verdict of each
+        element, the distance in places.
+        """
+        sub = self.allowance.sub
+        errors = list(map(abs, map(sub, row, expected)))
         if has_not_finite:
             finite = [x for x in errors if x < _INF]
             largest = max(finite) if finite else -1.0
@@ -3134,9 +3212,25 @@ class _Comparison:
                 self.unjudged_from = (r, first_unjudged)
         if largest == 0.0 and not has_not_finite:
             return  # every value is the exact one rounded to dtype: it passes every rule
-        judged = errors if exact is expected else [abs(a - e) for a, e in zip(row, exact)]
-        tolerances = self.allowance.row(r, row)
-        damaged = [c for c, (error, tolerance) in enumerate(zip(judged, tolerances)) if not error <= tolerance]
+        screen = [] if has_not_finite else self.allowance.row(r, None)
+        if screen and all(map(self.allowance.le, errors, screen)):
+            damaged = []  # the common row, decided in C loops
+        elif bound is None:
+            judged = errors if exact is expected else list(map(abs, map(sub, row, exact)))
+            tolerances = self.allowance.row(r, row)
+            damaged = [c for c, (error, tolerance) in enumerate(zip(judged, tolerances)) if not error <= tolerance]
+        else:
+            damaged = []
+            for c, (error, tolerance, b) in enumerate(
+                zip(map(abs, map(sub, row, exact)), self.allowance.row(r, row), bound)
+            ):
+                b += b  # 2 B: see _references
+                if error <= tolerance - b:
+                    continue
+                if error <= tolerance + b and settle is not None:
+                    error = abs(row[c] - settle(r, c))  # near the edge: the exact value decides
+                if not error <= tolerance:
+                    damaged.append(c)
         if has_not_finite:
             # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
             outside = set(damaged)
@@ -3146,25 +3240,48 @@ class _Comparison:
             self.damaged_cells += len(damaged)
             if self.damaged_cells <= self.KEPT_CELLS:
                 self.damaged[r] = damaged
-        finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
-        apart = [abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype), _ordered(expected, self.dtype))]
-        if largest >= 0.0:
-            self.max_ulps = max(self.max_ulps, max((n for n, error in zip(apart, errors) if error < _INF), default=0))
         if self.default:
             self.failures += len(damaged)
         elif self.ulps == 0.0:
             self.failures += sum(1 for error in errors if not error <= self.atol)
-        else:
+        by_place = not self.default and self.ulps != 0.0  # whether each element's distance in places is wanted
+        if not (has_not_finite or by_place):
+            # Only the largest distance is wanted: the bit patterns' differences, in C loops; where one
+            # reaches 2**(p-1), a sign may differ, and the places of _ordered decide.
+            import struct
+
+            code, bits = {"float64": ("d", "Q"), "float16": ("e", "H")}.get(self.dtype, ("f", "I"))
+            layout = f"<{len(row)}"
+            differences = list(
+                map(
+                    sub,
+                    struct.unpack(layout + bits, struct.pack(layout + code, *row)),
+                    struct.unpack(layout + bits, struct.pack(layout + code, *expected)),
+                )
+            )
+            high, low = max(differences), -min(differences)
+            limit = 1 << ({"float64": 52, "float16": 10}.get(self.dtype, 23))
+            if high < limit and low < limit:
+                apart = high if high > low else low
+                self.max_ulps = max(self.max_ulps, apart >> (16 if self.dtype == "bfloat16" else 0))
+                return
+        finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
+        places = [abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype), _ordered(expected, self.dtype))]
+        self.max_ulps = max(self.max_ulps, max((n for n, error in zip(places, errors) if error < _INF), default=0))
+        if by_place:
             # A NaN or infinite element fails whatever its place (its substitute's is meaningless).
             self.failures += sum(
-                1 for error, n in zip(errors, apart) if not (error <= self.atol or (error < _INF and n <= self.ulps))
+                1 for error, n in zip(errors, places) if not (error <= self.atol or (error < _INF and n <= self.ulps))
             )
 
 
 def _references(
-    exact_rows: "Callable[[str], Iterator[List[float]]]", dtype: str, exact_row: "Callable[[int], List[float]]"
-) -> "Iterator[Tuple[List[float], List[float]]]":
-    """Each exact row rounded to float64, with the same rounded to dtype: (float64 row, dtype row).
+    exact_rows: "Callable[[str], Iterator[List[float]]]",
+    dtype: str,
+    exact_row: "Callable[[int], List[float]]",
+    fast: "Optional[Tuple[Convention, int, List[float], Callable[[int, int, str], float]]]",
+) -> "Iterator[Tuple[Sequence[float], List[float], Optional[List[float]]]]":
+    """Each row's references: (the exact row rounded to float64, the same rounded to dtype, None).
 
     exact_rows(format) yields the exact rows rounded to a format.  Rounding the float64 value to dtype
     gives the exact value's rounding, except where the float64 value lies exactly halfway between two
@@ -3172,21 +3289,101 @@ def _references(
     rounding are on the same side of every other one).  Such a tie, once in 2**(52 - p) values or so,
     takes exact_row(r), the row computed in dtype by the exact kernel.  A runtime of single-precision
     floats holds no float64 value: there both are the row in dtype.
+
+    fast = (convention, d_model, positions, element), for a convention's table in a narrow format,
+    where element(r, c, format) is one exact element rounded to a format: each row is then made as
+    the fast path makes it: the first item is a float64 row f, the third each element's bound B on
+    its error (see below), and the second is still the exact rounding: where f - B and f + B round to
+    the same number of dtype, so does the exact value between them; elsewhere element() decides.
+
+    The bound.  With each pair's frequency w within 2**-52 w of the exact law's, a position p within
+    2**-53 |p| of its own, and the product p w rounded once, the angle a is within 4.01 * 2**-53 |a|
+    of the true one; sin and cos are taken as within 2 units of 2**-53 of theirs (glibc's, musl's and
+    macOS's are within 1: the largest angles' elements are checked against element() first, and the
+    exact rows are used if any is not); the output scale s and its product add 3 units.  So
+    |f - exact| <= s * 2**-53 * (5 + 4.02 |a|) < s * 2**-50 * (1 + |a|) = B, and f is within B of
+    the exact value's float64 rounding too; 2 B also covers the rounding of errors and tolerances.
+    B is made for a position at least |p|, the same for the rows whose positions are within 1/16.
+    Past angle 2**20 or with no operator module (MicroPython), the exact rows are used.
+
+    Long because the two ways to the same references are one generator: the fast one's setup, its
+    check of this runtime's sin and cos, then its rows; or the exact rows with their ties.
     """
     import struct
 
     if dtype == "float64" or _single_precision():
         for row in exact_rows(dtype):
-            yield row, row
+            yield row, row, None
+        return
+    if fast is not None:
+        try:
+            from operator import add, itemgetter, mul, ne, sub
+        except ImportError:
+            fast = None
+    if fast is not None:
+        convention, d_model, positions, element = fast
+        law, plan = convention._frequencies(), convention._plan(d_model)
+        frequencies = []  # each pair's, within 2**-52 of it: 53 bits of the exact law's 64, whose error is 2**-62
+        for exponent in convention._exponents(d_model):
+            m, k = law.frequency(exponent, 64)
+            drop = _bit_length(m) - 53
+            if not -1000 < k - 64 + drop < 900:
+                fast = None  # near float64's smallest or largest numbers: the exact rows
+                break
+            frequencies.append(_make_float(False, m >> drop, k - 64 + drop))
+    if fast is not None:
+        pairs, n, sin, cos = len(frequencies), d_model, math.sin, math.cos
+        index = [pair if kind == _SINE else pairs + pair if kind == _COSINE else 2 * pairs for kind, pair in plan]
+        columns = [0.0 if kind == _ZERO else frequencies[pair] for kind, pair in plan]
+        arrange = itemgetter(*index) if n > 1 else (lambda values: (values[index[0]],))
+        scale = convention._float_scale(d_model)
+        unit = scale * _power_of_two(-50)
+
+        def made(p: float) -> "Sequence[float]":
+            """Row at position p by the fast path's arithmetic."""
+            angles = list(map(mul, frequencies, [p] * pairs))
+            values = arrange(list(map(sin, angles)) + list(map(cos, angles)) + [0.0])
+            return values if scale == 1.0 else tuple(map(mul, values, [scale] * n))
+
+        def bound(p: float) -> "List[float]":
+            """Each element's B at position p."""
+            return list(map(add, [unit] * n, map(mul, columns, [unit * p] * n)))
+
+        far = max(range(len(positions)), key=lambda r: abs(positions[r])) if positions else 0
+        if not positions or not abs(positions[far]) * max(columns) <= _power_of_two(20) or not scale < _INF:
+            fast = None
+        else:
+            values, bounds = made(positions[far]), bound(abs(positions[far]))
+            largest = sorted(range(n), key=lambda c: -columns[c])[:8]
+            if not all(abs(values[c] - element(far, c, "float64")) <= bounds[c] / 2 for c in largest):
+                fast = None  # this runtime's sin and cos are not as good as the bound takes them to be
+    if fast is not None:
+        top = -1.0
+        for r, p in enumerate(positions):
+            values = made(p)
+            # B for a position at least |p| and within 1/16 of it (5 bits, rounded up), kept for the rows that follow.
+            fraction, power = math.frexp(abs(p))
+            if math.ldexp(float(math.ceil(fraction * 32)), power - 5) != top:
+                top = math.ldexp(float(math.ceil(fraction * 32)), power - 5)
+                bounds = bound(top)
+            low = _round_row(list(map(sub, values, bounds)), dtype)
+            high = _round_row(list(map(add, values, bounds)), dtype)
+            if low != high:
+                differ, c = list(map(ne, low, high)), -1  # the few elements element() decides, found in C loops
+                while True in differ:
+                    c = differ.index(True, c + 1)
+                    differ[c] = False
+                    low[c] = element(r, c, dtype)
+            yield values, low, bounds
         return
     rows = exact_rows("float64")
     precision, smallest, _ = _DTYPES[dtype]
-    low, half = (1 << (53 - precision)) - 1, 1 << (52 - precision)
+    low_bits, half = (1 << (53 - precision)) - 1, 1 << (52 - precision)
     tiny = _power_of_two(smallest)  # below it, dtype's numbers are evenly spaced and the halfway points move
     for r, row in enumerate(rows):
         rounded = _round_row(row, dtype)
         bits = struct.unpack(f"<{len(row)}Q", struct.pack(f"<{len(row)}d", *row))
-        suspects = [c for c, (b, x) in enumerate(zip(bits, row)) if b & low == half or -tiny < x < tiny]
+        suspects = [c for c, (b, x) in enumerate(zip(bits, row)) if b & low_bits == half or -tiny < x < tiny]
         ties = [
             c
             for c in suspects
@@ -3196,7 +3393,7 @@ def _references(
             decided = exact_row(r)
             for c in ties:
                 rounded[c] = decided[c]
-        yield row, rounded
+        yield row, rounded, None
 
 
 # ---------------------------------------------------------------------------
@@ -4155,9 +4352,9 @@ def _rope_comparison(
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
         return _rope_rows(setup, kind, count, positions, vectors, True, rounding)
 
-    references = _references(exact_rows, dtype, exact_row)
-    for r, (row, (exact, expected)) in enumerate(zip(rounded, references)):
-        comparison.add(r, row, exact, expected, r in rows_with_not_finite)
+    references = _references(exact_rows, dtype, exact_row, None)
+    for r, (row, (exact, expected, _)) in enumerate(zip(rounded, references)):
+        comparison.add(r, row, exact, expected, r in rows_with_not_finite, None, None)
     return comparison
 
 
@@ -5586,9 +5783,10 @@ class _Source:
         self.not_finite: "List[Tuple[int, int, float]]" = []
         self.not_finite_count = 0
         r = 0
+        rounding = "float64" if self.dtype == self.rounding else self.rounding  # a format's values are its numbers
         for block in self.blocks(0, self.count):
             for read in block:
-                row = _round_row(read, self.rounding)
+                row = _round_row(read, rounding)
                 bad = not -_INF < sum(row) < _INF
                 if bad:
                     cells = [(r, c, read[c]) for c, x in enumerate(row) if not -_INF < x < _INF]
