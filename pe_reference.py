@@ -583,6 +583,8 @@ def compare(
 
     def exact_element(r: int, c: int, rounding: str) -> float:
         kind, pair = plan[c]
+        if kind == _ZERO:
+            return 0.0  # a padding column
         return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, square, rounding)
 
     def settle(r: int, c: int) -> float:
@@ -3213,14 +3215,15 @@ class _Comparison:
         if largest == 0.0 and not has_not_finite:
             return  # every value is the exact one rounded to dtype: it passes every rule
         screen = [] if has_not_finite else self.allowance.row(r, None)
+        damaged: "List[int]" = []
         if screen and all(map(self.allowance.le, errors, screen)):
-            damaged = []  # the common row, decided in C loops
+            pass  # the common row, decided in C loops
         elif bound is None:
             judged = errors if exact is expected else list(map(abs, map(sub, row, exact)))
             tolerances = self.allowance.row(r, row)
-            damaged = [c for c, (error, tolerance) in enumerate(zip(judged, tolerances)) if not error <= tolerance]
+            if not all(map(self.allowance.le, judged, tolerances)):
+                damaged = [c for c, (error, tolerance) in enumerate(zip(judged, tolerances)) if not error <= tolerance]
         else:
-            damaged = []
             for c, (error, tolerance, b) in enumerate(
                 zip(map(abs, map(sub, row, exact)), self.allowance.row(r, row), bound)
             ):
@@ -3374,6 +3377,13 @@ def _references(
                     c = differ.index(True, c + 1)
                     differ[c] = False
                     low[c] = element(r, c, dtype)
+            if 0.0 in low:
+                # A zero's sign: -0.0 == 0.0, so f - B and f + B may round to zeros of either sign.
+                c = -1
+                while 0.0 in low[c + 1 :]:
+                    c = low.index(0.0, c + 1)
+                    if math.copysign(1.0, low[c]) != math.copysign(1.0, high[c]):
+                        low[c] = element(r, c, dtype)
             yield values, low, bounds
         return
     rows = exact_rows("float64")

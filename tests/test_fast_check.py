@@ -10,7 +10,7 @@ report (the fast references turned off).
 
 import math
 import struct
-from typing import Callable, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -172,3 +172,36 @@ def test_a_runtime_whose_sine_is_off_gets_the_exact_rows(monkeypatch: pytest.Mon
     rows = counted(monkeypatch, "_fixed_rows")
     assert summary(compare(table, dtype="float32")) == truth
     assert rows[0] > 0
+
+
+CONVENTIONS = [
+    {"preset": name} for name in ("paper", "tensor2tensor", "fairseq", "guided-diffusion", "marian", "tatp22")
+] + [
+    {"scale": "sqrt(512)"},
+    {"scale": "sqrt(1/d)"},
+    {"full_turns": True, "base": 100},
+    {"positions": [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]},
+    {"descending": True},
+    {"start": "1/3", "step": "2/7"},
+    {"odd": "round-up", "layout": "cos-sin"},
+]
+
+
+@pytest.mark.parametrize("fields", CONVENTIONS, ids=lambda fields: ",".join(f"{k}={v}" for k, v in fields.items()))
+@pytest.mark.parametrize("d_model", [1, 7, 16])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_every_convention_gets_the_same_report_from_fast_and_exact_references(
+    monkeypatch: pytest.MonkeyPatch, fields: Dict[str, Any], d_model: int, dtype: str
+) -> None:
+    # The fast table in dtype, with a few elements moved by growing amounts: some pass, some fail.
+    seq_len = 12 if "positions" in fields else 120
+    table = [[float(x) for x in row] for row in encoding(seq_len, d_model, **fields)]
+    for k in range(0, seq_len * d_model, 5):
+        table[k // d_model][k % d_model] += 2.0 ** -(8 + k % 16)
+    kernel = counted(monkeypatch, "_exact_rows")
+    reports = [summary(compare(table, dtype=dtype, **rule, **fields)) for rule in ({}, {"atol": 1e-4}, {"ulps": 3})]
+    assert kernel[0] == 0  # the fast references made every row
+    exact_only(monkeypatch)
+    assert [
+        summary(compare(table, dtype=dtype, **rule, **fields)) for rule in ({}, {"atol": 1e-4}, {"ulps": 3})
+    ] == reports
