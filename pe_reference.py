@@ -3302,15 +3302,15 @@ def _references(
     The bound.  With each pair's frequency w within 2**-52 w of the exact law's, a position p within
     2**-53 |p| of its own, and the product p w rounded once, the angle a is within 4.01 * 2**-53 |a|
     of the true one; sin and cos are taken as within 2 units of 2**-53 of theirs (glibc's, musl's and
-    macOS's are within 1: the largest angles' elements are checked against element() first, and the
-    exact rows are used if any is not); the output scale s and its product add 3 units.  So
+    macOS's are within 1: _sine_within_bound tries them, and the exact rows are used where they are
+    not); the output scale s and its product add 3 units.  So
     |f - exact| <= s * 2**-53 * (5 + 4.02 |a|) < s * 2**-50 * (1 + |a|) = B, and f is within B of
     the exact value's float64 rounding too; 2 B also covers the rounding of errors and tolerances.
     B is made for a position at least |p|, the same for the rows whose positions are within 1/16.
     Past angle 2**20 or with no operator module (MicroPython), the exact rows are used.
 
     Long because the two ways to the same references are one generator: the fast one's setup, its
-    check of this runtime's sin and cos, then its rows; or the exact rows with their ties.
+    checks, then its rows; or the exact rows with their ties.
     """
     import struct
 
@@ -3320,7 +3320,7 @@ def _references(
         return
     if fast is not None:
         try:
-            from operator import add, itemgetter, mul, ne, sub
+            from operator import add, itemgetter, mul, ne, or_, sub
         except ImportError:
             fast = None
     if fast is not None:
@@ -3352,14 +3352,11 @@ def _references(
             """Each element's B at position p."""
             return list(map(add, [unit] * n, map(mul, columns, [unit * p] * n)))
 
-        far = max(range(len(positions)), key=lambda r: abs(positions[r])) if positions else 0
-        if not positions or not abs(positions[far]) * max(columns) <= _power_of_two(20) or not scale < _INF:
+        far = max(map(abs, positions), default=_INF) * max(columns)
+        if not (far <= _power_of_two(20) and _power_of_two(-500) <= scale <= _power_of_two(500)):
+            fast = None  # angles past 2**20, or a scale whose square float64 cannot hold (B's last term)
+        elif not _sine_within_bound():
             fast = None
-        else:
-            values, bounds = made(positions[far]), bound(abs(positions[far]))
-            largest = sorted(range(n), key=lambda c: -columns[c])[:8]
-            if not all(abs(values[c] - element(far, c, "float64")) <= bounds[c] / 2 for c in largest):
-                fast = None  # this runtime's sin and cos are not as good as the bound takes them to be
     if fast is not None:
         top = -1.0
         for r, p in enumerate(positions):
@@ -3371,19 +3368,21 @@ def _references(
                 bounds = bound(top)
             low = _round_row(list(map(sub, values, bounds)), dtype)
             high = _round_row(list(map(add, values, bounds)), dtype)
-            if low != high:
-                differ, c = list(map(ne, low, high)), -1  # the few elements element() decides, found in C loops
-                while True in differ:
-                    c = differ.index(True, c + 1)
-                    differ[c] = False
-                    low[c] = element(r, c, dtype)
-            if 0.0 in low:
-                # A zero's sign: -0.0 == 0.0, so f - B and f + B may round to zeros of either sign.
+            if low != high or 0.0 in low:
+                # The elements element() decides, found in C loops: those whose bounds round apart, and zeros
+                # whose signs differ (-0.0 == 0.0 hides them from !=).
+                differ = list(map(ne, low, high))
+                if 0.0 in low:
+                    ones = [1.0] * n
+                    signs = map(ne, map(math.copysign, ones, low), map(math.copysign, ones, high))
+                    differ = list(map(or_, differ, signs))
                 c = -1
-                while 0.0 in low[c + 1 :]:
-                    c = low.index(0.0, c + 1)
-                    if math.copysign(1.0, low[c]) != math.copysign(1.0, high[c]):
-                        low[c] = element(r, c, dtype)
+                while True:
+                    try:
+                        c = differ.index(True, c + 1)
+                    except ValueError:
+                        break
+                    low[c] = element(r, c, dtype)
             yield values, low, bounds
         return
     rows = exact_rows("float64")
@@ -7292,7 +7291,8 @@ _COLLECT_GARBAGE = _garbage_collector()
 # law's frequencies may hold four times as many): a desktop spares thousands,
 # a board's heap only a few (on a 32-bit build each is about 100 bytes).
 _CACHE_LIMIT = 1024 if _COLLECT_GARBAGE is None else 2
-_ROUNDS_ONCE: "List[bool]" = []
+#: What this runtime's floats do, each decided once, on first use, by the function that asks.
+_RUNTIME: "Dict[str, bool]" = {}
 
 
 def _addition_rounds_once() -> bool:
@@ -7302,15 +7302,12 @@ def _addition_rounds_once() -> bool:
     rounds again when the result is stored: 1 + (2**-53 + 2**-78) becomes
     1 + 2**-53, a tie, then 1.0, where the true rounding is 1 + 2**-52.
     There the float64 finish is not used; every value is built from
-    integers instead (_round_fixed).  Decided once, on first use.
+    integers instead (_round_fixed).
     """
-    if not _ROUNDS_ONCE:
+    if "rounds once" not in _RUNTIME:
         one = _power_of_two(0)
-        _ROUNDS_ONCE.append(one + (_power_of_two(-53) + _power_of_two(-78)) == one + _power_of_two(-52))
-    return _ROUNDS_ONCE[0]
-
-
-_SINGLE: "List[bool]" = []
+        _RUNTIME["rounds once"] = one + (_power_of_two(-53) + _power_of_two(-78)) == one + _power_of_two(-52)
+    return _RUNTIME["rounds once"]
 
 
 def _single_precision() -> bool:
@@ -7318,13 +7315,31 @@ def _single_precision() -> bool:
 
     There a float64 cannot be held, so exact float64 values are refused;
     float32, bfloat16 and float16 values are built from integers as
-    everywhere, and have the same bits.  Decided once, on first use, at run
-    time (a constant folded by a cross-compiler would answer for its host).
+    everywhere, and have the same bits.  Decided at run time (a constant
+    folded by a cross-compiler would answer for its host).
     """
-    if not _SINGLE:
+    if "single" not in _RUNTIME:
         one = _power_of_two(0)
-        _SINGLE.append(one + _power_of_two(-30) == one)
-    return _SINGLE[0]
+        _RUNTIME["single"] = one + _power_of_two(-30) == one
+    return _RUNTIME["single"]
+
+
+def _sine_within_bound() -> bool:
+    """Whether math.sin and math.cos are within 2 units of 2**-53 of the true values, as the check's bound takes them.
+
+    Tried against the exact kernel at two angles in each binade from 2**-4 to 2**20 (the largest angle the
+    fast references take): glibc's, musl's and macOS's are within 1 unit; a runtime whose sine is poorer,
+    or reduces large angles badly, is checked with the exact rows instead (see _references).
+    """
+    if "sine" not in _RUNTIME:
+        law, within = _Frequencies((1, 1), (1, 1), False), True  # frequency 1: the angle is the position
+        for k in range(-4, 21):
+            for x in (math.ldexp(1.1, k), math.ldexp(1.7, k)):
+                for kind, f in ((_SINE, math.sin), (_COSINE, math.cos)):
+                    exact = _exact_value(_float_ratio("angle", x), kind, (0, 1), law, (1, 1), "float64")
+                    within = within and abs(f(x) - exact) <= _power_of_two(-52)
+        _RUNTIME["sine"] = within
+    return _RUNTIME["sine"]
 
 
 # The frameworks' conventions by name, made last: they use the portability decisions above.

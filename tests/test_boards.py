@@ -21,7 +21,7 @@ BUILDS_NOTE = "the board builds in ../shared/micropython/bin beside the reposito
 @pytest.fixture
 def additions_round_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on the x87 unit: the float64 finish is off, every value built from integers."""
-    monkeypatch.setattr(pe_reference, "_ROUNDS_ONCE", [False])
+    monkeypatch.setitem(pe_reference._RUNTIME, "rounds once", False)
 
 
 def test_this_interpreter_adds_with_one_rounding() -> None:
@@ -29,9 +29,9 @@ def test_this_interpreter_adds_with_one_rounding() -> None:
 
 
 def test_integer_finish_gives_the_float_finishs_bits(additions_round_twice: None) -> None:
-    pe_reference._ROUNDS_ONCE[:] = []
+    del pe_reference._RUNTIME["rounds once"]
     float_finish = encoding(300, 48, exact=True), rope(300, 32, base=500000, exact=True)
-    pe_reference._ROUNDS_ONCE[:] = [False]
+    pe_reference._RUNTIME["rounds once"] = False
     integer_finish = encoding(300, 48, exact=True), rope(300, 32, base=500000, exact=True)
     assert integer_finish == float_finish
 
@@ -84,7 +84,7 @@ def test_board_build_prints_the_stored_digest(tmp_path: Path, build_name: str) -
 
 @pytest.fixture
 def single_precision(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pe_reference, "_SINGLE", [True])
+    monkeypatch.setitem(pe_reference._RUNTIME, "single", True)
 
 
 def test_single_precision_refuses_exact_float64_by_name(single_precision: None) -> None:

@@ -10,6 +10,7 @@ report (the fast references turned off).
 
 import math
 import struct
+import sys
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import pytest
@@ -162,15 +163,36 @@ def test_a_table_computed_in_float32_gets_the_exact_rows_verdict(monkeypatch: py
     assert rows[0] >= 3
 
 
-def test_a_runtime_whose_sine_is_off_gets_the_exact_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The fast references take sin and cos within 2 units of 2**-53; the largest angles' elements are checked
-    # first.  A sine off by 2**-40 fails that check, and the check uses the exact rows.
-    table = encoding(4000, 16, exact=True, dtype="float32")
-    truth = summary(compare(table, dtype="float32"))
+@pytest.mark.parametrize("error", [lambda x: 2.0**-40, lambda x: x * 2.0**-35])
+def test_a_runtime_whose_sine_is_off_gets_the_exact_rows(
+    monkeypatch: pytest.MonkeyPatch, error: Callable[[float], float]
+) -> None:
+    # The fast references take sin and cos within 2 units of 2**-53; the runtime's are tried first, once.  A sine
+    # off by 2**-40, or by a relative 2**-35 (small beside the bound at a large angle, not at a small one), fails.
+    table = encoding(100000, 2, exact=True, dtype="float32")
+    truth = summary(compare(table, dtype="float32", atol=0))
+    assert truth[2] == 0
     sine = math.sin
-    monkeypatch.setattr(math, "sin", lambda x: sine(x) + 2.0**-40)  # the module pe_reference uses
+    monkeypatch.setattr(math, "sin", lambda x: sine(x) + error(x))  # the module pe_reference uses
+    monkeypatch.delitem(pe_reference._RUNTIME, "sine", raising=False)
     rows = counted(monkeypatch, "_fixed_rows")
-    assert summary(compare(table, dtype="float32")) == truth
+    assert summary(compare(table, dtype="float32", atol=0)) == truth
+    assert rows[0] > 0 and pe_reference._RUNTIME["sine"] is False
+
+
+def test_a_runtime_without_the_operator_module_gets_the_same_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    # MicroPython has no operator module: the arithmetic of whole rows falls back to lambdas, the exact rows are
+    # used, and every report is the same.
+    table = [[float(x) for x in row] for row in encoding(500, 16)]
+    for k in range(0, 500 * 16, 7):
+        table[k // 16][k % 16] += 2.0 ** -(8 + k % 16)
+    rules: Tuple[Dict[str, Any], ...] = ({}, {"atol": 1e-4}, {"ulps": 3})
+    reports = [summary(compare(table, dtype=dtype, **rule)) for dtype in ("float32", "float16") for rule in rules]
+    monkeypatch.setitem(sys.modules, "operator", None)  # import operator raises ImportError
+    rows = counted(monkeypatch, "_fixed_rows")
+    assert [
+        summary(compare(table, dtype=dtype, **rule)) for dtype in ("float32", "float16") for rule in rules
+    ] == reports
     assert rows[0] > 0
 
 

@@ -57,6 +57,16 @@ def test_an_element_whose_allowance_passes_2_to_the_minus_4_is_not_judged() -> N
     assert compare(table, dtype="float32").failures == 1
 
 
+@pytest.mark.parametrize("fields", [{"positions": [32767, 0]}, {"positions": [2457525, 0], "angle_scale": "1/75"}])
+def test_an_element_whose_allowance_is_2_to_the_minus_4_is_judged_and_counted_so(fields: Dict[str, Any]) -> None:
+    # Angle 32767 in float32: u = 2**-19 * 32768 = 2**-4 exactly, the last judged.  The count of elements not
+    # judged and the verdict come from one decision, however float64 rounds the position and the frequency.
+    table = encoding(2, 2, exact=True, dtype="float32", **fields)
+    table[0][0] += 0.2
+    report = compare(table, dtype="float32", **fields)
+    assert report.unjudged == 0 and report.failures == 1
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
 @pytest.mark.parametrize("shape", [(1, 2), (200, 64), (3000, 8)])
 def test_a_table_of_zeros_never_passes(dtype: str, shape: Tuple[int, int]) -> None:
