@@ -3028,9 +3028,9 @@ class _Allowance:
         self.mul: "Callable[[Any, Any], Any]"
         self.le: "Callable[[Any, Any], Any]"
         try:
-            import operator
+            from operator import add, le, mul, sub  # ImportError where a name is missing (MicroPython's wasm port)
 
-            self.add, self.sub, self.mul, self.le = operator.add, operator.sub, operator.mul, operator.le
+            self.add, self.sub, self.mul, self.le = add, sub, mul, le
         except ImportError:
             self.add, self.sub, self.mul = (lambda x, y: x + y), (lambda x, y: x - y), (lambda x, y: x * y)
             self.le = lambda x, y: x <= y
