@@ -625,7 +625,7 @@ def compare(
         table.not_finite[:5],
         table.not_finite_count,
     )
-    report.rule = allowance.rule()
+    report.rule = allowance.rule
     return _with_origin(report, origin, table, comparison)
 
 
@@ -717,7 +717,7 @@ class Report:
         if self.atol is None and self.ulps is None:
             if self.rule is not None:
                 return self.rule
-            return _Allowance([], [], self.dtype).rule()
+            return _Allowance([], [], self.dtype).rule
         parts = []
         if self.atol is not None:
             parts.append("atol=0, exact" if self.atol == 0 else f"atol={self.atol:.3g}")
@@ -949,7 +949,7 @@ def compare_rope(
         len(not_finite),
     )
     report.subject = f"the {setup.name(what)}"
-    report.rule = allowance.rule()
+    report.rule = allowance.rule
     report.causes = causes
     return _with_origin(report, origin, rounded, comparison)
 
@@ -2963,24 +2963,22 @@ def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtyp
     return f"{count} {what}: {shown}{more}"
 
 
-def _ordered(values: "List[float]", dtype: str) -> "List[int]":
-    """Each value's place among the numbers of dtype (values the format holds): ulps apart = places apart."""
+def _ordered(values: "List[float]", dtype: str, places: bool) -> "Sequence[int]":
+    """Each value's place among the numbers of dtype (values the format holds): ulps apart = places apart.
+
+    Without places, the bit patterns themselves (bfloat16's 16 bits), sign and magnitude.
+    """
     import struct
 
-    if dtype == "float64":
-        bits = struct.unpack(f"<{len(values)}Q", struct.pack(f"<{len(values)}d", *values))
-        half = 1 << 63
-    elif dtype == "float16":
-        bits = struct.unpack(f"<{len(values)}H", struct.pack(f"<{len(values)}e", *values))
+    code, pattern, half = {"float64": ("d", "Q", 1 << 63), "float16": ("e", "H", 1 << 15)}.get(
+        dtype, ("f", "I", 1 << 31)
+    )
+    bits = struct.unpack(f"<{len(values)}{pattern}", struct.pack(f"<{len(values)}{code}", *values))
+    if dtype == "bfloat16":
+        bits = tuple(b >> 16 for b in bits)
         half = 1 << 15
-    else:
-        bits = struct.unpack(f"<{len(values)}I", struct.pack(f"<{len(values)}f", *values))
-        half = 1 << 31
-        if dtype == "bfloat16":
-            bits = tuple(b >> 16 for b in bits)
-            half = 1 << 15
     # Sign and magnitude to a signed integer: -0.0 and 0.0 are the same place.
-    return [b if b < half else half - b for b in bits]
+    return [b if b < half else half - b for b in bits] if places else bits
 
 
 def _column_frequencies(convention: "Convention", d_model: int) -> "List[float]":
@@ -3020,6 +3018,13 @@ class _Allowance:
         self.factor = abs(factor)
         self.storing = _power_of_two(-self.precision)
         self.weights = weights
+        #: The rule in words, as the report's first line gives it.
+        self.rule = (
+            f"default tolerance 2**{5 - computing} * (1 + |angle|)"
+            + ("" if self.factor == 1.0 else f" * {self.factor:.6g}")
+            + ("" if weights is None else " * (|x[a]| + |x[b]|)")
+            + f" + 2**-{self.precision} * |value|"
+        )
         self._screen: "List[float]" = []  # the last screen made, for (position, columns not judged):
         self._screen_key = (-1.0, 0)
         # The arithmetic of whole rows, as functions for map: operator's where there is one (not MicroPython).
@@ -3041,36 +3046,9 @@ class _Allowance:
         for c in order:
             self._first.append(c if not self._first or c < self._first[-1] else self._first[-1])
 
-    def row(self, r: int, values: "Optional[List[float]]") -> "List[float]":
-        """The tolerance of each element of row r, holding values: infinite where not judged (NaN still fails).
-
-        Without values, the screen: below each tolerance by more than the element's two references can
-        differ (empty for rotated vectors and float64).  An element whose error from the exact value rounded
-        to dtype is within its screen passes, since that reference is within 2**-p |exact| + 2**(emin-p) of
-        the one the rule judges against (the rounding to float64, 2**-53 |exact| from the exact value),
-        |exact| <= A, and the storing term pays the 2**-p |exact| but for 2**-p of the error: the screen is
-        (u A)(1 - 2**-p - 2**-40) - 2**-50 A - 2**(emin-p), the 2**-40 for the rounding of these sums.
-        """
+    def row(self, r: int, values: "List[float]") -> "List[float]":
+        """The tolerance of each element of row r, holding values: infinite where not judged (NaN still fails)."""
         unit, factor, storing, unjudged = self.unit, self.factor, self.storing, self.UNJUDGED
-        if values is None:
-            position = abs(float(self.positions[r]))
-            if self.weights is not None or self.precision == 53 or not position < _INF:
-                return []
-            # Made for a position at most |p| and within 1/16 of it (5 bits of it, rounded down), and kept
-            # for the rows that follow with the same: a lower bound still, in rows of any order.
-            m, e = math.frexp(position)
-            position = math.ldexp(float(math.floor(m * 32)), e - 5)
-            count = self.classes(r)[1]
-            if self._screen_key != (position, count):
-                shrink = 1.0 - storing - _power_of_two(-40)
-                least = unit * factor * shrink - _power_of_two(-50) * factor
-                least -= _power_of_two(_DTYPES[self.dtype][1] - self.precision)
-                growing = [unit * position * factor * shrink] * len(self.frequencies)
-                screen = list(map(self.add, [least] * len(growing), map(self.mul, self.frequencies, growing)))
-                for c in self._order[:count]:
-                    screen[c] = _INF
-                self._screen_key, self._screen = (position, count), screen
-            return self._screen
         try:
             scaled = unit * abs(float(self.positions[r]))
         except OverflowError:
@@ -3100,6 +3078,36 @@ class _Allowance:
             factors = [factor] * len(allowed)
         return [u * a + storing * abs(v) if u <= unjudged else _INF for u, a, v in zip(allowed, factors, values)]
 
+    def screen(self, r: int) -> "List[float]":
+        """Below each tolerance of row r by more than the element's two references can differ (empty: none).
+
+        An element whose error from the exact value rounded to dtype is within its screen passes, since that
+        reference is within 2**-p |exact| + 2**(emin-p) of the one the rule judges against (the rounding to
+        float64, 2**-53 |exact| from the exact value), |exact| <= A, and the storing term pays the 2**-p |exact|
+        but for 2**-p of the error: the screen is (u A)(1 - 2**-p - 2**-40) - 2**-50 A - 2**(emin-p), the
+        2**-40 for the rounding of these sums.  None for rotated vectors and float64.
+        """
+        position = abs(float(self.positions[r]))
+        if self.weights is not None or self.precision == 53 or not position < _INF:
+            return []
+        # Made for a position at most |p| and within 1/16 of it (5 bits of it, rounded down), and kept
+        # for the rows that follow with the same: a lower bound still, in rows of any order.
+        m, e = math.frexp(position)
+        position = math.ldexp(float(math.floor(m * 32)), e - 5)
+        count = self.classes(r)[1]
+        if self._screen_key != (position, count):
+            unit, factor, n = self.unit, self.factor, len(self.frequencies)
+            shrink = 1.0 - self.storing - _power_of_two(-40)
+            least = unit * factor * shrink - _power_of_two(-50) * factor
+            least -= _power_of_two(_DTYPES[self.dtype][1] - self.precision)
+            screen = list(
+                map(self.add, [least] * n, map(self.mul, self.frequencies, [unit * position * factor * shrink] * n))
+            )
+            for c in self._order[:count]:
+                screen[c] = _INF
+            self._screen_key, self._screen = (position, count), screen
+        return self._screen
+
     def classes(self, r: int) -> "Tuple[int, int, int, int]":
         """Row r's coarse and not judged elements: (coarse, not judged, the first column of each or -1)."""
         counts = []
@@ -3128,15 +3136,6 @@ class _Allowance:
             unjudged,
             self._first[coarse - 1] if coarse else -1,
             self._first[unjudged - 1] if unjudged else -1,
-        )
-
-    def rule(self) -> str:
-        """The rule in words, as the report's first line gives it."""
-        scale = "" if self.factor == 1.0 else f" * {self.factor:.6g}"
-        weight = "" if self.weights is None else " * (|x[a]| + |x[b]|)"
-        return (
-            f"default tolerance 2**{5 - _DTYPES[self.computing][0]} * (1 + |angle|){scale}{weight}"
-            f" + 2**-{self.precision} * |value|"
         )
 
 
@@ -3214,7 +3213,7 @@ class _Comparison:
                 self.unjudged_from = (r, first_unjudged)
         if largest == 0.0 and not has_not_finite:
             return  # every value is the exact one rounded to dtype: it passes every rule
-        screen = [] if has_not_finite else self.allowance.row(r, None)
+        screen = [] if has_not_finite else self.allowance.screen(r)
         damaged: "List[int]" = []
         if screen and all(map(self.allowance.le, errors, screen)):
             pass  # the common row, decided in C loops
@@ -3250,26 +3249,16 @@ class _Comparison:
         by_place = not self.default and self.ulps != 0.0  # whether each element's distance in places is wanted
         if not (has_not_finite or by_place):
             # Only the largest distance is wanted: the bit patterns' differences, in C loops; where one
-            # reaches 2**(p-1), a sign may differ, and the places of _ordered decide.
-            import struct
-
-            code, bits = {"float64": ("d", "Q"), "float16": ("e", "H")}.get(self.dtype, ("f", "I"))
-            layout = f"<{len(row)}"
-            differences = list(
-                map(
-                    sub,
-                    struct.unpack(layout + bits, struct.pack(layout + code, *row)),
-                    struct.unpack(layout + bits, struct.pack(layout + code, *expected)),
-                )
-            )
+            # reaches 2**(p-1), a sign may differ, and the places decide.
+            differences = list(map(sub, _ordered(row, self.dtype, False), _ordered(expected, self.dtype, False)))
             high, low = max(differences), -min(differences)
-            limit = 1 << ({"float64": 52, "float16": 10}.get(self.dtype, 23))
-            if high < limit and low < limit:
-                apart = high if high > low else low
-                self.max_ulps = max(self.max_ulps, apart >> (16 if self.dtype == "bfloat16" else 0))
+            if high < 1 << (self.allowance.precision - 1) and low < 1 << (self.allowance.precision - 1):
+                self.max_ulps = max(self.max_ulps, high if high > low else low)
                 return
         finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
-        places = [abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype), _ordered(expected, self.dtype))]
+        places = [
+            abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype, True), _ordered(expected, self.dtype, True))
+        ]
         self.max_ulps = max(self.max_ulps, max((n for n, error in zip(places, errors) if error < _INF), default=0))
         if by_place:
             # A NaN or infinite element fails whatever its place (its substitute's is meaningless).
