@@ -528,7 +528,7 @@ def compare(
     >>> print(report.diagnosis)
     Diagnosis: the table follows the paper convention except for 1 element: [2][1] is 0.5, expected -0.416147.
     >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
-    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element.
+    Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element. The call that reproduces it: encoding(4, 6, preset='tensor2tensor') (on the command line: --preset tensor2tensor).
 
     Long because a check is one sequence, in the order docs/checking.md describes: the table read,
     the arguments checked, the shape, the comparison, the diagnosis.
@@ -541,7 +541,7 @@ def compare(
         table.dtype = dtype  # its values are numbers of dtype already
     asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
     asked._check_rows(seq_len)
-    exponents = asked._exponents(d_model)  # refuses a shift too large for this width
+    asked._exponents(d_model)  # refuses a shift too large for this width
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -568,32 +568,7 @@ def compare(
             f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
         )
         return _with_origin(report, origin, table)
-    allowance = _Allowance(
-        _column_frequencies(asked, d_model), list(asked._float_positions(seq_len)), dtype, asked._float_scale(d_model)
-    )
-    comparison = _Comparison(allowance, dtype, atol, ulps)
-
-    def exact_row(r: int) -> "List[float]":
-        return next(_exact_rows(seq_len, d_model, asked, table.rounding, r))  # table.rounding is dtype
-
-    def exact_rows(rounding: str) -> "Iterator[List[float]]":
-        return _exact_rows(seq_len, d_model, asked, rounding)
-
-    plan, law, square = asked._plan(d_model), asked._frequencies(), asked._scale_square(d_model)
-
-    def exact_element(r: int, c: int, rounding: str) -> float:
-        kind, pair = plan[c]
-        if kind == _ZERO:
-            return 0.0  # a padding column
-        return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, square, rounding)
-
-    def settle(r: int, c: int) -> float:
-        return exact_element(r, c, "float64")
-
-    fast = (asked, d_model, allowance.positions, exact_element)
-    references = _references(exact_rows, table.rounding, exact_row, fast)
-    for r, ((row, bad), (exact, expected, bound)) in enumerate(zip(table.read(), references)):
-        comparison.add(r, row, exact, expected, bad, bound, settle)
+    comparison = _tally(table, asked, dtype, atol, ulps)
     diagnosis: "Optional[str]" = None
     unjudged = 2 * comparison.unjudged > seq_len * d_model
     if comparison.failures or (unjudged and comparison.default):
@@ -625,8 +600,46 @@ def compare(
         table.not_finite[:5],
         table.not_finite_count,
     )
-    report.rule = allowance.rule
+    report.rule = comparison.allowance.rule
     return _with_origin(report, origin, table, comparison)
+
+
+def _tally(
+    table: "_Source", asked: "Convention", dtype: str, atol: "Optional[float]", ulps: "Optional[float]"
+) -> "_Comparison":
+    """The tally of every element of the table against the asked convention's exact values rounded to dtype.
+
+    The table's values are read rounded to table.rounding: dtype, or a wider format that holds them.
+    """
+    seq_len, d_model = table.count, table.width
+    exponents = asked._exponents(d_model)
+    allowance = _Allowance(
+        _column_frequencies(asked, d_model), list(asked._float_positions(seq_len)), dtype, asked._float_scale(d_model)
+    )
+    comparison = _Comparison(allowance, dtype, atol, ulps)
+
+    def exact_row(r: int) -> "List[float]":
+        return next(_exact_rows(seq_len, d_model, asked, dtype, r))
+
+    def exact_rows(rounding: str) -> "Iterator[List[float]]":
+        return _exact_rows(seq_len, d_model, asked, rounding)
+
+    plan, law, square = asked._plan(d_model), asked._frequencies(), asked._scale_square(d_model)
+
+    def exact_element(r: int, c: int, rounding: str) -> float:
+        kind, pair = plan[c]
+        if kind == _ZERO:
+            return 0.0  # a padding column
+        return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, square, rounding)
+
+    def settle(r: int, c: int) -> float:
+        return exact_element(r, c, "float64")
+
+    fast = (asked, d_model, allowance.positions, exact_element)
+    references = _references(exact_rows, dtype, exact_row, fast)
+    for r, ((row, bad), (exact, expected, bound)) in enumerate(zip(table.read(), references)):
+        comparison.add(r, row, exact, expected, bad, bound, settle)
+    return comparison
 
 
 def assert_close(actual: object, **options: "Any") -> None:
@@ -639,7 +652,7 @@ def assert_close(actual: object, **options: "Any") -> None:
     ...     assert_close(encoding(8, 16, preset="guided-diffusion"))
     ... except AssertionError as error:
     ...     print(str(error).splitlines()[-1])
-    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element.
+    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element. The call that reproduces it: encoding(8, 16, preset='guided-diffusion') (on the command line: --preset guided-diffusion).
     """
     report = compare(actual, **options)
     if not report.ok:
@@ -1375,7 +1388,7 @@ class Convention:
         origin = (
             self._preset
             if self._preset in PRESETS
-            else max(PRESETS, key=lambda name: _agreement(PRESETS[name]._table_key(d_model), key))
+            else max(PRESETS, key=lambda name: sum(1 for x, y in zip(PRESETS[name]._table_key(d_model), key) if x == y))
         )
         changed = [
             f"{name}={_short(getattr(self, name))}".replace("'", "")
@@ -1600,6 +1613,8 @@ def _make_presets() -> "Dict[str, Convention]":
     # on MicroPython that garbage is collected before the next preset is made,
     # so that what the presets keep is not left scattered through it.
     presets = {}
+    if _COLLECT_GARBAGE is not None:
+        _COLLECT_GARBAGE()  # the import's own garbage first: the presets then fill the holes it leaves
     for name, (_, changes) in _PRESETS.items():
         fields: "List[object]" = list(_DEFAULT_FIELDS)
         for field, inner in changes:
@@ -3223,16 +3238,26 @@ class _Comparison:
             if not all(map(self.allowance.le, judged, tolerances)):
                 damaged = [c for c, (error, tolerance) in enumerate(zip(judged, tolerances)) if not error <= tolerance]
         else:
-            for c, (error, tolerance, b) in enumerate(
-                zip(map(abs, map(sub, row, exact)), self.allowance.row(r, row), bound)
-            ):
-                b += b  # 2 B: see _references
-                if error <= tolerance - b:
-                    continue
-                if error <= tolerance + b and settle is not None:
-                    error = abs(row[c] - settle(r, c))  # near the edge: the exact value decides
-                if not error <= tolerance:
-                    damaged.append(c)
+            # Within 2 B of the reference f (see _references): below tolerance - 2B an element passes, above
+            # tolerance + 2B it fails, between them the exact value decides.  In C loops but for those.
+            add, le = self.allowance.add, self.allowance.le
+            judged = list(map(abs, map(sub, row, exact)))
+            tolerances = self.allowance.row(r, row)
+            margins = list(map(add, bound, bound))
+            passing = list(map(le, judged, map(sub, tolerances, margins)))
+            if not all(passing):
+                within = list(map(le, judged, map(add, tolerances, margins)))
+                if self.damaged_cells > self.KEPT_CELLS and not has_not_finite and sum(within) == sum(passing):
+                    damaged = [0] * (len(row) - sum(within))  # counted, not kept: none is near its edge
+                else:
+                    for c, (sure, near) in enumerate(zip(passing, within)):
+                        if sure:
+                            continue
+                        error = judged[c]
+                        if near and settle is not None:
+                            error = abs(row[c] - settle(r, c))  # near the edge: the exact value decides
+                        if not error <= tolerances[c]:
+                            damaged.append(c)
         if has_not_finite:
             # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
             outside = set(damaged)
@@ -3256,10 +3281,12 @@ class _Comparison:
                 self.max_ulps = max(self.max_ulps, high if high > low else low)
                 return
         finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
-        places = [
-            abs(a - e) for a, e in zip(_ordered(finite_row, self.dtype, True), _ordered(expected, self.dtype, True))
-        ]
-        self.max_ulps = max(self.max_ulps, max((n for n, error in zip(places, errors) if error < _INF), default=0))
+        places = list(map(abs, map(sub, _ordered(finite_row, self.dtype, True), _ordered(expected, self.dtype, True))))
+        if has_not_finite:
+            largest = max((n for n, error in zip(places, errors) if error < _INF), default=0)
+        else:
+            largest = max(places)
+        self.max_ulps = max(self.max_ulps, largest)
         if by_place:
             # A NaN or infinite element fails whatever its place (its substitute's is meaningless).
             self.failures += sum(
@@ -3439,6 +3466,11 @@ class _Candidate:
         self.distinct = False
         #: What more to say when it explains the table.
         self.note = ""
+        #: Allowances made, by (convention, precision, dtype, row): _candidates shares one among its candidates.
+        self.memo: "Dict[Tuple[object, ...], List[float]]" = {}
+        #: An element (row, column) with a rounded step taken to the other neighbour, for a mistake that
+        #: rounds angles: where the pipeline's angle lay at a midpoint, either is its rounding.
+        self.other_rounding: "Optional[Callable[[int, int], float]]" = None
 
     def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
         """Each element's allowance in row r (see _row_allowance)."""
@@ -3447,8 +3479,15 @@ class _Candidate:
             self.frequencies = _column_frequencies(self.convention, d_model)
             self.scale = scale
         precision = min(self.precision, _DTYPES[dtype][0])
-        position = _to_float(self.convention._position(r, self.seq_len))
-        return _row_allowance(self.frequencies, position, precision, self.scale)
+        key = (self.convention, precision, dtype, r)
+        found = self.memo.get(key)
+        if found is None:
+            position = _to_float(self.convention._position(r, self.seq_len))
+            judged = _Allowance([], [], dtype).unit
+            if len(self.memo) >= 256:
+                self.memo.clear()  # a sample's rows for one convention, at most: memory does not grow with the table
+            found = self.memo[key] = _row_allowance(self.frequencies, position, precision, self.scale, judged)
+        return found
 
     def row(self, r: int, dtype: str) -> "Optional[List[float]]":
         """Row r rounded to dtype, as the table's values are; None where it cannot be computed (beyond float64)."""
@@ -3485,7 +3524,7 @@ def _float64_row(
 
 
 def _diagnose(
-    table: "_Table",
+    table: "_Source",
     asked: "Optional[Convention]",
     dtype: str,
     damaged: "Dict[int, List[int]]",
@@ -3517,6 +3556,18 @@ def _diagnose(
         damaged = {r: columns for r, columns in damaged.items() if columns}
     if all(x == 0.0 for row in table for x in row):
         return prefix + "every element of the table is 0."
+    held = _narrowest_format(table, dtype) if asked is not None and not not_finite else None
+    if asked is not None and held is not None:
+        tally = _tally(table, asked, held, None, None)
+        if not tally.failures and 2 * tally.unjudged <= len(table) * d_model:
+            return prefix + (
+                f"every value of the table is a {held} number, and {dtype} was asked: checked as {held}"
+                f" (dtype={held!r}), it passes; its values were rounded to {held}."
+            )
+        # Stored in the narrower format and wrong besides: explained as a table of that format.
+        prefix += f"every value of the table is a {held} number ({dtype} was asked); checked as {held}, "
+        dtype, damaged, unjudged = held, tally.damaged, tally.unjudged
+        counted = None if len(damaged) == tally.damaged_rows else (tally.damaged_rows, tally.damaged_cells)
     shift = 0
     if asked is not None:
         others = "the other elements are" if not_finite else "every element is"
@@ -3531,7 +3582,9 @@ def _diagnose(
             reference = _convention_candidate(_describe(asked, d_model), asked, len(table), d_model)
             items, shift = _damage(table, damaged, reference, dtype)
             if items is not None:
-                return prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items)}."
+                return (
+                    prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items, '; ')}."
+                )
     if counted is None:
         counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
     candidates = _candidates(table, asked, context, dtype, shift)
@@ -3553,17 +3606,29 @@ def _scored(
     candidates[0] is the convention asked for, if any.  The two guards of
     this section's essay drop a candidate here: one that gives the asked
     convention's rows, and a precision mistake that reproduces no more than
-    the asked convention does within the mistake's own allowance.
+    the asked convention does within the mistake's own allowance.  Those
+    that explain the sample come first, in the order tried (the simplest
+    story among equals), then the others by how much they reproduce.
+
+    Each candidate is screened on a sixteenth of the sample first: one that
+    reproduces less than 90% there cannot explain the table, and only the
+    three best screened are scored in full, as the closest, when nothing
+    explains it.  Scoring stops at the third candidate that explains the
+    sample: the diagnosis names one of the first three.
     """
     d_model = len(table[0])
     asked_rows = [candidates[0].row(r, dtype) for r in sample] if asked is not None else []
+    quick = sample[:: max(1, len(sample) // 16)]
     # How much the asked convention reproduces within a narrow format's allowance, by precision.
     loosely: "Dict[int, int]" = {}
-    scored = []
-    for index, candidate in enumerate(candidates):
+    scored: "List[Tuple[int, int, int, _Candidate]]" = []
+    screened: "List[Tuple[float, int, _Candidate]]" = []  # (-share on the screen, index, candidate)
+    explaining = 0
+
+    def score(index: int, candidate: _Candidate) -> None:
         if index and asked is not None and not candidate.distinct:
             if _same_as(candidate, candidates[0], asked_rows, sample, dtype, d_model):
-                continue  # it cannot be told from the convention asked for, which did not explain the table
+                return  # it cannot be told from the convention asked for, which did not explain the table
         reproduced, compared = _reproduced(table, candidate, sample, dtype)
         if index and asked is not None and not candidate.distinct and candidate.precision < _DTYPES[dtype][0]:
             # A narrow format's allowance is wide: the mistake explains the
@@ -3573,14 +3638,34 @@ def _scored(
                 loose.precision = candidate.precision
                 loosely[candidate.precision] = _reproduced(table, loose, sample, dtype)[0]
             if loosely[candidate.precision] >= reproduced:
-                continue
+                return
         scored.append((-reproduced, index, compared, candidate))
-    scored.sort(key=lambda item: (item[0], item[1]))
+
+    for index, candidate in enumerate(candidates):
+        if explaining == 3:
+            break
+        if index:
+            reproduced, compared = _reproduced(table, candidate, quick, dtype)
+            if compared and reproduced < 0.9 * compared:
+                screened.append((-reproduced / compared, index, candidate))
+                continue
+        score(index, candidate)
+        explaining = sum(1 for negative, _, compared, _ in scored if -negative >= _EXPLAINED_SHARE * compared)
+    if not explaining:
+        for _, index, candidate in sorted(screened, key=lambda item: (item[0], item[1]))[:3]:
+            score(index, candidate)
+    scored.sort(
+        key=lambda item: (
+            -item[0] < _EXPLAINED_SHARE * item[2],
+            item[0] if -item[0] < _EXPLAINED_SHARE * item[2] else 0,
+            item[1],
+        )
+    )
     return scored
 
 
 def _explanation(
-    table: "_Table",
+    table: "_Source",
     scored: "List[Tuple[int, int, int, _Candidate]]",
     asked: "Optional[Convention]",
     dtype: str,
@@ -3597,7 +3682,6 @@ def _explanation(
         reproduced = -negative
         if compared == 0 or 2 * reproduced < compared:
             break
-        counted = f"it reproduces {reproduced} of the {compared} elements compared{rows_text}"
         if index == 0 and asked is not None:
             # The convention asked for: its damage, on every row, was more than local.
             if reproduced >= _EXPLAINED_SHARE * compared:
@@ -3610,11 +3694,19 @@ def _explanation(
             continue
         if candidate.local:
             # A convention: look for damage on every row, not on the sample only.
-            items = _candidate_damage(table, candidate, dtype)
+            checked = _candidate_damage(table, candidate, dtype)
+            items = None if checked is None else checked[0]
+            call = _call(candidate.convention, len(table), d_model, dtype)
             if items == []:
-                return f"the table follows {candidate.description}; it reproduces every element."
+                return (
+                    f"the table follows {candidate.description}; it reproduces every element."
+                    f" The call that reproduces it: {call}."
+                )
             if items:
-                return f"the table follows {candidate.description}, except for {_join(items)}."
+                return (
+                    f"the table follows {candidate.description}, except for {_join(items, '; ')}."
+                    f" The call that computes it without the damage: {call}."
+                )
             if reproduced >= _EXPLAINED_SHARE * compared:
                 return (
                     f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
@@ -3622,8 +3714,15 @@ def _explanation(
                 )
             continue
         if reproduced >= _EXPLAINED_SHARE * compared:
+            checked = _candidate_damage(table, candidate, dtype)
+            if checked is None:
+                continue  # the story does not hold beyond the sample
+            items, examined = checked
             note = f"; {candidate.note}" if candidate.note else ""
-            return f"the table follows {candidate.description}; {counted}{note}."
+            where = f" of the {examined} rows examined, spread over all {len(table)}" if examined < len(table) else ""
+            if items:
+                return f"the table follows {candidate.description}, except for {_join(items, '; ')}{where}{note}."
+            return f"the table follows {candidate.description}; it reproduces every element{where}{note}."
     negative, _, compared, closest = scored[0]
     share = -negative / compared if compared else 0.0
     return (
@@ -3658,37 +3757,67 @@ def _percent(share: float) -> str:
     return (text[:-2] if text.endswith(".0") else text) + "%"
 
 
-def _join(items: "List[str]") -> str:
+def _join(items: "List[str]", separator: str) -> str:
+    """Items joined as words join a list: 'a, b and c' with ", ", 'a; b; and c' with "; "."""
     if len(items) == 1:
         return items[0]
-    return "; ".join(items[:-1]) + "; and " + items[-1]
+    return separator.join(items[:-1]) + separator.rstrip(" ,") + " and " + items[-1]
 
 
-def _sample_rows(seq_len: int) -> "List[int]":
-    spread = range(0, seq_len, max(1, seq_len // (_SAMPLE_ROWS - 8)))
-    return sorted(set(range(min(seq_len, 8))) | set(spread) | {seq_len - 1})
+def _sample_rows(count: int) -> "List[int]":
+    """The rows a diagnosis samples, for tables and rotary caches alike.
+
+    The first and last 8 rows, _SAMPLE_ROWS spread by the golden ratio (a
+    regular spread could hit only round positions, which every format
+    holds), and rows 2**k + 1 and 2**k + 3 from 257 on: positions that
+    bfloat16 (past 256) and float16 (past 2048) cannot hold, where positions
+    rounded to them show.
+    """
+    spread = set(int(((i * 0.6180339887498949) % 1.0) * count) for i in range(1, _SAMPLE_ROWS + 1))
+    power = 256
+    while power < count:
+        spread.update(r for r in (power + 1, power + 3) if r < count)
+        power *= 2
+    return sorted(set(range(min(count, 8))) | set(range(max(0, count - 8), count)) | spread)
 
 
 # The cap on a candidate's allowance: a candidate never reproduces an element it misses by 2**-10.
 _CAP = 1.0 / 1024
 
 
-def _allowances(frequencies: "List[float]", position: float, unit: float) -> "List[float]":
-    """min(2**-10, unit * (1 + |position * w|)) for each column's frequency w."""
+def _row_allowance(
+    frequencies: "List[float]", position: float, precision: int, scale: float, judged: float
+) -> "List[float]":
+    """Each column's allowance: twice the default tolerance of a format of this precision.
+
+    That is u = 2**(6 - precision) * (1 + |position * w|) * scale for each
+    column's frequency w (a candidate computes in float64), capped at 2**-10
+    or, for an element the default rule judges coarsely, at the default
+    rule's own allowance; infinite for an element the default rule does not
+    judge (see _Allowance), which then counts for no candidate.  judged is
+    the default rule's unit for the table's format (_Allowance.unit).
+    """
+    unit = _power_of_two(6 - precision) * scale
     try:
-        scaled = unit * abs(float(position))
+        reach = abs(float(position))
     except OverflowError:
-        scaled = _INF
-    if scaled == _INF:
-        return [_CAP if w else unit for w in frequencies]
-    # A NaN (position 0 times an infinite frequency) fails t < _CAP: capped too.
-    tolerances = [unit + scaled * w for w in frequencies]
-    return [t if t < _CAP else _CAP for t in tolerances]
-
-
-def _row_allowance(frequencies: "List[float]", position: float, precision: int, scale: float = 1.0) -> "List[float]":
-    """Twice the default tolerance of a format of this precision (a candidate computes in float64), capped at 2**-10."""
-    return _allowances(frequencies, position, _power_of_two(6 - precision) * scale)
+        reach = _INF
+    growths = [1.0 + reach * w for w in frequencies]
+    if reach < _INF and max(growths) < _INF and unit * max(growths) < _CAP:
+        return [unit * growth for growth in growths]  # the common row: every element within the cap
+    tolerances = []
+    for w in frequencies:
+        growth = 1.0 + reach * w if w else 1.0
+        if growth != growth:
+            tolerances.append(_CAP)  # position 0 times an infinite frequency
+        elif not growth < _INF or judged * growth > _Allowance.UNJUDGED:
+            tolerances.append(_INF)  # not judged
+        else:
+            own = judged * growth * scale
+            cap = _CAP if own < _CAP else own
+            t = unit * growth
+            tolerances.append(t if t < cap else cap)
+    return tolerances
 
 
 def _reproduced(table: "_Table", candidate: _Candidate, sample: "List[int]", dtype: str) -> "Tuple[int, int]":
@@ -3697,35 +3826,59 @@ def _reproduced(table: "_Table", candidate: _Candidate, sample: "List[int]", dty
     reproduced = compared = 0
     for r in sample:
         made = candidate.row(r, dtype)
-        compared += d_model
+        allowance = candidate.allowance(r, dtype, d_model)
+        judged = [c for c, t in enumerate(allowance) if t < _INF]  # the elements the default rule judges
+        compared += len(judged)
         if made is None:
             continue
-        allowance = candidate.allowance(r, dtype, d_model)
-        reproduced += sum(1 for a, b, t in zip(table[r], made, allowance) if abs(a - b) <= t)
+        row = table[r]
+        reproduced += sum(1 for c in judged if abs(row[c] - made[c]) <= allowance[c])
     return reproduced, compared
 
 
-def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Optional[List[str]]":
-    """The local damage that separates the table from a convention candidate, on every row.
+def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "Optional[Tuple[List[str], int]]":
+    """The local damage that separates the table from a candidate, and how many rows were examined.
 
-    [] when there is none, None when it is more than local.
+    A convention (candidate.local) is checked on every element by the
+    default rule, as compare() checks the one asked for.  A mistake's rows
+    are compared within its allowance on every row of a table of up to 2**20
+    elements, else on the sample and a regular spread of rows that make up
+    that many.  The items are [] when nothing is damaged; None when the
+    damage is more than local.
     """
-    d_model = len(table[0])
+    seq_len, d_model = len(table), len(table[0])
     damaged: "Dict[int, List[int]]" = {}
-    for r, row in enumerate(table):
-        made = candidate.row(r, dtype)
-        if made is None:
+    rows: "Sequence[int]" = range(seq_len)
+    if candidate.local:
+        try:
+            comparison = _tally(table, candidate.convention, dtype, None, None)
+        except (ValueError, OverflowError):
+            return None  # beyond float64
+        if comparison.damaged_rows > _DAMAGE_ROWS:
             return None
-        allowance = candidate.allowance(r, dtype, d_model)
-        columns = [c for c, (a, b, t) in enumerate(zip(row, made, allowance)) if not abs(a - b) <= t]
-        if columns:
-            damaged[r] = columns
-            if len(damaged) > _DAMAGE_ROWS:
+        damaged = comparison.damaged
+    else:
+        every = max(1, seq_len * d_model >> 20)
+        if every > 1:
+            rows = sorted(set(range(0, seq_len, every)) | set(_sample_rows(seq_len)))
+        other = candidate.other_rounding
+        for r in rows:
+            made = candidate.row(r, dtype)
+            if made is None:
                 return None
+            row = table[r]
+            allowance = candidate.allowance(r, dtype, d_model)
+            columns = [c for c, (a, b, t) in enumerate(zip(row, made, allowance)) if not abs(a - b) <= t]
+            if columns and other is not None:
+                columns = [c for c in columns if not abs(row[c] - _round_float(other(r, c), dtype)) <= allowance[c]]
+            if columns:
+                damaged[r] = columns
+                if len(damaged) > _DAMAGE_ROWS:
+                    return None
     if not damaged:
-        return []
+        return [], len(rows)
     items, _ = _damage(table, damaged, candidate, dtype)
-    return items
+    return None if items is None else (items, len(rows))
 
 
 def _damage(
@@ -3887,7 +4040,11 @@ def _column_damage(table: "_Table", columns: "List[int]", reference: _Candidate,
             items.append(f"column {c}, which matches no column")
             continue
         match = best[2]
-        if match in columns and _holds(table, match, c, sample, made, allowances):
+        # A swap: the column it holds holds it in turn, on the sample.
+        if match in columns and all(
+            expected is not None and abs(table[r][match] - expected[c]) <= allowance[c]
+            for r, expected, allowance in zip(sample, made, allowances)
+        ):
             items.append(f"columns {c} and {match}, swapped")
             done.add(match)
         else:
@@ -3895,63 +4052,266 @@ def _column_damage(table: "_Table", columns: "List[int]", reference: _Candidate,
     return items
 
 
-def _holds(
-    table: "_Table",
-    c: int,
-    other: int,
-    sample: "List[int]",
-    made: "List[Optional[List[float]]]",
-    allowances: "List[List[float]]",
-) -> bool:
-    """Whether column c of the table holds the reference's column other, within its allowance, on the sample."""
-    return all(
-        expected is not None and abs(table[r][c] - expected[other]) <= allowance[other]
-        for r, expected, allowance in zip(sample, made, allowances)
-    )
-
-
 def _describe(convention: "Convention", d_model: int) -> str:
-    """A convention in plain words: its preset's (with every preset that makes the same table), or what differs from the closest."""
+    """A convention in plain words: its preset's (with every preset that makes the same table), or the closest one's and what differs."""
     presets = convention._presets(d_model)
-    if presets:
-        # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
-        whose, what = _PRESETS[presets[0]][0].split(":", 1)
-        same = f", the same as {_and(presets[1:])}" if presets[1:] else ""
-        return f"{whose} convention (preset {presets[0]}{same}):{what}"
-    # A preset's table with another base or step (a framework's max_timescale, a granularity).
-    plain = convention._with(base=(10000, 1), step=(1, 1))
-    if plain._presets(d_model):
-        changed = [
-            f"{field} {_short(getattr(convention, field))}"
-            for field in ("base", "step")
-            if getattr(convention, field) != getattr(plain, field)
-        ]
-        return f"{_describe(plain, d_model)}, with {' and '.join(changed)}"
-    key = convention._table_key(d_model)
-    name, closest = max(PRESETS.items(), key=lambda item: _agreement(item[1]._table_key(d_model), key))
-    differences = []
-    for field, mine, theirs in zip(_FIELDS, convention._fields, closest._fields):
-        if mine == theirs or (field == "odd" and d_model % 2 == 0):
-            continue
-        if field == "start":
-            differences.append(f"positions from {_short(convention.start)} instead of {closest.start}")
-        elif field == "odd":
-            differences.append(f"an odd d_model's rule {convention.odd!r} instead of {closest.odd!r}")
+    name, changed = (presets[0], []) if presets else _closest_preset(convention, d_model)
+    if changed:
+        presets = PRESETS[name]._presets(d_model)  # the presets that make the table changed
+        presets.insert(0, presets.pop(presets.index(name)))
+    # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
+    whose, what = _PRESETS[name][0].split(":", 1)
+    same = f", the same as {_join(presets[1:], ', ')}" if presets[1:] else ""
+    text = f"{whose} convention (preset {name}{same}):{what}"
+    if not changed:
+        return text
+    # How each field that differs from the preset's is named (a flag's words when set and when not).
+    named: "Dict[str, Any]" = {
+        "layout": "layout",
+        "spacing": "spacing",
+        "shift": "shift",
+        "base": "base",
+        "angle_scale": "angles times",
+        "full_turns": ("angles in whole turns (each frequency times 2 pi)", "angles in radians, not whole turns"),
+        "start": "positions from",
+        "step": "a step between positions of",
+        "descending": ("positions counting down", "positions counting up"),
+        "positions": "positions given",
+        "odd": "an odd d_model's rule",
+        "scale": "values times",
+    }
+    words = []
+    for field, value in changed:
+        theirs = getattr(PRESETS[name], field)
+        if field in ("full_turns", "descending"):
+            words.append(named[field][0 if value else 1])
         else:
-            differences.append(f"{field} {_short(getattr(convention, field))} instead of {getattr(closest, field)!r}")
-    what = _PRESETS[name][0].split(":", 1)[1].strip()
-    whose = "'s layout and spacing" if convention._fields[:2] == closest._fields[:2] else ""
-    return f"the {name} preset{whose} ({what}) with " + " and ".join(differences)
+            shown, was = _short(value), _short(theirs)
+            if field not in ("layout", "spacing", "odd"):  # a number as it reads, without a string's quotes
+                shown, was = shown.replace("'", ""), was.replace("'", "")
+            if field == "positions":
+                shown = "one by one"
+            words.append(f"{named[field]} {shown} instead of {was}")
+    return f"{text}, with {_join(words, ', ')}"
 
 
-def _and(names: "List[str]") -> str:
-    """a, b and c."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+def _closest_preset(convention: "Convention", d_model: int) -> "Tuple[str, List[Tuple[str, object]]]":
+    """The preset with the fewest fields to change into the convention, and those fields with their values.
+
+    A preset whose flag (full_turns, descending) the convention has not is
+    no origin: the command line can only set a flag.
+    """
+
+    def key(convention: "Convention") -> "List[object]":
+        # The fields a call gives: the scale as its square for this width, no odd rule for an even width.
+        fields: "List[object]" = list(convention._fields)
+        fields[11] = convention._scale_square(d_model)
+        if d_model % 2 == 0:
+            fields[10] = None
+        return fields
+
+    best: "Optional[Tuple[int, str, List[Tuple[str, object]]]]" = None
+    mine = key(convention)
+    for name, preset in PRESETS.items():
+        changed = [
+            (field, getattr(convention, field))
+            for field, ours, theirs in zip(_FIELDS, mine, key(preset))
+            if ours != theirs
+        ]
+        if any(value is False for _, value in changed):
+            continue
+        if best is None or len(changed) < best[0]:
+            best = (len(changed), name, changed)
+    assert best is not None  # the paper's has no flag set
+    return best[1], best[2]
 
 
-def _agreement(left: "Tuple[object, ...]", right: "Tuple[object, ...]") -> int:
-    """How many fields two table keys share."""
-    return sum(1 if x == y else 0 for x, y in zip(left, right))
+def _call(convention: "Convention", seq_len: int, d_model: int, dtype: str) -> str:
+    """The encoding() call that computes the convention's table, and the command line's options for it.
+
+    >>> print(_call(PRESETS["tf-tutorial"].replace(scale="sqrt(1/d)"), 2048, 64, "float32"))
+    encoding(2048, 64, preset='tf-tutorial', scale='sqrt(1/d)', dtype='float32') (on the command line: --preset tf-tutorial --scale 'sqrt(1/d)' --dtype float32)
+    """
+    presets = convention._presets(d_model)
+    name, changed = (presets[0], []) if presets else _closest_preset(convention, d_model)
+    options: "List[Tuple[str, object]]" = [] if name == "paper" else [("preset", name)]
+    options.extend(changed)
+    if convention._fields[9] is not None and all(field != "positions" for field, _ in changed):
+        options.append(("positions", convention.positions))
+    if dtype != "float64":
+        options.append(("dtype", dtype))
+    # Positions given one by one are the caller's data: named, not written out.
+    keywords = "".join(f", {field}={'positions' if field == 'positions' else repr(value)}" for field, value in options)
+    words = []
+    for field, value in options:
+        flag = "--" + field.replace("_", "-")
+        if value is True:
+            words.append(flag)
+        elif field == "positions":
+            words.append(f"{flag} X,X,...")
+        else:
+            text = str(value)
+            words.append(f"{flag} {text!r}" if "(" in text else f"{flag} {text}")
+    line = f" (on the command line: {' '.join(words)})" if words else ""
+    return f"encoding({seq_len}, {d_model}{keywords}){line}"
+
+
+def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
+    """The conventions the table's values say it follows, simplest first; [] when its columns do not pair up.
+
+    >>> [c._name(16) for c in _fit(encoding(64, 16, preset="tf-tutorial", base=20000, scale=0.5), Convention())][:1]
+    ['tf-tutorial (base=20000, scale=0.5)']
+
+    Long because the fit is one piece with its helpers inside it, built only when a diagnosis asks (a
+    board's frozen import holds one function, not ten): the angles read for each way the columns may
+    pair up, then each field read from them in turn, each number taken as the simplest near it.
+    """
+    seq_len, d_model = len(table), len(table[0])
+    if seq_len < 3 or d_model < 2:
+        return []
+    turn = 2 * math.pi
+
+    def turns(angle: float) -> float:
+        # The whole turns nearest the angle, 2 pi k.
+        return turn * round(angle / turn)
+
+    def simplest(x: float, tolerance: float) -> "object":
+        # The number with the fewest digits within a relative tolerance of x: an int, '0.125', '1/3', or x.
+        if x == 0.0 or not -_INF < x < _INF:
+            return x
+        magnitude = 10.0 ** math.floor(math.log10(abs(x)))
+        for digits in range(1, 4):
+            unit = magnitude / 10 ** (digits - 1)
+            rounded = round(x / unit) * unit
+            if abs(rounded - x) <= tolerance * abs(x):
+                return int(round(rounded)) if unit >= 1 else f"{rounded:.{digits}g}"
+        for denominator in range(2, 17):
+            numerator = round(x * denominator)
+            if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
+                return f"{numerator}/{denominator}"
+        return x
+
+    # Rows 0, 1, 2, 4, 8, ...: from row 0 to row r a pair's angle grows r times its growth per row, known to
+    # within pi / r from the rows before, so each reading takes the turn it is nearest to.
+    rows = [0, 1, 2]
+    while rows[-1] * 2 < seq_len:
+        rows.append(rows[-1] * 2)
+    values = {r: table[r] for r in rows + [seq_len - 1]}
+    step = _to_float(context._fields[7])
+    found: "List[Tuple[int, Convention]]" = []
+    for layout in ("interleaved", "sin-cos"):
+        for odd in ("sine", "zero", "round-up") if d_model % 2 else ("sine",):
+            # The columns pair up when s**2 + c**2 is within A**2 / 64 of one A**2 on 9 of 10 rows and pairs
+            # (a zeroed or damaged row is not the law's).
+            plan = Convention(layout=layout, odd=odd)._plan(d_model)
+            sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
+            pairs = [(sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
+            sums = sorted(values[r][s] ** 2 + values[r][c] ** 2 for r in values for s, c in pairs)
+            square = sums[len(sums) // 2] if sums else 0.0
+            if not 0.0 < square < _INF or 10 * sum(1 for x in sums if abs(x - square) > square / 64) > len(sums):
+                continue
+            growths, first, final = [], [], []
+            for s, c in pairs:
+                angles = {r: math.atan2(values[r][s], values[r][c]) for r in values}
+                growth = angles[1] - angles[0] - turns(angles[1] - angles[0])
+                for r in rows[2:]:
+                    growth = (angles[r] - angles[0] + turns(angles[0] + r * growth - angles[r])) / r
+                growths.append(growth)
+                first.append(angles[0])
+                final.append(angles[seq_len - 1])
+            # Falling angles: positions counting down, or (sin-cos) the cosines first.
+            h = Convention(odd=odd)._pairs(d_model)  # one more than the pairs read, for some odd rules
+            direction = -1.0 if 2 * sum(1 for g in growths if g < 0) > len(growths) else 1.0
+            speeds = [direction * g for g in growths]
+            # ln w_i is a line in i: its slope and its value at 0, the medians over pairs whose growth is
+            # below 1 radian a row (no turn hidden in it).
+            slopes = sorted(
+                math.log(speeds[i] / speeds[i + 1])
+                for i in range(len(speeds) - 1)
+                if 0.0 < speeds[i + 1] and 0.0 < speeds[i] < 1.0
+            )
+            if h > 1 and not slopes:
+                continue
+            slope = slopes[len(slopes) // 2] if slopes else 0.0
+            heights = sorted(math.log(w) + slope * i for i, w in enumerate(speeds) if 0.0 < w < 1.0)
+            if not heights:
+                if not speeds[0] > 0.0:
+                    continue
+                heights = [math.log(speeds[0])]
+            height = math.exp(heights[len(heights) // 2])
+            # The base's logarithm is the slope times the spacing's divisor: d/2 (the paper's), or h - 1.
+            spacings: "List[Tuple[str, float]]" = [("paper", math.log(_to_float(context._fields[3])))]
+            if h > 1:
+                spacings = [
+                    ("paper", slope * (d_model if odd == "sine" else 2 * h) / 2),
+                    ("tensor2tensor", slope * (h - 1)),
+                ]
+            # Pair 0's growth is the step (the context's) times the angle scale: a simple number, or a simple
+            # number of whole turns.
+            factor = height / step
+            angle_scale, full_turns = simplest(factor, 1e-4), False
+            if angle_scale == factor and simplest(factor / turn, 1e-4) != factor / turn:
+                angle_scale, full_turns = simplest(factor / turn, 1e-4), True
+            # The output scale: 1, x-transformers' d**-0.5 or MLX's sqrt(2/d), a simple number or root, or as read.
+            scale: "object" = math.sqrt(square)
+            per_width = square * d_model
+            if abs(math.sqrt(square) - 1.0) < 1e-4:
+                scale = 1
+            elif abs(per_width - round(per_width)) < 1e-4 * per_width and 1 <= round(per_width) <= 2:
+                scale = f"sqrt({round(per_width)}/d)"
+            elif simplest(math.sqrt(square), 1e-5) != math.sqrt(square):
+                scale = simplest(math.sqrt(square), 1e-5)
+            elif simplest(square, 1e-5) != square:
+                scale = f"sqrt({simplest(square, 1e-5)})"
+            frequencies = [height * math.exp(-slope * i) for i in range(len(speeds))]
+            order = sorted(range(len(frequencies)), key=lambda i: frequencies[i])
+            readings = [(layout, False, first)] if direction > 0 else [(layout, True, final)]
+            if direction < 0 and layout == "sin-cos":
+                readings.append(("cos-sin", False, [turn / 4 - a for a in first]))
+            for layout_read, descending, angles_read in readings:
+                # The first (or, counting down, the last) position: the slowest pair's angle over its
+                # frequency, unwrapped through the faster pairs.
+                if not 0.0 < frequencies[order[0]] < _INF:
+                    continue
+                position = (angles_read[order[0]] - turns(angles_read[order[0]])) / frequencies[order[0]]
+                for i in order[1:]:
+                    w = frequencies[i]
+                    if not 0.0 < w < 1e6:
+                        break
+                    position = (angles_read[i] + turns(position * w - angles_read[i])) / w
+                start: "object" = position * step
+                for denominator in range(1, 17):  # an integer, or a fraction of denominator up to 16
+                    numerator = round(position * step * denominator)
+                    if abs(numerator / denominator - position * step) <= 1e-3:
+                        start = numerator if denominator == 1 else f"{numerator}/{denominator}"
+                        break
+                for spacing, log_base in spacings:
+                    if not 0.0 < log_base < 690.0:
+                        continue
+                    base = simplest(math.exp(log_base), 1e-4)
+                    # Numbers kept as read (floats) make a story less simple than round ones.
+                    plain = sum(1 for x in (base, angle_scale, start, scale) if isinstance(x, float))
+                    try:
+                        fitted = context.replace(
+                            layout=layout_read,
+                            spacing=spacing,
+                            shift=1,
+                            base=base,
+                            angle_scale=angle_scale,
+                            full_turns=full_turns,
+                            start=start,
+                            step=context.step,
+                            descending=descending,
+                            positions=None,
+                            odd=odd,
+                            scale=scale,
+                        )
+                    except (ValueError, OverflowError):
+                        continue
+                    found.append((plain, fitted))
+    # The simplest readings first: fewest numbers kept as read, then fewest fields changed from a preset.
+    found.sort(key=lambda item: (item[0], len(_closest_preset(item[1], d_model)[1])))
+    return [convention for _, convention in found]
 
 
 # Bases tried by the diagnosis besides the one asked for.
@@ -3990,6 +4350,8 @@ def _candidates(
 
     if asked is not None:
         add_convention(asked)
+    for fitted in _fit(table, context):
+        add_convention(fitted)
     for preset in PRESETS.values():
         add_convention(preset)
         if context._fields[3] != preset._fields[3]:
@@ -4016,6 +4378,9 @@ def _candidates(
                 f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}",
             )
     found.extend(_mistakes(table, reference, dtype))
+    memo: "Dict[Tuple[object, ...], List[float]]" = {}
+    for candidate in found:
+        candidate.memo = memo  # candidates of one convention and precision share their allowances
     return found
 
 
@@ -4073,12 +4438,23 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
         float32 = _float32_errors(table, convention, d_model)
         if float32 is not None:
             found.append(float32)
+    sample = _sample_rows(seq_len)
     for narrow in ("bfloat16", "float16"):
         if _DTYPES[narrow][0] >= precision:
             continue
-        for step in _STEPS:
-            found.append(_rounded_step(convention, seq_len, d_model, narrow, step))
-        found.append(_rounded_step(convention, seq_len, d_model, narrow, "all"))
+        # A step is a candidate only where its rounding can show: an output rounded to the format leaves
+        # values of the format (its fingerprint), positions rounded differ only past what the format holds.
+        steps = [
+            step for step in _STEPS if step != "output" or all(_round_row(table[r], narrow) == table[r] for r in sample)
+        ]
+        positions = [_to_float(convention._position(r, seq_len)) for r in sample]
+        if _round_row(positions, narrow) == positions:
+            steps.remove("positions")
+        chosen: "List[Tuple[str, ...]]" = [()]
+        for step in steps:
+            chosen += [taken + (step,) for taken in chosen]
+        for taken in sorted(chosen[1:], key=len):
+            found.append(_rounded_step(convention, seq_len, d_model, narrow, taken))
     transposable = convention._fields[9] is None and not (convention.odd == "error" and seq_len % 2)
     if seq_len * d_model <= 1 << 20 and seq_len != d_model and transposable:
         try:
@@ -4118,7 +4494,7 @@ def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> 
         made = candidate.row(r, "float64")
         if made is None:
             return None
-        allowance = _row_allowance(frequencies, _to_float(convention._position(r, seq_len)), 33, scale)
+        allowance = _row_allowance(frequencies, _to_float(convention._position(r, seq_len)), 33, scale, 2.0**-48)
         large = large or any(abs(a - b) > t for a, b, t in zip(table[r], made, allowance))
     if not large:
         return None
@@ -4139,41 +4515,55 @@ def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> 
     return candidate
 
 
-def _rounded_step(convention: "Convention", seq_len: int, d_model: int, narrow: str, step: str) -> _Candidate:
-    """The candidate whose positions, frequencies, angles or output (or all) were rounded to a narrow format."""
+def _rounded_step(
+    convention: "Convention", seq_len: int, d_model: int, narrow: str, steps: "Tuple[str, ...]"
+) -> _Candidate:
+    """The candidate whose positions, frequencies, angles or output (some of them, in _STEPS order) were rounded to a narrow format."""
     plan = convention._plan(d_model)
     frequencies = convention._float_frequencies(d_model)
-    rounded_frequencies = [_round_float(w, narrow) for w in frequencies]
+    if "frequencies" in steps:
+        frequencies = [_round_float(w, narrow) for w in frequencies]
     scale = convention._float_scale(d_model)
     limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
 
     def make_row(r: int) -> "List[float]":
         position = _to_float(convention._position(r, seq_len))
-        if step in ("positions", "all"):
+        if "positions" in steps:
             position = _round_float(position, narrow)
-        row = []
-        for kind, pair in plan:
-            if kind == _ZERO:
-                row.append(0.0)
-                continue
-            w = rounded_frequencies[pair] if step in ("frequencies", "all") else frequencies[pair]
-            angle = position * w
-            if step in ("angles", "all"):
-                angle = _round_float(angle, narrow)
-            result = scale * (math.sin(angle) if kind == _SINE else math.cos(angle))
-            row.append(_round_float(result, narrow) if step in ("output", "all") else result)
-        return row
+        angles = [position * w for w in frequencies]
+        if "angles" in steps:
+            angles = _round_row(angles, narrow)
+        row = [
+            0.0 if kind == _ZERO else scale * (math.sin(angles[pair]) if kind == _SINE else math.cos(angles[pair]))
+            for kind, pair in plan
+        ]
+        return _round_row(row, narrow) if "output" in steps else row
+
+    def other_rounding(r: int, c: int) -> float:
+        # The pipeline's angle, computed in another format, may lie on the other side of a rounding
+        # midpoint: 2a - round(a) rounds to the other neighbour of a when a is that near the midpoint.
+        kind, pair = plan[c]
+        position = _to_float(convention._position(r, seq_len))
+        if "positions" in steps:
+            position = _round_float(position, narrow)
+        angle = position * frequencies[pair]
+        other = _round_float(2 * angle - _round_float(angle, narrow), narrow)
+        value = scale * (math.sin(other) if kind == _SINE else math.cos(other))
+        return _round_float(value, narrow) if "output" in steps else value
 
     name = convention._name(d_model)
-    if step == "all":
+    if len(steps) == len(_STEPS):
         what = f"positions, frequencies, angles and output all computed in {narrow}"
-    elif step == "positions":
-        what = f"positions rounded to {narrow} (it holds whole numbers exactly only up to {limit})"
     else:
-        what = f"{step} rounded to {narrow}"
-    return _Candidate(
+        what = f"{_join(list(steps), ', ')} rounded to {narrow}"
+        if "positions" in steps:
+            what += f" (it holds whole numbers exactly only up to {limit})"
+    candidate = _Candidate(
         f"the {name} convention with its {what}", make_row, convention, seq_len, precision=_DTYPES[narrow][0]
     )
+    if "angles" in steps:
+        candidate.other_rounding = other_rounding
+    return candidate
 
 
 # ---------------------------------------------------------------------------
@@ -4273,7 +4663,7 @@ def _diagnose_rope(
             )
         # Stored in the narrower format and wrong besides: the candidates are rounded to it too.
         dtype, stored = held, (f"output:{held}",)
-    sample_rows = _rope_sample_rows(len(table))
+    sample_rows = _sample_rows(len(table))
     sampled = [table[r] for r in sample_rows]
     floats = allowance.positions
     nothing = _rope_share(
@@ -4369,12 +4759,6 @@ def _narrowest_format(table: "_Table", dtype: str) -> "Optional[str]":
     return found
 
 
-def _rope_sample_rows(count: int) -> "List[int]":
-    """The first and last 8 rows and 48 spread by the golden ratio: a regular spread could hit only round positions."""
-    spread = set(int(((i * 0.6180339887498949) % 1.0) * count) for i in range(1, 49))
-    return sorted(set(range(min(count, 8))) | set(range(max(0, count - 8), count)) | spread)
-
-
 def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Rope, Dict[str, str], float]]":
     """(words, causes, the rope computed, the steps rounded, the attention factor) for each way the table may have been made."""
     base, layout, scaling = setup.inputs
@@ -4408,7 +4792,7 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _R
                 words.append(f"inv_freq computed in {fmt}")
             else:
                 words.append(f"{_rope_step(step)[2]} rounded to {fmt}")
-        yield "with " + _and(words), causes, setup, steps, setup.attention_value
+        yield "with " + _join(words, ", "), causes, setup, steps, setup.attention_value
 
 
 def _without_theta(scaling: object) -> "Optional[Dict[object, object]]":
@@ -5808,7 +6192,7 @@ class _Source:
                 rows = self.array[begin : min(begin + step, stop)].tolist()
                 for i, row in enumerate(rows):
                     # An array's rows as lists of floats (an integer array's too); what is not a number is refused.
-                    if not (type(row) is list and all(type(x) is float for x in row)):
+                    if not (type(row) is list and set(map(type, row)) == {float}):
                         rows[i] = _as_row(row, begin + i, self.name)
                 yield rows
             return
@@ -7332,7 +7716,6 @@ def _sine_within_bound() -> bool:
 
 
 # The frameworks' conventions by name, made last: they use the portability decisions above.
-# The frameworks' conventions by name (made here, once the checks they use exist).
 PRESETS = _make_presets()
 
 

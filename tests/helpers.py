@@ -1,5 +1,6 @@
 """What several test modules share: the repository's root, the optional peers, a subprocess environment, running the command line."""
 
+import ast
 import io
 import os
 import struct
@@ -8,7 +9,7 @@ from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from pe_reference import _Source, main
+from pe_reference import _Source, compare, encoding, main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +27,41 @@ def need(name: str) -> Any:
     nothing but the test tools lists what it left out and why (pytest -rs, set in pyproject.toml).
     """
     return pytest.importorskip(name, reason=f"needs {name}: {PEERS_INSTALL}{PEER_NOTES.get(name, '')}")
+
+
+def printed_call(text: str) -> Tuple[int, int, Dict[str, Any]]:
+    """The encoding() call a diagnosis prints, read back: (seq_len, d_model, its keywords)."""
+    start = text.index("encoding(")
+    end = text.index(")", start)
+    while True:  # the first ")" that closes the call (a keyword's value may hold one)
+        try:
+            node = ast.parse(text[start : end + 1])
+            break
+        except SyntaxError:
+            end = text.index(")", end + 1)
+    call = node.body[0]
+    assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
+    seq_len, d_model = (ast.literal_eval(argument) for argument in call.value.args)
+    return seq_len, d_model, {keyword.arg or "": ast.literal_eval(keyword.value) for keyword in call.value.keywords}
+
+
+def assert_call_reproduces(text: str, table: Any, **data: Any) -> None:
+    """The call a diagnosis prints computes a table of the same shape, and the table passes compare() with its options.
+
+    A diagnosis that names damage prints the call that computes the table without it: compare() with its
+    options then names the same damage and nothing else.  ``data`` holds what the check was given
+    (positions one by one, which the call names without writing out).
+    """
+    seq_len, d_model, keywords = printed_call(text.replace("positions=positions", "positions=None"))
+    if "positions" in keywords:
+        keywords["positions"] = data["positions"]
+    assert (len(encoding(seq_len, d_model, **keywords)), d_model) == (len(table), len(table[0])), text
+    report = compare(table, **keywords)
+    if "without the damage" in text:
+        damage = text.split("except for ", 1)[1].split(". The call")[0]
+        assert not report.ok and report.diagnosis is not None and damage in report.diagnosis, (text, str(report))
+    else:
+        assert report.ok, (text, str(report))
 
 
 def subprocess_environment() -> Dict[str, str]:

@@ -16,7 +16,7 @@ import pytest
 
 from pe_reference import compare, encoding
 from tests import reference
-from tests.helpers import need
+from tests.helpers import assert_call_reproduces, need
 
 numpy: Any = need("numpy")
 torch: Any = need("torch")
@@ -265,7 +265,8 @@ def test_m2m100_table_with_its_padding_row(num_embeddings: int, d_model: int) ->
         else "(preset tensor2tensor, the same as diffusers)"
     )
     assert f"the table follows tensor2tensor's convention {family}" in text, text
-    assert text.endswith("except for row 1, all zeros (as the row of a padding index is)."), text
+    assert "except for row 1, all zeros (as the row of a padding index is)." in text, text
+    assert_call_reproduces(text, table)
     # The rows of real positions, 2.., are fairseq's table.
     report = compare(table[2:], preset="fairseq", dtype="float32")
     assert report.ok, str(report)
@@ -300,19 +301,20 @@ def test_positions_from_3() -> None:
     table = paper_numpy(40, 16, start=3)
     text = diagnosis_of(table)
     assert (
-        "the table follows the paper preset's layout and spacing (sin and cos interleaved per pair)"
-        " with positions from 3 instead of 0; it reproduces every element."
+        "(preset paper, the same as xlm, keras-hub and tatp22): sin and cos interleaved per pair,"
+        " with positions from 3 instead of 0; it reproduces every element. The call that reproduces it:"
+        " encoding(40, 16, start=3) (on the command line: --start 3)."
     ) in text, text
-    assert compare(table, start=3).ok
+    assert_call_reproduces(text, table)
 
 
 def test_base_1000() -> None:
     table = paper_numpy(40, 16, base=1000.0)
     text = diagnosis_of(table)
-    assert (
-        "the table follows the paper convention with base 1000 instead of 10000; it reproduces every element." in text
-    ), text
-    assert compare(table, base=1000.0).ok
+    assert "sin and cos interleaved per pair, with base 1000 instead of 10000; it reproduces every element." in text, (
+        text
+    )
+    assert_call_reproduces(text, table)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -342,7 +344,13 @@ STEPS = [
         "the table follows the paper convention with its positions rounded to bfloat16"
         " (it holds whole numbers exactly only up to 256);",
     ),
-    ("output", 200, "the table follows the paper convention with its output rounded to bfloat16;"),
+    # Computed in float32 and stored in bfloat16: a bfloat16 table, which passes as one.
+    (
+        "output",
+        200,
+        "every value of the table is a bfloat16 number, and float32 was asked: checked as bfloat16"
+        " (dtype='bfloat16'), it passes; its values were rounded to bfloat16.",
+    ),
 ]
 
 
@@ -457,4 +465,5 @@ def test_each_framework_table_passes_with_its_preset_and_is_named_without(
     # Named by its preset, or by the family of presets that make the same table.
     family = text[text.index("(preset ") : text.index("):")]
     assert preset in family, text
-    assert text.endswith("; it reproduces every element."), text
+    assert "; it reproduces every element. The call that reproduces it: encoding(" in text, text
+    assert_call_reproduces(text, table)

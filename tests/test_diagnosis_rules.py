@@ -5,6 +5,7 @@ with a known mistake; the expected words are the rule's.
 """
 
 import math
+import struct
 
 import pytest
 
@@ -55,7 +56,8 @@ def test_a_preset_without_an_odd_rule_is_a_candidate_at_an_even_width(preset: st
             "mlx": "frequencies from 1 to 1e-4, all sines then all cosines, values times sqrt(2/d)",
             "transformer-xl": "all sines then all cosines, positions descending to 0",
         }[preset]
-        + "; it reproduces every element."
+        + "; it reproduces every element. The call that reproduces it:"
+        + f" encoding(6, 8, preset={preset!r}) (on the command line: --preset {preset})."
     )
 
 
@@ -63,7 +65,11 @@ def test_a_presets_table_with_another_base_is_described_as_that_preset_with_the_
     diagnosis = compare(encoding(6, 8, preset="tensor2tensor", base=500), base=500).diagnosis
     assert diagnosis is not None
     assert diagnosis.startswith("Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor")
-    assert diagnosis.endswith("frequencies spaced by i/(h-1), with base 500; it reproduces every element.")
+    assert diagnosis.endswith(
+        "frequencies spaced by i/(h-1), with base 500 instead of 10000; it reproduces every element. The call that"
+        " reproduces it:"
+        " encoding(6, 8, preset='tensor2tensor', base=500) (on the command line: --preset tensor2tensor --base 500)."
+    )
 
 
 def test_several_local_faults_are_joined_by_semicolons_and_a_last_and() -> None:
@@ -111,8 +117,9 @@ def test_an_odd_width_table_is_tried_with_each_odd_rule(d_model: int) -> None:
     # The odd rules differ only at an odd width; 9 is odd and a multiple of 3.
     diagnosis = compare(encoding(6, d_model, odd="zero")).diagnosis
     assert diagnosis == (
-        "Diagnosis: the table follows the paper preset's layout and spacing (sin and cos interleaved per pair)"
-        " with an odd d_model's rule 'zero' instead of 'sine'; it reproduces every element."
+        "Diagnosis: the table follows the paper's convention (preset paper, the same as xlm and keras-hub): sin and"
+        " cos interleaved per pair, with an odd d_model's rule 'zero' instead of 'sine'; it reproduces every element. The"
+        f" call that reproduces it: encoding(6, {d_model}, odd='zero') (on the command line: --odd zero)."
     )
 
 
@@ -131,7 +138,7 @@ def test_a_cosine_first_interleave_at_an_odd_width_keeps_its_last_sine() -> None
     ]
     assert compare(table).diagnosis == (
         "Diagnosis: the table follows an interleave with the cosine first, [cos, sin] per pair;"
-        " it reproduces 54 of the 54 elements compared."
+        " it reproduces every element."
     )
 
 
@@ -141,5 +148,28 @@ def test_a_transposed_table_is_named_whatever_the_parity_of_its_rows(seq_len: in
     table = [[paper_element(p, dim, seq_len) for p in range(d_model)] for dim in range(seq_len)]
     assert compare(table).diagnosis == (
         "Diagnosis: the table follows the transposed table: rows are dimensions, columns positions;"
-        f" it reproduces {seq_len * d_model} of the {seq_len * d_model} elements compared."
+        " it reproduces every element."
     )
+
+
+def test_of_two_stories_that_explain_the_table_the_simpler_is_told() -> None:
+    # fairseq's frequencies, 10000**(-i/(h-1)), are also the paper's spacing with base 10000**(h/(h-1)): the
+    # same table, which the fit reads both ways; the story with the preset's round base is told.
+    text = compare(encoding(300, 32, preset="fairseq")).diagnosis or ""
+    assert "(preset fairseq, the same as m2m100)" in text and "; it reproduces every element." in text, text
+    assert "instead of" not in text, text
+
+
+def test_an_angle_at_a_rounding_midpoint_is_reproduced_rounded_either_way() -> None:
+    # Angles rounded to bfloat16 half up, where the candidate rounds ties to even: on every row (not a
+    # sample), the elements whose angle lay on a midpoint are the story's too, not damage.
+    def bfloat16(x: float) -> float:
+        bits = struct.unpack("<Q", struct.pack("<d", x))[0]
+        return float(struct.unpack("<d", struct.pack("<Q", (bits + (1 << 44)) & ~((1 << 45) - 1)))[0])
+
+    table = [
+        [(math.sin if j % 2 == 0 else math.cos)(bfloat16(p / 10000 ** (2 * (j // 2) / 16))) for j in range(16)]
+        for p in range(300)
+    ]
+    text = compare(table).diagnosis or ""
+    assert "its angles rounded to bfloat16; it reproduces every element." in text, text

@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from tests.helpers import need
+from tests.helpers import assert_call_reproduces, need
 
 numpy: Any = need("numpy")
 need("torch")
@@ -116,6 +116,7 @@ def test_a_framework_table_is_diagnosed_without_its_name(case: str) -> None:
             continue
         diagnosis = report.diagnosis or ""
         assert diagnosis.startswith("Diagnosis: the table follows "), (case, d_model, diagnosis)
-        assert diagnosis.endswith("it reproduces every element."), (case, d_model, diagnosis)
+        assert "it reproduces every element. The call that reproduces it: " in diagnosis, (case, d_model, diagnosis)
+        assert_call_reproduces(diagnosis, table, **data)
         named = diagnosis.split("(preset ", 1)[1].split(")", 1)[0]
         assert [n for n in family if n in named] == family, (case, d_model, family, diagnosis)

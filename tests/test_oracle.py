@@ -10,7 +10,7 @@ import pytest
 
 from pe_reference import Report, assert_close, compare, encoding
 from tests import reference
-from tests.helpers import need
+from tests.helpers import assert_call_reproduces, need
 
 
 def test_exact_table_matches_exactly() -> None:
@@ -298,16 +298,15 @@ def diagnosis(table: object, **keywords: object) -> str:
 
 @pytest.mark.parametrize("preset", ["tensor2tensor", "fairseq", "tf-tutorial", "guided-diffusion"])
 def test_diagnosis_names_the_preset(preset: str) -> None:
-    text = diagnosis(encoding(30, 16, preset=preset))
-    assert f"(preset {preset}" in text and text.endswith("; it reproduces every element.")
+    table = encoding(30, 16, preset=preset)
+    text = diagnosis(table)
+    assert f"(preset {preset}" in text and "; it reproduces every element. The call that reproduces it: " in text
+    assert_call_reproduces(text, table)
 
 
 def test_diagnosis_of_shifted_positions() -> None:
     text = diagnosis(encoding(30, 16, start=1))
-    assert (
-        "the paper preset's layout and spacing (sin and cos interleaved per pair) with positions from 1 instead of 0"
-        in text
-    )
+    assert "keras-hub and tatp22): sin and cos interleaved per pair, with positions from 1 instead of 0" in text
     assert "positions from 3 instead of 0" in diagnosis(encoding(30, 16, start=3))
 
 
@@ -339,7 +338,10 @@ def test_diagnosis_of_float32_positions() -> None:
         return f32(math.sin(angle) if j % 2 == 0 else math.cos(angle))
 
     table = [[element(p, j) for j in range(8)] for p in range(4000)]
-    assert "errors of float32 size" in diagnosis(table)
+    assert diagnosis(table) == (
+        "Diagnosis: every value of the table is a float32 number, and float64 was asked: checked as float32"
+        " (dtype='float32'), it passes; its values were rounded to float32."
+    )
 
 
 def test_diagnosis_when_only_the_precision_is_off() -> None:
@@ -373,7 +375,7 @@ def test_diagnosis_of_local_damage() -> None:
     table[1] = [0.0] * 8
     text = diagnosis(table, preset="fairseq")
     assert "follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg)" in text
-    assert text.endswith("except for row 1, all zeros (as the row of a padding index is).")
+    assert "except for row 1, all zeros (as the row of a padding index is). The call that computes" in text
     table = encoding(20, 8)
     for row in table:
         row[3] = 0.0
@@ -429,12 +431,21 @@ def tensor2tensor_table(seq_len: int, d_model: int, min_timescale: float = 1.0) 
 
 
 def test_an_unknown_convention_is_not_given_a_name() -> None:
-    # tensor2tensor with min_timescale=2 was once called "fairseq's", with an error of 1.96.
+    # tensor2tensor with min_timescale=2 was once called "fairseq's", with an error of 1.96; its frequencies are
+    # 2 * 5000**(-i/(h-1)), read from the table.
     assert "(preset tensor2tensor, the same as whisper, diffusers and pyg)" in diagnosis(tensor2tensor_table(50, 16))
     for preset in ("paper", "tensor2tensor", "fairseq"):
-        text = diagnosis(tensor2tensor_table(50, 16, min_timescale=2.0), preset=preset)
-        assert text.startswith("Diagnosis: nothing known explains the table. The closest candidate, "), text
-        assert "reproduces" in text and "a candidate must reproduce 99%" in text
+        table = tensor2tensor_table(50, 16, min_timescale=2.0)
+        text = diagnosis(table, preset=preset)
+        assert "frequencies spaced by i/(h-1), with base 5000 instead of 10000 and angles times 2 instead of 1" in text
+        assert_call_reproduces(text, table)
+    # Frequencies that no law of the module gives: nothing is named.
+    table = tensor2tensor_table(50, 16)
+    for row in table:
+        for c in (1, 3, 5, 7):  # more columns than local damage: each column's sine taken twice
+            row[c] = math.sin(row[c])
+    text = diagnosis(table)
+    assert text.startswith("Diagnosis: nothing known explains the table. The closest candidate, "), text
 
 
 def test_float32_errors_are_named_by_their_size_and_mark() -> None:
@@ -450,9 +461,9 @@ def test_float32_errors_are_named_by_their_size_and_mark() -> None:
         ]
         for p in range(2000)
     ]
-    text = diagnosis(stored)
-    assert "with errors of float32 size" in text and text.endswith(
-        "its values are float32 numbers, as a float32 output's are."
+    # Stored in float32: checked as float32, it passes.
+    assert "every value of the table is a float32 number, and float64 was asked: checked as float32" in diagnosis(
+        stored
     )
     # Frequencies in float32, the rest in float64 (facebookresearch/DiT#7).
     frequencies_only = [
@@ -500,18 +511,21 @@ def test_a_table_wrong_in_every_column_is_not_local_damage() -> None:
 
 
 def test_the_share_is_rounded_down() -> None:
-    table = encoding(60, 16, preset="tf-tutorial")
-    generator = random.Random(5)
-    for _ in range(10):
-        table[generator.randrange(60)][generator.randrange(16)] += 0.3
+    # 16 wrong elements in the first 8 rows, which are always sampled: 16 of 48 * 32 is 98.96%, printed 98.9%.
+    table = encoding(60, 32, preset="tf-tutorial")
+    for r in range(8):
+        table[r][3] += 0.3
+        table[r][20] += 0.3
     text = diagnosis(table, preset="tf-tutorial")
-    assert "reproduces 98.9% of the elements compared; a candidate must reproduce 99%" in text
+    assert "reproduces 98.9% of the elements compared (on 48 of 60 rows); a candidate must reproduce 99%" in text, text
 
 
 def test_damage_outside_the_sampled_rows_is_mentioned() -> None:
     table = encoding(100, 16, preset="tensor2tensor")
     table[9][3] = 0.5  # row 9 is not among the sampled rows
-    assert diagnosis(table).endswith("except for 1 element: [9][3] is 0.5, expected 0.17289.")
+    text = diagnosis(table)
+    assert "except for 1 element: [9][3] is 0.5, expected 0.17289. The call that computes it without the damage" in text
+    assert_call_reproduces(text, table)
     table = encoding(100, 16)
     for r in range(9, 27, 2):
         table[r][3] = 0.5
@@ -525,6 +539,8 @@ def test_a_table_of_nan_has_no_other_elements() -> None:
 
 def test_small_float32_tables_are_recognised() -> None:
     text = diagnosis(encoding(2, 4, base=100.0, dtype="float32"), base=100.0)
+    assert "every value of the table is a float32 number, and float64 was asked: checked as float32" in text
+    text = diagnosis([[x + 2**-30 for x in row] for row in encoding(2, 4, base=100.0, dtype="float32")], base=100.0)
     assert "with errors of float32 size" in text
 
 

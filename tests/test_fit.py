@@ -1,0 +1,193 @@
+"""The diagnosis reads a table's convention from its values, says what it read, and prints the call.
+
+Tables are built by torch in float32, as frameworks build them: by the
+frameworks' own modules where they install (x-transformers), else by the
+formula written out with torch below.  Each test checks the story told and
+runs the printed call (tests.helpers.assert_call_reproduces), so a story is
+true only if the call's table passes compare().
+"""
+
+import math
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+from pe_reference import compare, encoding
+from tests.helpers import assert_call_reproduces, need
+
+numpy: Any = need("numpy")
+torch: Any = need("torch")
+
+
+def diagnosis_of(table: Any, **keywords: Any) -> str:
+    report = compare(table, **keywords)
+    assert not report.ok and report.diagnosis is not None, str(report)
+    return report.diagnosis
+
+
+def torch_table(
+    seq_len: int,
+    d_model: int,
+    layout: str = "interleaved",
+    spacing: str = "paper",
+    base: float = 10000.0,
+    start: int = 0,
+    angle_scale: float = 1.0,
+    scale: float = 1.0,
+    descending: bool = False,
+) -> Any:
+    """A sinusoidal table computed in float32 with torch, every step as frameworks write it."""
+    positions = torch.arange(start, start + seq_len, dtype=torch.float32)
+    if descending:
+        positions = positions.flip(0)
+    h = d_model // 2
+    if spacing == "paper":
+        exponents = torch.arange(0, d_model, 2, dtype=torch.float32) / d_model
+    else:
+        exponents = torch.arange(h, dtype=torch.float32) / (h - 1)
+    frequencies = angle_scale * base**-exponents
+    angles = positions[:, None] * frequencies[None, :]
+    sines, cosines = torch.sin(angles), torch.cos(angles)
+    if layout == "interleaved":
+        table = torch.stack([sines, cosines], dim=-1).reshape(seq_len, d_model)
+    elif layout == "sin-cos":
+        table = torch.cat([sines, cosines], dim=-1)
+    else:
+        table = torch.cat([cosines, sines], dim=-1)
+    return (table * scale).numpy()
+
+
+def tutorial(seq_len: int, d_model: int, positions: Any = None, frequencies: Any = None, angles: Any = None) -> Any:
+    """The PyTorch tutorial's PositionalEncoding table, with the formats given for some steps (float32 otherwise)."""
+    position = torch.arange(seq_len, dtype=positions or torch.float32)[:, None]
+    div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    if frequencies is not None:
+        div_term = div_term.to(frequencies)
+    angle = position * div_term
+    if angles is not None:
+        angle = angle.to(angles)
+    table = torch.zeros(seq_len, d_model)
+    table[:, 0::2] = torch.sin(angle.float())
+    table[:, 1::2] = torch.cos(angle.float())
+    return table
+
+
+# ---------------------------------------------------------------------------
+# The issue's cases: a factor on the values, the module's own scaled table
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seq_len, d_model", [(2048, 64), (8192, 96), (32768, 64)])
+def test_x_transformers_scaled_sinusoidal_embedding_is_read_with_its_scale(seq_len: int, d_model: int) -> None:
+    x_transformers = need("x_transformers")
+    module = x_transformers.x_transformers.ScaledSinusoidalEmbedding(d_model)
+    table = module(torch.zeros(1, seq_len, d_model)).detach().numpy()
+    for keywords in ({}, {"preset": "tf-tutorial"}):
+        text = diagnosis_of(table, **keywords)
+        assert "the TensorFlow tutorial's convention (preset tf-tutorial, the same as marian and gpt-j)" in text
+        assert "with values times sqrt(1/d) instead of 1; it reproduces every element." in text, text
+        assert "--preset tf-tutorial --scale 'sqrt(1/d)' --dtype float32" in text, text
+        assert_call_reproduces(text, table)
+
+
+def test_the_modules_own_scaled_table_is_read() -> None:
+    table = encoding(64, 16, scale="sqrt(1/d)")
+    text = diagnosis_of(table)
+    assert text == (
+        "Diagnosis: the table follows the paper's convention (preset paper, the same as xlm, keras-hub and tatp22):"
+        " sin and cos interleaved per pair, with values times sqrt(1/d) instead of 1; it reproduces every element."
+        " The call that reproduces it: encoding(64, 16, scale='sqrt(1/d)') (on the command line: --scale 'sqrt(1/d)')."
+    )
+    assert_call_reproduces(text, table)
+
+
+# ---------------------------------------------------------------------------
+# Every field read: layouts, spacings, bases, positions, scales, at lengths models use
+# ---------------------------------------------------------------------------
+
+# (fields of torch_table, words the diagnosis must hold)
+FITTED: List[Tuple[Dict[str, Any], str]] = [
+    ({"layout": "sin-cos", "base": 500000.0}, "with base 500000 instead of 10000"),
+    ({"layout": "cos-sin", "start": 7}, "all cosines then all sines, with positions from 7 instead of 0"),
+    ({"spacing": "tensor2tensor", "layout": "sin-cos", "angle_scale": 3.0}, "with angles times 3 instead of 1"),
+    ({"scale": 0.5}, "with values times 0.5 instead of 1"),
+    ({"layout": "sin-cos", "descending": True}, "(preset transformer-xl)"),
+    ({"spacing": "tensor2tensor", "layout": "sin-cos", "start": 2}, "(preset fairseq"),
+    ({"base": 20000.0, "start": 1, "scale": 2.0}, "with base 20000 instead of 10000, positions from 1 instead of 0"),
+    ({"base": 12345.678}, "with base 12345.6"),
+]
+
+
+@pytest.mark.parametrize("fields, words", FITTED, ids=[str(i) for i in range(len(FITTED))])
+@pytest.mark.parametrize("seq_len, d_model", [(64, 16), (2048, 128), (32768, 64)])
+def test_each_field_is_read_from_the_table(fields: Dict[str, Any], words: str, seq_len: int, d_model: int) -> None:
+    table = torch_table(seq_len, d_model, **fields)
+    text = diagnosis_of(table)
+    assert text.startswith("Diagnosis: the table follows ") and words in text, text
+    assert "it reproduces every element. The call that reproduces it: encoding(" in text, text
+    assert_call_reproduces(text, table)
+
+
+def test_a_base_no_simple_number_is_near_is_reported_as_read() -> None:
+    table = torch_table(2048, 64, base=12345.678)
+    text = diagnosis_of(table)
+    base = float(text.split("with base ")[1].split(" instead")[0])
+    assert abs(base / 12345.678 - 1) < 1e-5, text
+
+
+# ---------------------------------------------------------------------------
+# Stored narrow: a float32 table kept in float16 or bfloat16 passes in its format
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seq_len, d_model", [(4096, 512), (32768, 64)])
+@pytest.mark.parametrize("narrow", ["float16", "bfloat16"])
+def test_a_float32_table_stored_narrow_passes_in_its_format(seq_len: int, d_model: int, narrow: str) -> None:
+    stored = tutorial(seq_len, d_model).to(getattr(torch, narrow))
+    assert compare(stored).ok  # the tensor's own dtype
+    report = compare(stored.float().tolist())  # as Python lists: float64 is asked
+    assert not report.ok and report.diagnosis == (
+        f"Diagnosis: every value of the table is a {narrow} number, and float64 was asked: checked as {narrow}"
+        f" (dtype={narrow!r}), it passes; its values were rounded to {narrow}."
+    )
+
+
+# ---------------------------------------------------------------------------
+# Precision stories show their fingerprint
+# ---------------------------------------------------------------------------
+
+
+def test_frequencies_and_angles_in_float16_are_not_called_an_output_in_float16() -> None:
+    table = tutorial(2000, 64, frequencies=torch.float16, angles=torch.float16)
+    held = table.half().float()
+    assert not torch.equal(held, table)  # the values are not float16 numbers: the output is float32
+    text = diagnosis_of(table.numpy())
+    assert "with its frequencies and angles rounded to float16; it reproduces every element." in text, text
+    assert "output" not in text and "positions" not in text, text
+
+
+@pytest.mark.parametrize("seq_len", [4001, 16384])
+def test_positions_in_float16_are_named_though_every_hundredth_row_is_exact(seq_len: int) -> None:
+    # Megatron-LM #535: positions cast to float16; rows 0, 100, 200, ... are float16 numbers.
+    table = tutorial(seq_len, 64, positions=torch.float16)
+    text = diagnosis_of(table.numpy())
+    assert "with its positions rounded to float16 (it holds whole numbers exactly only up to 2048)" in text, text
+
+
+def test_rows_zeroed_outside_the_sample_are_named_in_a_table_given_as_lists() -> None:
+    table = tutorial(24000, 64)
+    assert compare(table.numpy()).ok
+    table[101:104] = 0
+    text = diagnosis_of(table.tolist())
+    assert text.startswith(
+        "Diagnosis: every value of the table is a float32 number (float64 was asked); checked as float32, the table"
+        " follows the paper convention except for row 101, all zeros"
+    ), text
+    assert "row 102, all zeros" in text and "row 103, all zeros" in text, text
+
+
+def test_a_plain_float32_table_is_not_called_float16() -> None:
+    table = tutorial(24000, 64)
+    assert compare(table.numpy()).ok
+    text = diagnosis_of(table.tolist())
+    assert "float16" not in text, text
