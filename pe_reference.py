@@ -3475,17 +3475,21 @@ class _Candidate:
     def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
         """Each element's allowance in row r (see _row_allowance)."""
         if self.frequencies is None:
-            scale = self.convention._float_scale(d_model)
-            self.frequencies = _column_frequencies(self.convention, d_model)
-            self.scale = scale
+            self.scale = self.convention._float_scale(d_model)
+            shared = ("frequencies", self.convention, d_model)  # one list per convention: its allowances shared
+            self.frequencies = self.memo.get(shared) or _column_frequencies(self.convention, d_model)
+            self.memo[shared] = self.frequencies
         precision = min(self.precision, _DTYPES[dtype][0])
-        key = (self.convention, precision, dtype, r)
+        # The frequencies' identity: a mistake's own (set when it is made) are not its convention's.
+        key = (self.convention, id(self.frequencies), precision, dtype, r)
         found = self.memo.get(key)
         if found is None:
             position = _to_float(self.convention._position(r, self.seq_len))
             judged = _Allowance([], [], dtype).unit
-            if len(self.memo) >= 256:
-                self.memo.clear()  # a sample's rows for one convention, at most: memory does not grow with the table
+            if len(self.memo) >= _CACHE_LIMIT // 4:
+                # A sample's rows for one convention at most (on a board, one row): memory does not grow with
+                # the table.
+                self.memo.clear()
             found = self.memo[key] = _row_allowance(self.frequencies, position, precision, self.scale, judged)
         return found
 
@@ -3675,6 +3679,9 @@ def _explanation(
     """The diagnosis from the best three scores: the first candidate that explains the table, else the closest.
 
     outside is (rows, elements) outside the default tolerance of the convention asked for.
+
+    Long because each kind of candidate is told in its own words, in the order scored: the convention
+    asked for, a convention checked on every element with its call, a mistake checked on every row.
     """
     d_model = len(table[0])
     rows_text = f" (on {sampled} of {len(table)} rows)" if sampled < len(table) else ""
@@ -3717,9 +3724,14 @@ def _explanation(
             checked = _candidate_damage(table, candidate, dtype)
             if checked is None:
                 continue  # the story does not hold beyond the sample
-            items, examined = checked
+            items, examined, unjudged = checked
             note = f"; {candidate.note}" if candidate.note else ""
             where = f" of the {examined} rows examined, spread over all {len(table)}" if examined < len(table) else ""
+            if unjudged:
+                where += (
+                    f" (it judges {examined * d_model - unjudged} of their {examined * d_model} elements: the others'"
+                    f" angles are too large for {_Allowance([], [], dtype).computing} to hold to 2**-4)"
+                )
             if items:
                 return f"the table follows {candidate.description}, except for {_join(items, '; ')}{where}{note}."
             return f"the table follows {candidate.description}; it reproduces every element{where}{note}."
@@ -3836,19 +3848,21 @@ def _reproduced(table: "_Table", candidate: _Candidate, sample: "List[int]", dty
     return reproduced, compared
 
 
-def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "Optional[Tuple[List[str], int]]":
-    """The local damage that separates the table from a candidate, and how many rows were examined.
+def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "Optional[Tuple[List[str], int, int]]":
+    """The local damage that separates the table from a candidate, the rows examined, and the elements not judged.
 
     A convention (candidate.local) is checked on every element by the
     default rule, as compare() checks the one asked for.  A mistake's rows
     are compared within its allowance on every row of a table of up to 2**20
     elements, else on the sample and a regular spread of rows that make up
-    that many.  The items are [] when nothing is damaged; None when the
-    damage is more than local.
+    that many, where an element the default rule does not judge (its angle
+    too large for the format) is counted apart.  The items are [] when
+    nothing is damaged; None when the damage is more than local.
     """
     seq_len, d_model = len(table), len(table[0])
     damaged: "Dict[int, List[int]]" = {}
     rows: "Sequence[int]" = range(seq_len)
+    unjudged = 0
     if candidate.local:
         try:
             comparison = _tally(table, candidate.convention, dtype, None, None)
@@ -3868,6 +3882,7 @@ def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "O
                 return None
             row = table[r]
             allowance = candidate.allowance(r, dtype, d_model)
+            unjudged += allowance.count(_INF)
             columns = [c for c, (a, b, t) in enumerate(zip(row, made, allowance)) if not abs(a - b) <= t]
             if columns and other is not None:
                 columns = [c for c in columns if not abs(row[c] - _round_float(other(r, c), dtype)) <= allowance[c]]
@@ -3876,9 +3891,9 @@ def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "O
                 if len(damaged) > _DAMAGE_ROWS:
                     return None
     if not damaged:
-        return [], len(rows)
+        return [], len(rows), unjudged
     items, _ = _damage(table, damaged, candidate, dtype)
-    return None if items is None else (items, len(rows))
+    return None if items is None else (items, len(rows), unjudged)
 
 
 def _damage(
@@ -4311,7 +4326,53 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
                     found.append((plain, fitted))
     # The simplest readings first: fewest numbers kept as read, then fewest fields changed from a preset.
     found.sort(key=lambda item: (item[0], len(_closest_preset(item[1], d_model)[1])))
-    return [convention for _, convention in found]
+    conventions = [convention for _, convention in found]
+    # Rows whose positions are no progression (one position broadcast to every row, positions that restart
+    # with each packed sequence): each row's position read with the context's law, the slowest pair's angle
+    # unwrapped through the faster ones, where the sampled rows' positions are whole numbers.
+    plan = context._plan(d_model)
+    frequencies = context._float_frequencies(d_model)
+    sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
+    by_speed = sorted(
+        (
+            (frequencies[pair], sines[pair], c)
+            for c, (kind, pair) in enumerate(plan)
+            if kind == _COSINE and pair in sines
+        )
+    )
+    if context._fields[9] is not None or not by_speed or not 0.0 < by_speed[0][0] < _INF:
+        return conventions
+
+    def position_of(row: "List[float]") -> float:
+        # NaN where the row is no law's: its pairs' s**2 + c**2 differ by more than a 64th (a zeroed row).
+        squares = [row[s] ** 2 + row[c] ** 2 for _, s, c in by_speed]
+        if not max(squares) - min(squares) <= max(squares) / 64 or not max(squares) > 0.0:
+            return _NAN
+        w, s, c = by_speed[0]
+        angle = math.atan2(row[s], row[c])
+        position = (angle - turns(angle)) / w
+        for w, s, c in by_speed[1:]:
+            if not w < 1e6:
+                break
+            angle = math.atan2(row[s], row[c])
+            position = (angle + turns(position * w - angle)) / w
+        return position
+
+    sample = _sample_rows(seq_len)
+    read = [position_of(table[r]) for r in sample]
+    if not all(x == x and abs(x - round(x)) <= 1e-3 for x in read):
+        return conventions  # not whole numbers, or a row no law's
+    steps = set(round(b) - round(a) for a, b in zip(read, read[1:]))
+    gaps = set(q - r for r, q in zip(sample, sample[1:]))
+    if len(steps) == 1 and steps == gaps:
+        return conventions  # a progression: the readings above have it
+    every = [position_of(row) for row in table]
+    if all(x == x and abs(x - round(x)) <= 1e-3 for x in every):
+        try:
+            conventions.append(context.replace(positions=[round(x) for x in every]))
+        except ValueError:
+            pass
+    return conventions
 
 
 # Bases tried by the diagnosis besides the one asked for.
@@ -4324,11 +4385,15 @@ _STEPS = ("positions", "frequencies", "angles", "output")
 def _candidates(
     table: "_Table", asked: "Optional[Convention]", context: "Convention", dtype: str, shift: int
 ) -> "List[_Candidate]":
-    """Every convention and known mistake the diagnosis tries, the one asked for first.
+    """Every convention and known mistake the diagnosis tries, simplest first, the one asked for before all.
 
-    Each preset; the layouts, spacings and odd rules from nearby first
-    positions; the asked convention counted the other way; other bases; and
-    the known mistakes.  All share the asked convention's given positions.
+    The conventions read from the table (_fit); each preset; the layouts,
+    spacings and odd rules from nearby first positions; the asked convention
+    counted the other way; other bases; the known mistakes; and last, the
+    positions read row by row.  All share the asked convention's given
+    positions.
+
+    Long because it is a list, in the order the candidates are tried, each a short block.
     """
     seq_len, d_model = len(table), len(table[0])
     found: "List[_Candidate]" = []
@@ -4350,8 +4415,11 @@ def _candidates(
 
     if asked is not None:
         add_convention(asked)
-    for fitted in _fit(table, context):
-        add_convention(fitted)
+    fitted_conventions = _fit(table, context)
+    for fitted in fitted_conventions:
+        if fitted._fields[9] is None or given is not None:
+            add_convention(fitted)
+
     for preset in PRESETS.values():
         add_convention(preset)
         if context._fields[3] != preset._fields[3]:
@@ -4378,6 +4446,30 @@ def _candidates(
                 f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}",
             )
     found.extend(_mistakes(table, reference, dtype))
+    # Positions read row by row, the least simple story: after every mistake, said as runs of consecutive
+    # positions, and only when they are few.
+    for fitted in fitted_conventions:
+        read = fitted._fields[9] if given is None else None
+        if read is None:
+            continue
+        runs: "List[List[int]]" = []  # [first row, last row, first position]
+        for r, (position, _) in enumerate(read):
+            if runs and position == runs[-1][2] + r - runs[-1][0] and runs[-1][1] == r - 1:
+                runs[-1][1] = r
+            else:
+                runs.append([r, r, position])
+        if all(position == read[0] for position in read):
+            where = f"every row at position {read[0][0]} (one position given to every row)"
+        elif len(runs) <= max(16, len(read) // 64):  # runs of 64 rows on average: packed sequences, not noise
+            shown = [
+                f"rows {a} to {b} at positions {p} to {p + b - a}" if b > a else f"row {a} at position {p}"
+                for a, b, p in runs[:3]
+            ]
+            more = "" if len(runs) <= 3 else f", and {len(runs) - 3} more run" + ("s" if len(runs) > 4 else "")
+            where = f"{len(runs)} runs of consecutive positions: " + ", ".join(shown) + more
+        else:
+            continue
+        add_convention(fitted, f"{_describe(fitted, d_model)}, with {where}")
     memo: "Dict[Tuple[object, ...], List[float]]" = {}
     for candidate in found:
         candidate.memo = memo  # candidates of one convention and precision share their allowances
@@ -4397,26 +4489,50 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
     scale = convention._float_scale(d_model)
     found = []
 
-    def odd_exponent(r: int) -> "List[float]":
-        position = _to_float(convention._position(r, seq_len))
-        row = []
-        for dim, (kind, pair) in enumerate(plan):
-            a, b = exponents[pair] if kind != _ZERO else (0, 1)
-            if kind == _COSINE:
-                a = dim if convention.layout == "interleaved" else a + 1
-            angle = position / math.pow(base, a / b)
-            row.append(0.0 if kind == _ZERO else scale * (math.sin(angle) if kind == _SINE else math.cos(angle)))
-        return row
-
-    found.append(
-        _Candidate(
-            f"the {name} convention with a known mistake: cosine columns that use the odd column index in the"
-            " exponent, base**(j/d) for column j, instead of the pair's 2i",
-            odd_exponent,
-            convention,
-            seq_len,
-        )
+    # Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
+    factor = _to_float(convention._fields[4]) * (2 * math.pi if convention.full_turns else 1.0)
+    exponent = [a / b for a, b in exponents]
+    odd_cosines = [
+        (dim if convention.layout == "interleaved" else exponents[pair][0] + 1) / exponents[pair][1]
+        if kind == _COSINE
+        else exponent[pair]
+        if kind == _SINE
+        else 0.0
+        for dim, (kind, pair) in enumerate(plan)
+    ]
+    wrong = (
+        (
+            "cosine columns that use the odd column index in the exponent, base**(j/d) for column j, instead of"
+            " the pair's 2i",
+            odd_cosines,
+        ),
+        (
+            "every column's own index j in the exponent, base**(-2j/d), instead of the pair's 2i (so a pair's sine"
+            " and cosine have different frequencies)",
+            [2 * dim / d_model for dim in range(d_model)],
+        ),
+        (
+            "the frequencies inverted, the angle pos * base**(2i/d) instead of pos / base**(2i/d) (pos / div_term"
+            " where div_term already holds base**(-2i/d))",
+            [-exponent[pair] if kind != _ZERO else 0.0 for kind, pair in plan],
+        ),
     )
+    for words, exponent_of in wrong:
+        try:
+            frequency_of = [factor / math.pow(base, x) for x in exponent_of]
+        except (OverflowError, ZeroDivisionError):
+            continue
+
+        def wrong_row(r: int, frequency_of: "List[float]" = frequency_of) -> "List[float]":
+            p = _to_float(convention._position(r, seq_len))
+            return [
+                0.0 if kind == _ZERO else scale * (math.sin(p * w) if kind == _SINE else math.cos(p * w))
+                for (kind, _), w in zip(plan, frequency_of)
+            ]
+
+        candidate = _Candidate(f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len)
+        candidate.frequencies, candidate.scale = frequency_of, scale  # its allowance follows its own angles
+        found.append(candidate)
     if convention.layout == "interleaved":
         swapped = [
             (_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan

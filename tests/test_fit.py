@@ -191,3 +191,64 @@ def test_a_plain_float32_table_is_not_called_float16() -> None:
     assert compare(table.numpy()).ok
     text = diagnosis_of(table.tolist())
     assert "float16" not in text, text
+
+
+# ---------------------------------------------------------------------------
+# The mistakes users report (issue 29's families 1 to 3), named without options
+# ---------------------------------------------------------------------------
+
+
+def numpy_table(angles: Any) -> Any:
+    """The interleaved float32 table of these angles, one column of them per pair, as the reports write it."""
+    seq_len, pairs = angles.shape
+    table = numpy.zeros((seq_len, 2 * pairs), dtype=numpy.float32)
+    table[:, 0::2] = numpy.sin(angles)
+    table[:, 1::2] = numpy.cos(angles)
+    return table
+
+
+def div_term(d_model: int) -> Any:
+    return numpy.exp(numpy.arange(0, d_model, 2, dtype=numpy.float32) * numpy.float32(-math.log(10000.0) / d_model))
+
+
+@pytest.mark.parametrize("seq_len, d_model", [(2048, 256), (16384, 512)])
+def test_an_exponent_of_the_column_not_the_pair_is_named(seq_len: int, d_model: int) -> None:
+    # pe[pos, j] = sin or cos of pos / 10000**(2*j/d) for column j: the most reported mistake.
+    positions = numpy.arange(seq_len, dtype=numpy.float32)[:, None]
+    columns = numpy.arange(d_model, dtype=numpy.float32)[None, :]
+    angles = positions / numpy.power(numpy.float32(10000.0), 2 * columns / d_model)
+    table = numpy.where(columns % 2 == 0, numpy.sin(angles), numpy.cos(angles)).astype(numpy.float32)
+    text = diagnosis_of(table)
+    assert (
+        "a known mistake: every column's own index j in the exponent, base**(-2j/d), instead of the pair's 2i" in text
+    )
+    assert "it reproduces every element" in text, text
+
+
+@pytest.mark.parametrize("seq_len, d_model", [(2048, 256), (4096, 512)])
+def test_inverted_frequencies_are_named_and_what_cannot_be_judged_is_said(seq_len: int, d_model: int) -> None:
+    positions = numpy.arange(seq_len, dtype=numpy.float32)[:, None]
+    table = numpy_table(positions / div_term(d_model)[None, :])
+    text = diagnosis_of(table)
+    assert "a known mistake: the frequencies inverted, the angle pos * base**(2i/d)" in text, text
+    # Most angles pass what float32 holds to 2**-4: the story says how many elements it judged.
+    judged = text.split("it judges ")[1].split(" of their ")[0]
+    assert 0 < int(judged) < seq_len * d_model, text
+
+
+@pytest.mark.parametrize("seq_len, d_model", [(2048, 256), (16384, 256)])
+def test_positions_that_are_no_progression_are_read_row_by_row(seq_len: int, d_model: int) -> None:
+    # One position broadcast to every row (an index slip), and positions that restart with each packed sequence.
+    same = numpy_table(numpy.full((seq_len, 1), 5.0, dtype=numpy.float32) * div_term(d_model)[None, :])
+    text = diagnosis_of(same)
+    assert "with every row at position 5 (one position given to every row); it reproduces every element." in text
+    assert_call_reproduces(text, same, positions=[5] * seq_len)
+    restarting = numpy.arange(seq_len) % 512
+    packed = numpy_table(restarting.astype(numpy.float32)[:, None] * div_term(d_model)[None, :])
+    text = diagnosis_of(packed)
+    runs = seq_len // 512
+    assert (
+        f"with {runs} runs of consecutive positions: rows 0 to 511 at positions 0 to 511, rows 512 to 1023 at"
+        " positions 0 to 511" in text
+    ), text
+    assert_call_reproduces(text, packed, positions=list(restarting))
