@@ -3685,6 +3685,7 @@ def _explanation(
     """
     d_model = len(table[0])
     rows_text = f" (on {sampled} of {len(table)} rows)" if sampled < len(table) else ""
+    fallback: "Optional[str]" = None
     for negative, index, compared, candidate in scored[:3]:
         reproduced = -negative
         if compared == 0 or 2 * reproduced < compared:
@@ -3714,8 +3715,9 @@ def _explanation(
                     f"the table follows {candidate.description}, except for {_join(items, '; ')}."
                     f" The call that computes it without the damage: {call}."
                 )
-            if reproduced >= _EXPLAINED_SHARE * compared:
-                return (
+            if reproduced >= _EXPLAINED_SHARE * compared and fallback is None:
+                # Said only if no later candidate explains the table.
+                fallback = (
                     f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
                     " but elsewhere the table differs from it by more than local damage."
                 )
@@ -3735,6 +3737,8 @@ def _explanation(
             if items:
                 return f"the table follows {candidate.description}, except for {_join(items, '; ')}{where}{note}."
             return f"the table follows {candidate.description}; it reproduces every element{where}{note}."
+    if fallback is not None:
+        return fallback
     negative, _, compared, closest = scored[0]
     share = -negative / compared if compared else 0.0
     return (
@@ -4171,11 +4175,14 @@ def _call(convention: "Convention", seq_len: int, d_model: int, dtype: str) -> s
     return f"encoding({seq_len}, {d_model}{keywords}){line}"
 
 
-def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
+def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool, Convention]]":
     """The conventions the table's values say it follows, simplest first; [] when its columns do not pair up.
 
-    >>> [c._name(16) for c in _fit(encoding(64, 16, preset="tf-tutorial", base=20000, scale=0.5), Convention())][:1]
-    ['tf-tutorial (base=20000, scale=0.5)']
+    Each with whether it keeps a number as read (nothing simple was near it, within the reading's
+    precision in dtype):
+
+    >>> [(read, c._name(16)) for read, c in _fit(encoding(64, 16, preset="tf-tutorial", base=20000, scale=0.5), Convention(), "float64")][:1]
+    [(False, 'tf-tutorial (base=20000, scale=0.5)')]
 
     Long because the fit is one piece with its helpers inside it, built only when a diagnosis asks (a
     board's frozen import holds one function, not ten): the angles read for each way the columns may
@@ -4185,6 +4192,8 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
     if seq_len < 3 or d_model < 2:
         return []
     turn = 2 * math.pi
+    # How near a number read must be to a simple one to be taken for it: the values' own precision, or 1e-4.
+    near = max(1e-4, _power_of_two(5 - _DTYPES[dtype][0]))
 
     def turns(angle: float) -> float:
         # The whole turns nearest the angle, 2 pi k.
@@ -4212,6 +4221,8 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
     while rows[-1] * 2 < seq_len:
         rows.append(rows[-1] * 2)
     values = {r: table[r] for r in rows + [seq_len - 1]}
+    if not all(-_INF < x * x < _INF for row in values.values() for x in row):
+        return []  # a value not finite, or past what a square holds: no law to read
     step = _to_float(context._fields[7])
     found: "List[Tuple[int, Convention]]" = []
     for layout in ("interleaved", "sin-cos"):
@@ -4221,7 +4232,7 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
             plan = Convention(layout=layout, odd=odd)._plan(d_model)
             sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
             pairs = [(sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
-            sums = sorted(values[r][s] ** 2 + values[r][c] ** 2 for r in values for s, c in pairs)
+            sums = sorted(values[r][s] * values[r][s] + values[r][c] * values[r][c] for r in values for s, c in pairs)
             square = sums[len(sums) // 2] if sums else 0.0
             if not 0.0 < square < _INF or 10 * sum(1 for x in sums if abs(x - square) > square / 64) > len(sums):
                 continue
@@ -4264,20 +4275,25 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
             # Pair 0's growth is the step (the context's) times the angle scale: a simple number, or a simple
             # number of whole turns.
             factor = height / step
-            angle_scale, full_turns = simplest(factor, 1e-4), False
-            if angle_scale == factor and simplest(factor / turn, 1e-4) != factor / turn:
-                angle_scale, full_turns = simplest(factor / turn, 1e-4), True
+            angle_scale, full_turns = simplest(factor, near), False
+            if angle_scale == factor and simplest(factor / turn, near) != factor / turn:
+                angle_scale, full_turns = simplest(factor / turn, near), True
             # The output scale: 1, x-transformers' d**-0.5 or MLX's sqrt(2/d), a simple number or root, or as read.
             scale: "object" = math.sqrt(square)
             per_width = square * d_model
-            if abs(math.sqrt(square) - 1.0) < 1e-4:
+            if abs(math.sqrt(square) - 1.0) < near:
                 scale = 1
-            elif abs(per_width - round(per_width)) < 1e-4 * per_width and 1 <= round(per_width) <= 2:
+            elif abs(per_width - round(per_width)) < near * per_width and 1 <= round(per_width) <= 2:
                 scale = f"sqrt({round(per_width)}/d)"
-            elif simplest(math.sqrt(square), 1e-5) != math.sqrt(square):
-                scale = simplest(math.sqrt(square), 1e-5)
-            elif simplest(square, 1e-5) != square:
-                scale = f"sqrt({simplest(square, 1e-5)})"
+            else:
+                # A simple number, or the root of one: whichever is nearer the scale read.
+                root, squared = simplest(math.sqrt(square), near / 10), simplest(square, near / 10)
+                miss_root = abs(_to_float(_rational("scale", root)) / math.sqrt(square) - 1)
+                miss_square = abs(_to_float(_rational("scale", squared)) / square - 1) / 2  # a root halves it
+                if squared != square and (root == math.sqrt(square) or miss_square < miss_root):
+                    scale = f"sqrt({squared})"
+                elif root != math.sqrt(square):
+                    scale = root
             frequencies = [height * math.exp(-slope * i) for i in range(len(speeds))]
             order = sorted(range(len(frequencies)), key=lambda i: frequencies[i])
             readings = [(layout, False, first)] if direction > 0 else [(layout, True, final)]
@@ -4303,7 +4319,7 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
                 for spacing, log_base in spacings:
                     if not 0.0 < log_base < 690.0:
                         continue
-                    base = simplest(math.exp(log_base), 1e-4)
+                    base = simplest(math.exp(log_base), near)
                     # Numbers kept as read (floats) make a story less simple than round ones.
                     plain = sum(1 for x in (base, angle_scale, start, scale) if isinstance(x, float))
                     try:
@@ -4326,7 +4342,7 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
                     found.append((plain, fitted))
     # The simplest readings first: fewest numbers kept as read, then fewest fields changed from a preset.
     found.sort(key=lambda item: (item[0], len(_closest_preset(item[1], d_model)[1])))
-    conventions = [convention for _, convention in found]
+    conventions = [(plain > 0, convention) for plain, convention in found]
     # Rows whose positions are no progression (one position broadcast to every row, positions that restart
     # with each packed sequence): each row's position read with the context's law, the slowest pair's angle
     # unwrapped through the faster ones, where the sampled rows' positions are whole numbers.
@@ -4344,9 +4360,12 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
         return conventions
 
     def position_of(row: "List[float]") -> float:
-        # NaN where the row is no law's: its pairs' s**2 + c**2 differ by more than a 64th (a zeroed row).
-        squares = [row[s] ** 2 + row[c] ** 2 for _, s, c in by_speed]
-        if not max(squares) - min(squares) <= max(squares) / 64 or not max(squares) > 0.0:
+        # NaN where the row is no law's: a value not finite, or its pairs' s**2 + c**2 differing by more than
+        # a 64th (a zeroed row).
+        squares = [row[s] * row[s] + row[c] * row[c] for _, s, c in by_speed]
+        if not -_INF < sum(squares) < _INF or not max(squares) - min(squares) <= max(squares) / 64:
+            return _NAN
+        if not max(squares) > 0.0:
             return _NAN
         w, s, c = by_speed[0]
         angle = math.atan2(row[s], row[c])
@@ -4369,7 +4388,7 @@ def _fit(table: "_Table", context: "Convention") -> "List[Convention]":
     every = [position_of(row) for row in table]
     if all(x == x and abs(x - round(x)) <= 1e-3 for x in every):
         try:
-            conventions.append(context.replace(positions=[round(x) for x in every]))
+            conventions.append((False, context.replace(positions=[round(x) for x in every])))
         except ValueError:
             pass
     return conventions
@@ -4415,15 +4434,18 @@ def _candidates(
 
     if asked is not None:
         add_convention(asked)
-    fitted_conventions = _fit(table, context)
-    for fitted in fitted_conventions:
-        if fitted._fields[9] is None or given is not None:
+    fitted_conventions = _fit(table, context, dtype)
+    for as_read, fitted in fitted_conventions:
+        if (fitted._fields[9] is None or given is not None) and not as_read:
             add_convention(fitted)
 
     for preset in PRESETS.values():
         add_convention(preset)
         if context._fields[3] != preset._fields[3]:
             add_convention(preset.replace(base=context.base))
+    for as_read, fitted in fitted_conventions:  # those with a number kept as read: after every preset
+        if (fitted._fields[9] is None or given is not None) and as_read:
+            add_convention(fitted)
     if given is None:
         start, step = context._fields[6], context._fields[7]
         starts = [(0, 1), (1, 1), (2, 1)] + [_add(start, _times(step, k)) for k in (1, 2, -1, -2)]
@@ -4448,7 +4470,7 @@ def _candidates(
     found.extend(_mistakes(table, reference, dtype))
     # Positions read row by row, the least simple story: after every mistake, said as runs of consecutive
     # positions, and only when they are few.
-    for fitted in fitted_conventions:
+    for _, fitted in fitted_conventions:
         read = fitted._fields[9] if given is None else None
         if read is None:
             continue
@@ -4556,12 +4578,15 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
             found.append(float32)
     sample = _sample_rows(seq_len)
     for narrow in ("bfloat16", "float16"):
-        if _DTYPES[narrow][0] >= precision:
+        if _DTYPES[narrow][0] > precision or (narrow != dtype and _DTYPES[narrow][0] == precision):
             continue
+        # In the table's own format its values are stored: the steps before the output may be computed in it.
         # A step is a candidate only where its rounding can show: an output rounded to the format leaves
         # values of the format (its fingerprint), positions rounded differ only past what the format holds.
         steps = [
-            step for step in _STEPS if step != "output" or all(_round_row(table[r], narrow) == table[r] for r in sample)
+            step
+            for step in _STEPS
+            if step != "output" or (narrow != dtype and all(_round_row(table[r], narrow) == table[r] for r in sample))
         ]
         positions = [_to_float(convention._position(r, seq_len)) for r in sample]
         if _round_row(positions, narrow) == positions:

@@ -252,3 +252,39 @@ def test_positions_that_are_no_progression_are_read_row_by_row(seq_len: int, d_m
         " positions 0 to 511" in text
     ), text
     assert_call_reproduces(text, packed, positions=list(restarting))
+
+
+# ---------------------------------------------------------------------------
+# Half precision: a reading is as precise as the values, and the presets come first
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape, fields",
+    [((8, 16), {"preset": "fairseq"}), ((64, 64), {"preset": "tensor2tensor"}), ((512, 128), {"scale": "sqrt(3)"})],
+)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_an_exact_half_precision_table_is_told_without_numbers_read_from_its_noise(
+    shape: Tuple[int, int], fields: Dict[str, Any], dtype: str
+) -> None:
+    table = encoding(*shape, exact=True, dtype=dtype, **fields)
+    text = diagnosis_of(table, dtype=dtype)
+    assert "; it reproduces every element. The call that reproduces it: " in text, text
+    assert "except for" not in text and "." not in text.split("base ")[-1].split(" ")[0], text
+    assert_call_reproduces(text, table)
+
+
+def test_values_the_fit_cannot_read_give_a_diagnosis_not_an_exception() -> None:
+    table = encoding(8, 4, preset="tensor2tensor")
+    table[1][0] = math.nan  # on a row the fit reads
+    assert "1 element is not a finite number: [1][0] is nan" in diagnosis_of(table)
+    assert diagnosis_of([[x * 1e200 for x in row] for row in encoding(8, 4)]).startswith("Diagnosis: ")
+
+
+def test_angles_in_float16_are_named_in_a_table_stored_in_float16() -> None:
+    angles = tutorial(300, 8, angles=torch.float16)
+    text = diagnosis_of(angles.half().float().tolist())
+    assert text == (
+        "Diagnosis: every value of the table is a float16 number (float64 was asked); checked as float16, the table"
+        " follows the paper convention with its angles rounded to float16; it reproduces every element."
+    )
