@@ -3485,12 +3485,14 @@ class _Candidate:
         found = self.memo.get(key)
         if found is None:
             position = _to_float(self.convention._position(r, self.seq_len))
-            judged = _Allowance([], [], dtype).unit
+            unit_key = ("unit", dtype)  # the default rule's unit, made once per format, not per row
+            judged = (self.memo.get(unit_key) or [_Allowance([], [], dtype).unit])[0]
             if len(self.memo) >= _CACHE_LIMIT // 4:
                 # A sample's rows for one convention at most (on a board, one row): memory does not grow with
                 # the table.
                 self.memo.clear()
             found = self.memo[key] = _row_allowance(self.frequencies, position, precision, self.scale, judged)
+            self.memo[unit_key] = [judged]
         return found
 
     def row(self, r: int, dtype: str) -> "Optional[List[float]]":
@@ -4199,6 +4201,12 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
         # The whole turns nearest the angle, 2 pi k.
         return turn * round(angle / turn)
 
+    def paired(convention: "Convention") -> "List[Tuple[int, int, int]]":
+        # (pair, sine column, cosine column) of each pair with both, in the convention's layout.
+        plan = convention._plan(d_model)
+        sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
+        return [(pair, sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
+
     def simplest(x: float, tolerance: float) -> "object":
         # The number with the fewest digits within a relative tolerance of x: an int, '0.125', '1/3', or x.
         if x == 0.0 or not -_INF < x < _INF:
@@ -4229,9 +4237,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
         for odd in ("sine", "zero", "round-up") if d_model % 2 else ("sine",):
             # The columns pair up when s**2 + c**2 is within A**2 / 64 of one A**2 on 9 of 10 rows and pairs
             # (a zeroed or damaged row is not the law's).
-            plan = Convention(layout=layout, odd=odd)._plan(d_model)
-            sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
-            pairs = [(sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
+            pairs = [(s, c) for _, s, c in paired(Convention(layout=layout, odd=odd))]
             sums = sorted(values[r][s] * values[r][s] + values[r][c] * values[r][c] for r in values for s, c in pairs)
             square = sums[len(sums) // 2] if sums else 0.0
             if not 0.0 < square < _INF or 10 * sum(1 for x in sums if abs(x - square) > square / 64) > len(sums):
@@ -4346,16 +4352,8 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     # Rows whose positions are no progression (one position broadcast to every row, positions that restart
     # with each packed sequence): each row's position read with the context's law, the slowest pair's angle
     # unwrapped through the faster ones, where the sampled rows' positions are whole numbers.
-    plan = context._plan(d_model)
     frequencies = context._float_frequencies(d_model)
-    sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
-    by_speed = sorted(
-        (
-            (frequencies[pair], sines[pair], c)
-            for c, (kind, pair) in enumerate(plan)
-            if kind == _COSINE and pair in sines
-        )
-    )
+    by_speed = sorted((frequencies[pair], s, c) for pair, s, c in paired(context))
     if context._fields[9] is not None or not by_speed or not 0.0 < by_speed[0][0] < _INF:
         return conventions
 
