@@ -877,7 +877,7 @@ def apply_rope(
     table = _as_table(x, "x")
     if len(table[0]) % 2:
         raise ValueError(f"x must have an even number of columns (head_dim), got {len(table[0])}")
-    setup = _Rope(len(table[0]), base, layout, scaling)
+    setup = _Rope(_rope_head_dim("rotated", layout, len(table[0])), base, layout, scaling)
     given = _check_positions(positions)
     if given is not None and len(given) != len(table):
         raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
@@ -922,12 +922,12 @@ def compare_rope(
     ``dtype``:
 
     >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
-    Diagnosis: the table is the RoPE cos cache (half layout, base 10000) in the interleaved layout; that reproduces 100% of the sampled elements.
+    Diagnosis: the table is the RoPE cos cache (half layout, base 10000) in the interleaved layout; it passes on every element. The call that reproduces it: rope(64, 8, layout='interleaved')[0] (on the command line: --rope cos --rope-layout interleaved).
     """
     kind = _check_choice("kind", kind, ("cos", "sin", "rotated"))
     table = _as_table(actual)
     seq_len, width = len(table), len(table[0])
-    setup = _Rope(width, base, layout, scaling)
+    setup = _Rope(_rope_head_dim(kind, layout, width), base, layout, scaling)
     given = _rope_positions(positions, seq_len, "the table's rows")
     dtype, origin = _check_format(actual, dtype)
     if atol is not None:
@@ -4177,6 +4177,27 @@ def _call(convention: "Convention", seq_len: int, d_model: int, dtype: str) -> s
     return f"encoding({seq_len}, {d_model}{keywords}){line}"
 
 
+def _simplest(x: float, tolerance: float) -> "object":
+    """The number with the fewest digits within a relative tolerance of x: an int, '0.125', '1/3', or x.
+
+    >>> _simplest(499999.97, 1e-6), _simplest(0.33334, 1e-4), _simplest(0.123456789, 1e-6)
+    (500000, '1/3', 0.123456789)
+    """
+    if x == 0.0 or not -_INF < x < _INF:
+        return x
+    magnitude = 10.0 ** math.floor(math.log10(abs(x)))
+    for digits in range(1, 4):
+        unit = magnitude / 10 ** (digits - 1)
+        rounded = round(x / unit) * unit
+        if abs(rounded - x) <= tolerance * abs(x):
+            return int(round(rounded)) if unit >= 1 else f"{rounded:.{digits}g}"
+    for denominator in range(2, 17):
+        numerator = round(x * denominator)
+        if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
+            return f"{numerator}/{denominator}"
+    return x
+
+
 def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool, Convention]]":
     """The conventions the table's values say it follows, simplest first; [] when its columns do not pair up.
 
@@ -4206,22 +4227,6 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
         plan = convention._plan(d_model)
         sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
         return [(pair, sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
-
-    def simplest(x: float, tolerance: float) -> "object":
-        # The number with the fewest digits within a relative tolerance of x: an int, '0.125', '1/3', or x.
-        if x == 0.0 or not -_INF < x < _INF:
-            return x
-        magnitude = 10.0 ** math.floor(math.log10(abs(x)))
-        for digits in range(1, 4):
-            unit = magnitude / 10 ** (digits - 1)
-            rounded = round(x / unit) * unit
-            if abs(rounded - x) <= tolerance * abs(x):
-                return int(round(rounded)) if unit >= 1 else f"{rounded:.{digits}g}"
-        for denominator in range(2, 17):
-            numerator = round(x * denominator)
-            if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
-                return f"{numerator}/{denominator}"
-        return x
 
     # Rows 0, 1, 2, 4, 8, ...: from row 0 to row r a pair's angle grows r times its growth per row, known to
     # within pi / r from the rows before, so each reading takes the turn it is nearest to.
@@ -4281,9 +4286,9 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             # Pair 0's growth is the step (the context's) times the angle scale: a simple number, or a simple
             # number of whole turns.
             factor = height / step
-            angle_scale, full_turns = simplest(factor, near), False
-            if angle_scale == factor and simplest(factor / turn, near) != factor / turn:
-                angle_scale, full_turns = simplest(factor / turn, near), True
+            angle_scale, full_turns = _simplest(factor, near), False
+            if angle_scale == factor and _simplest(factor / turn, near) != factor / turn:
+                angle_scale, full_turns = _simplest(factor / turn, near), True
             # The output scale: 1, x-transformers' d**-0.5 or MLX's sqrt(2/d), a simple number or root, or as read.
             scale: "object" = math.sqrt(square)
             per_width = square * d_model
@@ -4293,7 +4298,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
                 scale = f"sqrt({round(per_width)}/d)"
             else:
                 # A simple number, or the root of one: whichever is nearer the scale read.
-                root, squared = simplest(math.sqrt(square), near / 10), simplest(square, near / 10)
+                root, squared = _simplest(math.sqrt(square), near / 10), _simplest(square, near / 10)
                 miss_root = abs(_to_float(_rational("scale", root)) / math.sqrt(square) - 1)
                 miss_square = abs(_to_float(_rational("scale", squared)) / square - 1) / 2  # a root halves it
                 if squared != square and (root == math.sqrt(square) or miss_square < miss_root):
@@ -4325,7 +4330,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
                 for spacing, log_base in spacings:
                     if not 0.0 < log_base < 690.0:
                         continue
-                    base = simplest(math.exp(log_base), near)
+                    base = _simplest(math.exp(log_base), near)
                     # Numbers kept as read (floats) make a story less simple than round ones.
                     plain = sum(1 for x in (base, angle_scale, start, scale) if isinstance(x, float))
                     try:
@@ -4735,6 +4740,26 @@ def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope"
     return vectors
 
 
+def _rope_head_dim(kind: str, layout: object, width: int) -> int:
+    """The head_dim of a cache (kind "cos" or "sin") or vectors ("rotated") width columns wide in a layout.
+
+    A cache in the pairs layout has one column per pair; vectors have two per pair in any layout, so the
+    pairs layout is refused for them, and an odd width for a half or interleaved cache, saying which fits.
+    """
+    layout = _check_choice("layout", layout, _ROPE_LAYOUTS)
+    if kind == "rotated" and layout == "pairs":
+        raise ValueError(
+            "layout 'pairs' is a cache's (one column per pair), not a vector's, got 'pairs':"
+            " rotate vectors with layout 'interleaved' (Meta's view_as_complex pairs) or 'half'"
+        )
+    if kind != "rotated" and layout != "pairs" and width % 2:
+        raise ValueError(
+            f"a {layout}-layout cache must have an even number of columns (head_dim), got {width}:"
+            " a cache with one column per pair (torchtune's, Meta's freqs_cis) takes layout='pairs'"
+        )
+    return 2 * width if layout == "pairs" else width
+
+
 def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
     """Refuse a vector element that is not finite, or a pair whose |x[a]| + |x[b]| is not (its rotation could overflow)."""
     for r, row in enumerate(vectors):
@@ -4767,7 +4792,7 @@ def _rope_step(step: str) -> "Tuple[str, Tuple[str, ...], str]":
 
 
 def _diagnose_rope(
-    table: "_Table",
+    table: "List[List[float]]",
     setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
@@ -4778,7 +4803,11 @@ def _diagnose_rope(
     """What explains a rotary table that fails: (the diagnosis in words, the cause keys).
 
     1. Values all held by a narrower format than dtype: ``output:FORMAT``.
-    2. Else each candidate (the other layout, another base, a missing or
+    2. A cos or sin cache whose rows are positions 0, 1, 2, ...: the setup
+       its values say (_rope_fit: layout, base, scaling and its parameters,
+       attention factor, all at once), when it explains the sample as in 3;
+       then checked on every element, and printed with the rope() call.
+    3. Else each candidate (the other layout, another base, a missing or
        different scaling, the attention factor missing or twice, and each
        combination of steps rounded to float16 or bfloat16) computes the
        sampled rows in float64 with that change; one reproduces the table
@@ -4815,6 +4844,30 @@ def _diagnose_rope(
             f" computed in floating point, plus an ulp of {dtype}: no mistake explains the failing elements better.",
             (),
         )
+    # The setup read from the table (one change or several), verified on the sample, then on every element:
+    # named at once if it passes on every element, else only if no candidate below explains the sample.
+    fitted: "Optional[Tuple[str, Tuple[str, ...]]]" = None
+    for variant in _rope_fit(table, setup, kind, dtype) if positions is None and vectors is None else []:
+        words, causes = _rope_story(setup, variant, len(table))
+        share = _rope_share(sampled, sample_rows, variant, kind, None, floats, None, {}, variant.attention_value, dtype)
+        if not words or share < _EXPLAINED_SHARE:
+            continue
+        failures = _rope_comparison(table, variant, kind, None, None, dtype, None, None, set()).failures
+        verdict = "it passes on every element. The call that reproduces it"
+        if failures:
+            verdict = (
+                f"it passes on all but {failures} of the {len(table) * len(table[0])} elements (damage)."
+                " The call that computes it without them"
+            )
+        stored_words = f", its values rounded to {dtype}" if stored else ""
+        fitted = (
+            f"Diagnosis: the table is the {name} {_join(words, ', ')}{stored_words}; {verdict}:"
+            f" {_rope_call(variant, len(table), kind, dtype)}.",
+            causes + stored,
+        )
+        if not failures:
+            return fitted
+        break
     best: "Optional[Tuple[int, float, int, str, Tuple[str, ...]]]" = None
     for order, (text, causes, variant, steps, factor) in enumerate(_rope_candidates(setup)):
         try:
@@ -4825,6 +4878,8 @@ def _diagnose_rope(
             rank = (len(causes), -share, order, text, causes)
             if best is None or rank < best:
                 best = rank
+    if best is None and fitted is not None:
+        return fitted
     if best is None:
         return (
             "Diagnosis: no known cause explains the table (tried the other layout, other bases, the scaling variants,"
@@ -4901,8 +4956,15 @@ def _narrowest_format(table: "_Table", dtype: str) -> "Optional[str]":
 def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Rope, Dict[str, str], float]]":
     """(words, causes, the rope computed, the steps rounded, the attention factor) for each way the table may have been made."""
     base, layout, scaling = setup.inputs
-    other = "interleaved" if setup.layout == "half" else "half"
-    yield f"in the {other} layout", ("layout",), _Rope(setup.head_dim, base, other, scaling), {}, setup.attention_value
+    if layout != "pairs":
+        other = "interleaved" if layout == "half" else "half"
+        yield (
+            f"in the {other} layout",
+            ("layout",),
+            _Rope(setup.head_dim, base, other, scaling),
+            {},
+            setup.attention_value,
+        )
     for b in _ROPE_BASES:
         if (b, 1) != setup.base:
             try:
@@ -4975,6 +5037,276 @@ def _step_combinations() -> "List[Dict[str, str]]":
     combinations = combinations[1:]
     combinations.sort(key=len)
     return combinations
+
+
+def _rope_fit(table: "_Table", setup: "_Rope", kind: str, dtype: str) -> "List[_Rope]":
+    """The rotary setups a cos or sin cache's values say it follows, simplest first: [] if none.
+
+    The rows are positions 0, 1, 2, ...  Read in turn, each number taken as the simplest near it:
+
+    1. The layout: which columns repeat (half: c and c + h; interleaved: 2k and 2k + 1).
+    2. The attention factor A: row 0 of a cos cache; in a sin cache, from the double angle,
+       A = |s(p)| / sqrt(1 - (s(2p) / 2 s(p))**2).
+    3. Each pair's frequency w_k: its angle read on rows 1, 2, 4, 8, ... and the last, each reading
+       unwrapped by the estimate before (the turn and branch nearest it), the estimate kept from the
+       reading least sensitive to rounding (r sqrt(1 - x**2) largest).
+    4. The law: ln w_k falls by ln(base) / h a pair (the median step), pair 0 is 1 / (a linear factor),
+       and slow pairs that lie one factor f below that line are llama3's bands or YaRN's ramp, with
+       the length that puts the bend where it is (powers of two, and the one asked), whose frequencies
+       agree with the pairs read.  Where dynamic NTK was asked and the table's base is another, the
+       length whose base it is (``last``, the law's largest position, set to it).
+
+    Long because the fit is one piece with its readings inside it, built only when a diagnosis asks (a
+    board's frozen import holds one function, not six), each step using the numbers read before it.
+
+    >>> cos, _ = rope(512, 16, base=500000, layout="interleaved", scaling={"rope_type": "linear", "factor": 4})
+    >>> _rope_fit(cos, _Rope(16, None, "half", None), "cos", "float64")[0].inputs
+    (500000, 'interleaved', {'rope_type': 'linear', 'factor': 4})
+    """
+    seq_len, width = len(table), len(table[0])
+    if seq_len < 3 or kind not in ("cos", "sin"):
+        return []
+    p = _DTYPES[dtype][0]
+    near = max(1e-4, _power_of_two(5 - p))
+    rows = [0, 1, 2]
+    while rows[-1] * 2 < seq_len:
+        rows.append(rows[-1] * 2)
+    if rows[-1] != seq_len - 1:
+        rows.append(seq_len - 1)
+    values = {r: table[r] for r in rows}
+    if not all(-2.0 < x < 2.0 for row in values.values() for x in row):
+        return []  # not finite, or no cosine times an attention factor near 1
+    layouts = [setup.layout] + [layout for layout in _ROPE_LAYOUTS if layout != setup.layout]
+    found: "List[_Rope]" = []
+    for layout in layouts:
+        # Each pair's column, and where its value is repeated: k + h (half), 2k + 1 (interleaved), nowhere (pairs).
+        h = width if layout == "pairs" else width // 2
+        columns = list(range(0, width, 2)) if layout == "interleaved" else list(range(h))
+        again = 1 if layout == "interleaved" else h
+        if layout != "pairs" and (
+            width % 2 or any(abs(row[c] - row[c + again]) > near for row in values.values() for c in columns)
+        ):
+            continue
+        if kind == "cos":
+            amplitude = sorted(values[0][c] for c in columns)[h // 2]
+        else:
+            estimates = []
+            for r in rows[1:]:
+                if 2 * r in values:
+                    for c in columns[: max(1, h // 4)]:
+                        s, double = values[r][c], values[2 * r][c]
+                        ratio = double / (2 * s) if s else 2.0
+                        if abs(ratio) < 0.9 and abs(s) > 0.1:
+                            estimates.append(abs(s) / math.sqrt(1 - ratio * ratio))
+            amplitude = sorted(estimates)[len(estimates) // 2] if estimates else 0.0
+        if not 0.0 < amplitude < 2.0:
+            continue
+        # Each pair's frequency, and its precision (relative): a reading's angle is within 2**(1-p) / sqrt(1 - x**2).
+        speeds, spreads = [], []
+        for c in columns:
+            estimate, quality = 0.0, 0.0
+            for r in rows[1:]:
+                x = min(1.0, max(-1.0, values[r][c] / amplitude))
+                angle = math.acos(x) if kind == "cos" else math.asin(x)
+                branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
+                predicted = r * estimate
+                read = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
+                nearest = min(read, key=lambda t: (abs(t - predicted), -t))
+                q = r * math.sqrt(max(0.0, 1 - x * x))
+                if q > quality:
+                    estimate, quality = nearest / r, q
+            speeds.append(estimate)
+            spreads.append(_power_of_two(1 - p) / (quality * estimate) if quality > 0.0 < estimate else _INF)
+        # The pairs read to 0.2%, for the line; those read to 10% (slow pairs in a narrow format), for the fall.
+        known = [k for k in range(h) if spreads[k] < 2e-3]
+        seen = [k for k in range(h) if spreads[k] < 0.1]
+        if len(known) < 2 or known[0] != 0:
+            continue
+        steps = sorted(math.log(speeds[k] / speeds[j]) / (j - k) for k, j in zip(known, known[1:]) if speeds[j] > 0.0)
+        if not steps:
+            continue
+        step = steps[len(steps) // 2]
+        # Refined over the first run of pairs on that line (before llama3's bands or YaRN's ramp bend it): the
+        # step from pair 0 to the run's pair read most precisely for its distance (spread over index least).
+        run = [0]
+        for k, j in zip(known, known[1:]):
+            if j != k + 1 or abs(math.log(speeds[k] / speeds[j]) - step) > 1e-2 * step:
+                break
+            run.append(j)
+        # A frequency computed in the table's format is within a relative 2**(1-p) besides the reading's spread.
+        spread = near / 10  # the base's relative precision
+        if len(run) > 1:
+            off = [spreads[j] + _power_of_two(1 - p) for j in run]
+            anchor = min(run[1:], key=lambda j: (off[0] + off[j]) / j)
+            step = math.log(speeds[0] / speeds[anchor]) / anchor
+            spread = max(1e-12, 8 * h * (off[0] + off[anchor]) / anchor)
+        bases = []
+        for b in [_simplest(math.exp(step * h), spread)] + [_number(setup.base)] + list(_ROPE_BASES):
+            if b not in bases and abs(math.log(_to_float(_rational("base", b))) - step * h) <= spread:
+                bases.append(b)
+        linear = _number(_rational("factor", _simplest(1 / speeds[0], near)))
+        # How far each pair lies below the unscaled line (w_0 = 1): ln f on every pair for a linear factor f;
+        # 0 for fast pairs and ln f past llama3's bands or YaRN's ramp.  It grows with the pair: its largest.
+        falls = [(-step * k - math.log(speeds[k]), k) for k in seen]
+        top, slowest = max(falls)
+        fall = math.exp(top)
+        within = max(near, 2 * spreads[slowest])
+        uniform = top - min(falls)[0] <= 2 * within
+        for base in bases:
+            tried: "List[Dict[str, object]]" = []
+            if uniform:
+                tried.append({} if abs(1 / speeds[0] - 1) <= near else {"rope_type": "linear", "factor": linear})
+            else:
+                factor = _number(_rational("factor", _simplest(fall, within)))
+                lengths: "List[object]" = [1 << e for e in range(8, 21)]
+                if setup.length[0]:
+                    lengths.insert(0, _number(setup.length))
+                for length in lengths:
+                    tried.append({"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length})
+                    tried.append(
+                        {
+                            "rope_type": "llama3",
+                            "factor": factor,
+                            "low_freq_factor": 1,
+                            "high_freq_factor": 4,
+                            "original_max_position_embeddings": length,
+                        }
+                    )
+            for scaling in tried:
+                try:
+                    variant = _Rope(2 * h, base, layout, scaling)
+                    law = variant.float_frequencies((seq_len - 1, 1))
+                except (ValueError, OverflowError, ZeroDivisionError):
+                    continue
+                if any(abs(law[k] / speeds[k] - 1) > 8 * spreads[k] + 1e-6 for k in seen):
+                    continue
+                # The attention factor read: the variant's own, or one given (1 where YaRN's was dropped).
+                if abs(amplitude - variant.attention_value) > near * amplitude:
+                    if variant.kind != "yarn":
+                        continue
+                    given = _number(_rational("attention_factor", _simplest(amplitude, near)))
+                    variant = _Rope(2 * h, base, layout, dict(scaling, attention_factor=given))
+                found.append(variant)
+        plain = uniform and abs(1 / speeds[0] - 1) <= near
+        if plain and setup.kind not in ("default", "dynamic") and setup.length[0]:
+            # Dynamic NTK in place of the variant asked, with its factor and length: a base grown past the asked one.
+            key = "max_position_embeddings"
+            scaling = {"rope_type": "dynamic", "factor": _number(setup.factor), key: _number(setup.length)}
+            variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
+            law = variant.float_frequencies((seq_len - 1, 1))
+            if all(abs(law[k] / speeds[k] - 1) <= 8 * spreads[k] + 1e-6 for k in seen):
+                found.append(variant)
+        if setup.kind == "dynamic" and plain:
+            # Dynamic NTK's base b g**(d/(d-2)), g = f L / L0 - (f - 1): the length L whose base the table has.
+            f, original = _to_float(setup.factor), _to_float(setup.length)
+            growth = math.exp(step * (h - 1) - math.log(_to_float(setup.base)) * (h - 1) / h)
+            at = round(original * (growth + f - 1) / f)
+            if original < at != seq_len and at < 1 << 40:
+                variant = _Rope(2 * h, setup.inputs[0], layout, setup.inputs[2])
+                variant.last = (at - 1, 1)
+                law = variant.float_frequencies((seq_len - 1, 1))
+                if all(abs(law[k] / speeds[k] - 1) <= 8 * spreads[k] + 1e-6 for k in seen):
+                    found.insert(0, variant)
+    # A base kept as read (no simple number near it) makes the least simple story.
+    found.sort(key=lambda variant: isinstance(variant.inputs[0], float))
+    return found
+
+
+def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str], Tuple[str, ...]]":
+    """How a rotary setup found in a table of seq_len rows differs from the one asked for: (phrases, cause keys).
+
+    >>> _rope_story(_Rope(8, None, "half", None), _Rope(8, 500000, "interleaved", {"rope_type": "linear", "factor": 4}), 64)
+    (['in the interleaved layout', 'with base 500000 instead of 10000', 'with linear scaling (factor 4)'], ('layout', 'base', 'scaling'))
+    """
+    words: "List[str]" = []
+    causes: "Tuple[str, ...]" = ()
+    if found.layout != asked.layout:
+        shape = ""
+        if found.head_dim != asked.head_dim:
+            # A half-width cache for a full one, or the reverse: the head's width changes with the layout.
+            per_pair = "one column per pair: " if found.layout == "pairs" else ""
+            shape = f" ({per_pair}head_dim {found.head_dim})"
+        words.append(f"in the {found.layout} layout{shape}")
+        causes += ("layout",)
+    if found.base != asked.base:
+        words.append(f"with base {_fraction_text(found.base)} instead of {_fraction_text(asked.base)}")
+        causes += ("base",)
+    mine = dict((key, _short(entry)) for key, entry in found.given.items())
+    theirs = dict((key, _short(entry)) for key, entry in asked.given.items())
+    attention = f"{found.attention_value:.6g}"
+    if found.kind != asked.kind:
+        if found.kind == "default":
+            words.append(f"without its {asked.kind} scaling")
+        else:
+            listed = ", ".join(f"{key} {entry}" for key, entry in mine.items())
+            if "attention_factor" not in mine and found.attention_value != 1.0:
+                listed += f"; its attention factor {attention}"
+            other = f" instead of {asked.kind}" if asked.kind != "default" else ""
+            words.append(f"with {found.kind} scaling ({listed}){other}")
+        causes += ("scaling",)
+        return words, causes
+    mine.pop("attention_factor", None)
+    theirs.pop("attention_factor", None)
+
+    def number(entry: object) -> object:
+        # A parameter compared as the number it says: 4 and 4.0 are one factor.
+        try:
+            return _rational("scaling", entry)
+        except (TypeError, ValueError):
+            return _short(entry)
+
+    changed = [key for key in mine if key not in asked.given or number(found.given[key]) != number(asked.given[key])]
+    for key in changed:
+        words.append(f"with {key} {mine[key]}" + (f" instead of {theirs[key]}" if key in theirs else ""))
+    if changed:
+        causes += ("scaling",)
+    if found.last is not None:
+        # Dynamic NTK's base, computed for another length than the table's.
+        at, rows = _number(_add(found.last, (1, 1))), _number(_last_position(None, seq_len))
+        words.append(
+            f"with dynamic NTK's base computed for {at} positions, not for the table's {seq_len}"
+            f" (its largest position {rows})"
+        )
+        causes += ("scaling:length",)
+    expected = asked.attention_value
+    if expected != 1.0 and abs(found.attention_value - expected * expected) <= 1e-6 * expected * expected:
+        words.append(f"with its attention factor applied twice ({attention} instead of {expected:.6g})")
+        causes += ("attention_factor:twice",)
+    elif abs(found.attention_value - expected) > 1e-9:
+        source = "" if "attention_factor" in found.given else f" (the {found.kind} default)"
+        words.append(f"with attention factor {attention}{source} instead of {expected:.6g}")
+        causes += ("attention_factor:missing" if found.attention_value == 1.0 else "attention_factor",)
+    return words, causes
+
+
+def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str) -> str:
+    """The rope() call whose cache is the table, and the command line's options for it.
+
+    >>> print(_rope_call(_Rope(8, 500000, "interleaved", {"rope_type": "linear", "factor": 4}), 64, "cos", "float32"))
+    rope(64, 8, base=500000, layout='interleaved', scaling={'rope_type': 'linear', 'factor': 4}, dtype='float32')[0] (on the command line: --rope cos --base 500000 --rope-layout interleaved --rope-scaling '{"rope_type": "linear", "factor": 4}' --dtype float32)
+    """
+    import json
+
+    base, layout, scaling = found.inputs
+    keywords, options = "", f"--rope {kind}"
+    if found.base != (10000, 1):
+        keywords += f", base={_number(found.base)!r}"
+        options += f" --base {_fraction_text(found.base)}"
+    if layout != "half":
+        keywords += f", layout={layout!r}"
+        options += f" --rope-layout {layout}"
+    if found.kind != "default":
+        keywords += f", scaling={scaling!r}"
+        options += f" --rope-scaling '{json.dumps(scaling)}'"
+    if dtype != "float64":
+        keywords += f", dtype={dtype!r}"
+        options += f" --dtype {dtype}"
+    index = 0 if kind == "cos" else 1
+    if found.last is not None:
+        # The cache of the longer length, its first seq_len rows.
+        at = _number(_add(found.last, (1, 1)))
+        return f"rope({at}, {found.head_dim}{keywords})[{index}][:{seq_len}] (on the command line: {at} {found.head_dim} {options}, its first {seq_len} rows)"
+    return f"rope({seq_len}, {found.head_dim}{keywords})[{index}] (on the command line: {options})"
 
 
 def _rope_candidate_row(
@@ -5058,7 +5390,9 @@ def _rope_share(
     return reproduced / total if total else 0.0
 
 
-_ROPE_LAYOUTS = ("half", "interleaved")
+# A cache's layouts: each pair's value in columns k and k + h (half), 2k and 2k + 1 (interleaved), or once in
+# column k (pairs: a half-width cache, head_dim / 2 columns, as torchtune keeps it and Meta's freqs_cis holds it).
+_ROPE_LAYOUTS = ("half", "interleaved", "pairs")
 
 # Each variant's keys in a scaling dict: those it needs, then those it may take.
 _ROPE_KEYS: "Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]" = {
@@ -5338,6 +5672,8 @@ class _Rope:
         self.attention_value = 1.0
         getattr(self, "_" + self.kind)()
         self.laws: "Dict[Tuple[int, int], _RopeFrequencies]" = {}
+        # The largest position the law is computed for, when not the rows' own (dynamic NTK at another length).
+        self.last: "Optional[Tuple[int, int]]" = None
 
     def _scaling(self, scaling: object) -> "Dict[str, object]":
         """The scaling dict's entries, checked against its variant's keys, with the variant as "kind"."""
@@ -5522,7 +5858,7 @@ class _Rope:
 
     def law(self, last: "Tuple[int, int]") -> "_RopeFrequencies":
         """The frequency law for rows whose largest position is ``last`` (dynamic and longrope look at last + 1)."""
-        length = _add(last, (1, 1))
+        length = _add(last if self.last is None else self.last, (1, 1))
         long = self.length[0] and length[0] * self.length[1] > self.length[0] * length[1]
         growth = None
         multipliers = self.multipliers
@@ -5575,8 +5911,10 @@ class _Rope:
         return 1 - share * (1 - 1 / _to_float(self.factor))
 
     def columns(self) -> "List[int]":
-        """The pair of each column: half repeats 0..h-1, interleaved doubles each."""
+        """The pair of each column: half repeats 0..h-1, interleaved doubles each, pairs has each once."""
         h = self.pairs
+        if self.layout == "pairs":
+            return list(range(h))
         return [c % h for c in range(2 * h)] if self.layout == "half" else [c // 2 for c in range(2 * h)]
 
     def partners(self) -> "List[Tuple[int, int]]":
@@ -5862,6 +6200,8 @@ def _rope_rows(
 
 def _rope_arrange(setup: "_Rope", values: "List[float]") -> "List[float]":
     """A cache row from one value per pair, in the rope's layout."""
+    if setup.layout == "pairs":
+        return values
     if setup.layout == "half":
         return values + values
     return [x for x in values for _ in (0, 1)]
@@ -7314,7 +7654,11 @@ def _parser(prog: str) -> "ArgumentParser":
         choices=("cos", "sin", "rotated"),
         help="print (or --check) a rotary cos or sin cache, or the rotated vectors of --input, instead of the encoding",
     )
-    rotary.add_argument("--rope-layout", choices=_ROPE_LAYOUTS, help="half (rotate_half, the default) or interleaved")
+    rotary.add_argument(
+        "--rope-layout",
+        choices=_ROPE_LAYOUTS,
+        help="half (rotate_half, the default), interleaved, or pairs (a cache of D_MODEL/2 columns, one per pair)",
+    )
     rotary.add_argument(
         "--rope-scaling",
         metavar="JSON",
@@ -7447,12 +7791,16 @@ def _rope_shape(
     vectors: "Optional[List[List[float]]]",
     table: "Optional[List[List[float]]]",
 ) -> "Tuple[Tuple[int, int], str]":
-    """The shape (SEQ_LEN, D_MODEL), taken from the files if not given, and a mismatch's text ('' if none)."""
+    """The shape (SEQ_LEN, D_MODEL), taken from the files if not given, and a mismatch's text ('' if none).
+
+    A cache in the pairs layout has D_MODEL / 2 columns, one per pair.
+    """
     shape = (args.seq_len, args.d_model)
+    per_column = 2 if args.rope_layout == "pairs" and vectors is None else 1
     found = (
         (len(vectors), len(vectors[0]))
         if vectors is not None
-        else (len(table), len(table[0]))
+        else (len(table), per_column * len(table[0]))
         if table is not None
         else shape
     )
@@ -7463,7 +7811,10 @@ def _rope_shape(
     if table is not None and vectors is not None:
         found = (len(table), len(table[0]))  # the table must have the vectors' shape
     if found != shape:
-        return shape, f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {shape[0]} x {shape[1]}"
+        columns = shape[1] // per_column
+        return shape, (
+            f"shape mismatch: the table has {found[0]} x {found[1] // per_column} values, expected {shape[0]} x {columns}"
+        )
     return shape, ""
 
 

@@ -479,3 +479,76 @@ def other_base(kind: str = "cos", seq_len: int = 4096) -> Cache:
     return Cache(
         cache.table, dict(cache.arguments, base=10000.0, scaling={"rope_type": "default", "rope_theta": 10000.0})
     )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Caches that differ from what is asked in several ways at once (issue 25), and scaling parameters off
+# by a value (issue 29, family 4): built by x-transformers' and transformers' own modules.
+# ---------------------------------------------------------------------------------------------------
+
+
+def x_transformers_rotary(
+    kind: str = "cos", seq_len: int = 4096, head_dim: int = 64, base: float = 10000.0, interpolation_factor: float = 1.0
+) -> Any:
+    """x-transformers' RotaryEmbedding: its angles (interleaved: each pair's angle twice), then cos or sin, float32.
+
+    The module gives the angles ``t * inv_freq / interpolation_factor`` (a linear scaling), each
+    repeated for the two columns of its pair; the attention layer takes their cos and sin.
+    """
+    from x_transformers.x_transformers import RotaryEmbedding
+
+    module = RotaryEmbedding(head_dim, base=base, interpolation_factor=interpolation_factor)
+    with torch.no_grad():
+        angles, _ = module.forward_from_seq_len(seq_len)
+    return _trig(angles[0], kind)
+
+
+def dynamic_at_length(kind: str = "cos", seq_len: int = 4096, length: int = 8192) -> Cache:
+    """transformers' dynamic NTK cache (factor 4, L0 2048) for ``length`` positions, its first seq_len rows.
+
+    The base computed at the wrong length: at factor * L0 always, or kept from an earlier, longer
+    sequence. Checked as a dynamic cache of seq_len rows, whose base is that of seq_len.
+    """
+    cache = transformers_cache("dynamic", kind, length)
+    return Cache(cache.table[:seq_len], cache.arguments)
+
+
+def yarn_attention_where_config_says_one(kind: str = "cos", seq_len: int = 4096) -> Cache:
+    """transformers' yarn cache (factor 4, L0 4096) with its default attention factor 0.1 ln 4 + 1, where the
+    config says ``attention_factor: 1.0``: checked with that config."""
+    cache = transformers_cache("yarn", kind, seq_len)
+    return Cache(cache.table, dict(cache.arguments, scaling=dict(cache.arguments["scaling"], attention_factor=1.0)))
+
+
+def rotary_embedding_torch(
+    kind: str = "cos", seq_len: int = 4096, head_dim: int = 64, theta: float = 10000.0, interpolate_factor: float = 1.0
+) -> Any:
+    """rotary-embedding-torch's RotaryEmbedding (freqs_for="lang"): its angles for the positions it makes, cos or sin.
+
+    The module's own get_seq_pos (positions divided by interpolate_factor, in float32) and forward
+    (times its float32 frequencies, each angle repeated for its pair's two columns: interleaved).
+    """
+    from rotary_embedding_torch import RotaryEmbedding
+
+    module = RotaryEmbedding(head_dim, theta=theta, interpolate_factor=interpolate_factor)
+    with torch.no_grad():
+        angles = module(module.get_seq_pos(seq_len, dtype=F32), seq_len=seq_len)
+    return _trig(angles, kind)
+
+
+def one_column_per_pair(rope_type: str = "default", kind: str = "cos", seq_len: int = 4096, **options: Any) -> Cache:
+    """transformers' Llama cache cut to its first head_dim / 2 columns: one column per pair, as torchtune keeps
+    its cache and Meta's freqs_cis (its real and imaginary parts) holds it. Checked with layout="pairs"."""
+    cache = transformers_cache(rope_type, kind, seq_len, **options)
+    half = cache.table.shape[1] // 2
+    return Cache(cache.table[:, :half].contiguous(), dict(cache.arguments, layout="pairs"))
+
+
+def meta_freqs_cis(seq_len: int = 4096, head_dim: int = 128, theta: float = 500000.0) -> Tuple[Any, Any]:
+    """Meta's Llama precompute_freqs_cis, re-typed (its package needs fairscale, whose source build pulls a CUDA
+    torch): float32 frequencies 1 / theta ** (arange(0, d, 2) / d), float32 angles outer(t, freqs), and
+    freqs_cis = polar(1, angles), complex64. Returns (real, imag): the cos and sin caches, one column per pair."""
+    frequencies = 1.0 / (theta ** (torch.arange(0, head_dim, 2)[: head_dim // 2].float() / head_dim))
+    angles = torch.outer(torch.arange(seq_len, dtype=F32), frequencies).float()
+    freqs_cis = torch.polar(torch.ones_like(angles), angles)
+    return freqs_cis.real, freqs_cis.imag

@@ -46,6 +46,29 @@ def test_interleaved_header_names_each_columns_pair(capsys: "pytest.CaptureFixtu
     assert out.splitlines()[0] == "cos_0,cos_0,cos_1,cos_1,cos_2,cos_2"
 
 
+def test_pairs_layout_prints_and_checks_one_column_per_pair(
+    capsys: "pytest.CaptureFixture[str]", tmp_path: Path
+) -> None:
+    # D_MODEL is the head's width; a pairs cache has one column per pair, D_MODEL / 2 of them.
+    status, out, _ = run_main(
+        capsys, "4", "8", "--rope", "sin", "--rope-layout", "pairs", "--format", "csv", "--header", "--exact"
+    )
+    assert status == 0
+    assert out.splitlines()[0] == "sin_0,sin_1,sin_2,sin_3"
+    assert csv_rows("\n".join(out.splitlines()[1:])) == rope(4, 8, layout="pairs", exact=True)[1]
+    table = tmp_path / "pairs.csv"
+    write_csv(table, rope(40, 8, layout="pairs")[0])
+    for shape in ([], ["40", "8"]):  # the head's width taken from the file's 4 columns, or given
+        status, out, _ = run_main(capsys, *shape, "--check", str(table), "--rope", "cos", "--rope-layout", "pairs")
+        assert status == 0 and out.startswith("40 x 4 table") and out.rstrip().endswith("within tolerance"), out
+    status, out, _ = run_main(capsys, "40", "6", "--check", str(table), "--rope", "cos", "--rope-layout", "pairs")
+    assert status == 1 and out.strip() == "shape mismatch: the table has 40 x 4 values, expected 40 x 3"
+    # Checked without the layout, the diagnosis reads it and prints the call.
+    status, out, _ = run_main(capsys, "--check", str(table), "--rope", "cos")
+    assert status == 1 and "in the pairs layout (one column per pair: head_dim 8)" in out
+    assert "--rope-layout pairs" in out
+
+
 def test_golden_vectors_hold_all_four_formats(capsys: "pytest.CaptureFixture[str]") -> None:
     status, out, _ = run_main(
         capsys, "3", "4", "--rope", "cos", "--format", "vectors", "--positions", "0,0.5,1e4", "--base", "500000"

@@ -468,12 +468,17 @@ def test_layouts_put_pairs_in_their_columns() -> None:
     positions: List[Position] = [0, 1, 5, 1000.5]
     half = rope(4, 16, positions=positions, layout="half", scaling=scaling, exact=True)
     inter = rope(4, 16, positions=positions, layout="interleaved", scaling=scaling, exact=True)
+    one = rope(4, 16, positions=positions, layout="pairs", scaling=scaling, exact=True)
     pairs = [Rope(16, 10000, scaling).cos_sin(p, Fraction(2003, 2)) for p in positions]
-    for table_half, table_inter, which in ((half[0], inter[0], 0), (half[1], inter[1], 1)):
+    for table_half, table_inter, table_one, which in ((half[0], inter[0], one[0], 0), (half[1], inter[1], one[1], 1)):
         for r, row in enumerate(pairs):
             for c in range(16):
                 assert same(table_half[r][c], rounded(row[c % 8][which], "float64")), (r, c)
                 assert same(table_inter[r][c], rounded(row[c // 2][which], "float64")), (r, c)
+            # pairs: a half-width cache (torchtune's, Meta's freqs_cis), column k holding pair k once.
+            assert len(table_one[r]) == 8
+            for k in range(8):
+                assert same(table_one[r][k], rounded(row[k][which], "float64")), (r, k)
     # The two layouts differ (so a swap fails): column 1 is pair 1 in half, pair 0 interleaved.
     assert half[0][2][1] != inter[0][2][1]
     # apply_rope: interleaved is half on the permuted columns.

@@ -15,12 +15,23 @@ PREFIX = "Diagnosis: the table is the RoPE cos cache (half layout, base 10000, y
 SUFFIX = "; that reproduces 100% of the sampled elements."
 
 
+YARN_CALL = "scaling={'rope_type': 'yarn', 'factor': 4, 'original_max_position_embeddings': 16}"
+YARN_OPTIONS = """--rope-scaling '{"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 16}'"""
+
+
 @pytest.mark.parametrize("scaling", [YARN, dict(YARN, rope_theta=10000)])
 def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object]) -> None:
-    # The table has yarn scaling at base 500000: only a candidate keeping the scaling (and dropping the
-    # scaling's own rope_theta) reproduces it.
+    # The table has yarn scaling at base 500000: only a setup keeping the scaling (and dropping the
+    # scaling's own rope_theta) reproduces it. Read from the table when its rows are positions 0, 1, ...;
+    # among the candidates tried one change at a time when the positions are given.
     cos, _ = rope(40, 16, base=500000, scaling=YARN)
     report = compare_rope(cos, scaling=scaling)
+    assert report.causes == ("base",)
+    assert report.diagnosis == PREFIX + "with base 500000 instead of 10000; it passes on every element." + (
+        f" The call that reproduces it: rope(40, 16, base=500000, {YARN_CALL})[0]"
+        f" (on the command line: --rope cos --base 500000 {YARN_OPTIONS})."
+    )
+    report = compare_rope(cos, scaling=scaling, positions=list(range(40)))
     assert report.causes == ("base",)
     assert report.diagnosis == PREFIX + "with base 500000" + SUFFIX
 
@@ -28,8 +39,11 @@ def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object])
 @pytest.mark.parametrize(
     "made_with, words",
     [
-        ({"rope_type": "dynamic", "factor": 4, "max_position_embeddings": 16}, "dynamic"),
-        ({"rope_type": "linear", "factor": 4}, "linear"),
+        (
+            {"rope_type": "dynamic", "factor": 4, "max_position_embeddings": 16},
+            "dynamic scaling (factor 4, max_position_embeddings 16) instead of yarn",
+        ),
+        ({"rope_type": "linear", "factor": 4}, "linear scaling (factor 4) instead of yarn"),
         (
             {
                 "rope_type": "llama3",
@@ -38,7 +52,8 @@ def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object])
                 "high_freq_factor": 4,
                 "original_max_position_embeddings": 16,
             },
-            "llama3",
+            "llama3 scaling (factor 4, low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 16)"
+            " instead of yarn",
         ),
     ],
 )
@@ -47,7 +62,12 @@ def test_each_other_scaling_with_the_same_factor_and_length_is_tried(made_with: 
     cos, _ = rope(40, 16, scaling=made_with)
     report = compare_rope(cos, scaling=YARN)
     assert report.causes == ("scaling",)
-    assert report.diagnosis == PREFIX + f"with {words} scaling instead" + SUFFIX
+    assert report.diagnosis is not None
+    assert report.diagnosis.startswith(PREFIX + f"with {words}; it passes on every element."), report.diagnosis
+    report = compare_rope(cos, scaling=YARN, positions=list(range(40)))
+    assert report.causes == ("scaling",)
+    kind = str(made_with["rope_type"])
+    assert report.diagnosis == PREFIX + f"with {kind} scaling instead" + SUFFIX
 
 
 @pytest.mark.parametrize("dtype, precision", [("bfloat16", 8), ("float16", 11), ("float32", 24)])
@@ -137,3 +157,19 @@ def test_a_huge_vector_is_rotated_exactly(size: float) -> None:
         ]
     assert rotated[0] == x[0]
     assert rotated[1] == [reference.round_to(value, "float64") for value in expected]
+
+
+def test_the_pairs_layout_is_for_caches_and_takes_any_number_of_pairs() -> None:
+    # Vectors have head_dim columns, two per pair: the pairs layout is refused for them, naming the layouts that fit.
+    refused = r"^layout 'pairs' is a cache's \(one column per pair\), not a vector's, got 'pairs': rotate vectors"
+    with pytest.raises(ValueError, match=refused):
+        apply_rope([[1.0, 0.0]], layout="pairs")
+    with pytest.raises(ValueError, match=refused):
+        compare_rope([[1.0, 0.0]], kind="rotated", x=[[1.0, 0.0]], layout="pairs")
+    # Three pairs (head_dim 6): three columns, which the other layouts refuse, saying which layout takes them.
+    cos, sin = rope(8, 6, layout="pairs")
+    assert [len(row) for row in cos + sin] == [3] * 16
+    assert compare_rope(cos, layout="pairs").ok and compare_rope(sin, kind="sin", layout="pairs").ok
+    odd = r"^a half-layout cache must have an even number of columns \(head_dim\), got 3: .* takes layout='pairs'$"
+    with pytest.raises(ValueError, match=odd):
+        compare_rope(cos)

@@ -1,0 +1,252 @@
+"""compare_rope reads a rotary cache's setup from its values: several differences at once, named with the call.
+
+Caches are built in float32 (or stored in bfloat16) by the peers' own modules: x-transformers'
+RotaryEmbedding (interleaved, with a base and a linear interpolation factor) and transformers'
+LlamaRotaryEmbedding for each rope_type. Each is checked as a user would check it: with no options
+(compare_rope's defaults: half layout, base 10000, no scaling), or with the config the code meant.
+Each test checks the story told and runs the printed call: its keywords given to compare_rope must
+pass the table against the exact values, so a story is true only if they do.
+"""
+
+import ast
+import math
+from typing import Any, Dict, Set, Tuple
+
+import pytest
+
+from tests.helpers import need
+
+torch: Any = need("torch")
+need("transformers")
+need("x_transformers")
+need("rotary_embedding_torch")
+
+from pe_reference import compare_rope, rope  # noqa: E402
+from tests import rope_cases as rc  # noqa: E402  (after the skips)
+
+
+def printed_rope_call(text: str) -> Tuple[int, int, Dict[str, Any], int, str]:
+    """The rope() call a diagnosis prints, read back: (seq_len, head_dim, keywords, which cache, its tail)."""
+    start = text.index("The call that reproduces it: rope(") + len("The call that reproduces it: ")
+    end = text.index(" (on the command line", start)
+    expression = ast.parse(text[start:end]).body[0]
+    assert isinstance(expression, ast.Expr)
+    node = expression.value
+    tail = ""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Subscript):
+        tail = ast.unparse(node.slice)
+        node = node.value
+    assert isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call), text
+    index = ast.literal_eval(node.slice)
+    seq_len, head_dim = (ast.literal_eval(argument) for argument in node.value.args)
+    keywords = {keyword.arg or "": ast.literal_eval(keyword.value) for keyword in node.value.keywords}
+    return seq_len, head_dim, keywords, index, tail
+
+
+def assert_rope_call_reproduces(text: str, table: Any, kind: str) -> None:
+    """The printed call's cache is the table: its options pass the table in compare_rope (the exact values).
+
+    A call for a longer cache, of which the table is the first rows ([:n]: dynamic NTK's base computed
+    for another length), is run, and its rows must lie within 2**-18 (1 + position) of the table's,
+    the error of angles formed in float32.
+    """
+    seq_len, head_dim, keywords, index, tail = printed_rope_call(text)
+    assert index == (0 if kind == "cos" else 1), text
+    rows, width = table.shape
+    assert head_dim == (2 * width if keywords.get("layout") == "pairs" else width), text
+    if not tail:
+        assert seq_len == rows, text
+        report = compare_rope(table, kind=kind, **keywords)
+        assert report.ok, (text, str(report))
+        return
+    assert tail == f":{rows}" and seq_len > rows, text
+    made = torch.tensor(rope(seq_len, head_dim, **keywords)[index][:rows], dtype=torch.float64)
+    errors = (made - table.to(torch.float64)).abs().amax(dim=1)
+    bound = 2.0**-18 * (1 + torch.arange(rows, dtype=torch.float64))
+    assert bool((errors <= bound).all()), (text, float((errors - bound).max()))
+
+
+def diagnosis_of(table: Any, kind: str, **options: Any) -> Tuple[str, Set[str]]:
+    report = compare_rope(table, kind=kind, **options)
+    assert not report.ok and report.diagnosis is not None, str(report)
+    return report.diagnosis, set(report.causes)
+
+
+# name -> (the cache for a kind, checked without options; the phrases the story must hold; its causes)
+SEVERAL: Dict[str, Tuple[Any, Tuple[str, ...], Set[str]]] = {
+    # x-transformers: interleaved, base 500000 (issue 25: "no known cause" before).
+    "x-transformers:interleaved:500000": (
+        lambda kind: rc.x_transformers_rotary(kind, 4096, 128, base=500000.0),
+        ("in the interleaved layout", "with base 500000 instead of 10000"),
+        {"layout", "base"},
+    ),
+    # rotary-embedding-torch's interpolate_factor=4: interleaved, linear x4 (issue 25: "no known cause" before).
+    "rotary-embedding-torch:interleaved:linear-4": (
+        lambda kind: rc.rotary_embedding_torch(kind, 4096, 64, interpolate_factor=4.0),
+        ("in the interleaved layout", "with linear scaling (factor 4)"),
+        {"layout", "scaling"},
+    ),
+    # x-transformers' interpolation_factor, the same law by another module, at base 500000 too.
+    "x-transformers:interleaved:500000:linear-2": (
+        lambda kind: rc.x_transformers_rotary(kind, 2048, 128, base=500000.0, interpolation_factor=2.0),
+        ("in the interleaved layout", "with base 500000 instead of 10000", "with linear scaling (factor 2)"),
+        {"layout", "base", "scaling"},
+    ),
+    # All three at once, at a length models use.
+    "rotary-embedding-torch:interleaved:500000:linear-8:32768": (
+        lambda kind: rc.rotary_embedding_torch(kind, 32768, 64, theta=500000.0, interpolate_factor=8.0),
+        ("in the interleaved layout", "with base 500000 instead of 10000", "with linear scaling (factor 8)"),
+        {"layout", "base", "scaling"},
+    ),
+    # torchtune's Llama3ScaledRoPE computes transformers' llama3 law: base 500000, factor 8, L0 8192.
+    "transformers:llama3": (
+        lambda kind: rc.transformers_cache("llama3", kind, 4096).table,
+        (
+            "with base 500000 instead of 10000",
+            "with llama3 scaling (factor 8, low_freq_factor 1, high_freq_factor 4,"
+            " original_max_position_embeddings 8192)",
+        ),
+        {"base", "scaling"},
+    ),
+    # A YaRN cache whose value at position 0 is its attention factor 0.1 ln 4 + 1 (keras-hub's, transformers').
+    "transformers:yarn": (
+        lambda kind: rc.transformers_cache("yarn", kind, 4096).table,
+        ("with yarn scaling (factor 4, original_max_position_embeddings 4096; its attention factor 1.13863)",),
+        {"scaling"},
+    ),
+    # The same with its attention factor dropped: yarn's frequencies, values not scaled.
+    "transformers:yarn:attention-dropped": (
+        lambda kind: rc.yarn_attention_factor("missing", kind, 4096).table,
+        ("with yarn scaling (factor 4, original_max_position_embeddings 4096, attention_factor 1)",),
+        {"scaling"},
+    ),
+    # One column per pair (torchtune's cache, Meta's freqs_cis): the first half of transformers' llama3 cache.
+    "transformers:llama3:pairs": (
+        lambda kind: rc.one_column_per_pair("llama3", kind, 4096).table,
+        (
+            "in the pairs layout (one column per pair: head_dim 128)",
+            "with base 500000 instead of 10000",
+            "with llama3 scaling (factor 8",
+        ),
+        {"layout", "base", "scaling"},
+    ),
+    # Meta's freqs_cis, its real part the cos cache and its imaginary part the sin cache, base 500000.
+    "meta:freqs_cis": (
+        lambda kind: rc.meta_freqs_cis(4096, 128, 500000.0)[0 if kind == "cos" else 1],
+        ("in the pairs layout (one column per pair: head_dim 128)", "with base 500000 instead of 10000"),
+        {"layout", "base"},
+    ),
+    # Stored in bfloat16 (the module's output cast to the input's dtype): read in that format.
+    "transformers:llama3:bfloat16": (
+        lambda kind: rc.transformers_cache("llama3", kind, 4096, dtype="bfloat16").table,
+        ("with base 500000 instead of 10000", "with llama3 scaling (factor 8"),
+        {"base", "scaling"},
+    ),
+}
+
+
+# Each case in one kind, cos and sin in turn (the sin cache's attention factor is read another way: both for YaRN's).
+SEVERAL_KINDS = [(case, ("cos", "sin")[i % 2]) for i, case in enumerate(SEVERAL)] + [("transformers:yarn", "cos")]
+
+
+@pytest.mark.parametrize("case, kind", SEVERAL_KINDS)
+def test_a_cache_that_differs_in_several_ways_is_read_whole(case: str, kind: str) -> None:
+    build, phrases, causes = SEVERAL[case]
+    table = build(kind)
+    text, found = diagnosis_of(table, kind)
+    for phrase in phrases:
+        assert phrase in text, (case, kind, text)
+    assert found == causes, (case, kind, text)
+    assert "it passes on every element" in text, text
+    assert_rope_call_reproduces(text, table, kind)
+
+
+# Issue 29, family 4: one scaling parameter off by a value, checked with the config the code meant.
+OFF_BY_A_VALUE: Dict[str, Tuple[Any, Tuple[str, ...], Set[str]]] = {
+    # YaRN's default attention factor applied where the config says attention_factor: 1.0.
+    "yarn:attention-factor-where-config-says-1": (
+        lambda kind: rc.yarn_attention_where_config_says_one(kind, 4096),
+        ("with attention factor 1.13863 (the yarn default) instead of 1",),
+        {"attention_factor"},
+    ),
+    # Dynamic NTK's base computed at factor * L0 = 8192 positions for a 4096-row cache.
+    "dynamic:base-at-factor-times-length": (
+        lambda kind: rc.dynamic_at_length(kind, 4096, 8192),
+        ("with dynamic NTK's base computed for 8192 positions, not for the table's 4096",),
+        {"scaling:length"},
+    ),
+    # ... or kept from an earlier, longer sequence (16384 positions) for 2048 rows.
+    "dynamic:base-kept-from-a-longer-sequence": (
+        lambda kind: rc.dynamic_at_length(kind, 2048, 16384),
+        ("with dynamic NTK's base computed for 16384 positions, not for the table's 2048",),
+        {"scaling:length"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case, kind", [(case, ("sin", "cos")[i % 2]) for i, case in enumerate(OFF_BY_A_VALUE)])
+def test_a_scaling_parameter_off_by_a_value_is_named_with_both_values(case: str, kind: str) -> None:
+    build, phrases, causes = OFF_BY_A_VALUE[case]
+    cache = build(kind)
+    text, found = diagnosis_of(cache.table, **cache.arguments)
+    for phrase in phrases:
+        assert phrase in text, (case, kind, text)
+    assert found == causes, (case, kind, text)
+    assert_rope_call_reproduces(text, cache.table, kind)
+
+
+def test_the_call_printed_for_a_longer_cache_is_its_first_rows() -> None:
+    """The dynamic case's call is rope(L, ...)[i][:n]: with another length than the rows', it is refused here."""
+    cache = rc.dynamic_at_length("cos", 4096, 8192)
+    text, _ = diagnosis_of(cache.table, **cache.arguments)
+    assert "rope(8192, 128, scaling={'rope_type': 'dynamic'" in text and ")[0][:4096]" in text, text
+    with pytest.raises(AssertionError):
+        assert_rope_call_reproduces(text.replace("rope(8192,", "rope(4096,"), cache.table, "cos")
+
+
+@pytest.mark.parametrize("kind", ["cos", "sin"])
+def test_a_right_cache_of_each_variant_gets_no_story(kind: str) -> None:
+    """The fit is only for failing caches: each variant's own cache, checked with its config, passes with no cause."""
+    for rope_type in ("default", "linear", "yarn", "llama3"):
+        cache = rc.transformers_cache(rope_type, kind, 2048)
+        report = compare_rope(cache.table, **cache.arguments)
+        assert report.ok and report.diagnosis is None and tuple(report.causes) == (), (rope_type, str(report))
+
+
+def test_a_precision_mistake_is_not_read_as_another_setup() -> None:
+    """inv_freq rounded to float16 reads as a base near 10000 that no simple setup matches: the step is named."""
+    cache = rc.single_step("inv_freq", "float16", "cos")
+    report = compare_rope(cache.table, **cache.arguments)
+    assert not report.ok and tuple(report.causes) == ("inv_freq:float16",), str(report)
+
+
+def test_a_cache_no_setup_explains_says_so() -> None:
+    """Cosines of angles from a geometric law with a kink no variant has: no setup is claimed."""
+    h, rows = 32, 1024
+    frequencies = [10000.0 ** (-k / h) * (0.5 if k % 7 == 3 else 1.0) for k in range(h)]
+    table = [[math.cos(p * w) for w in frequencies + frequencies] for p in range(rows)]
+    report = compare_rope(table)
+    assert not report.ok and report.diagnosis is not None
+    assert "The call that reproduces it" not in report.diagnosis, report.diagnosis
+
+
+# ---------------------------------------------------------------------------------------------------
+# The pairs layout: a half-width cache, one column per pair.
+# ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["cos", "sin"])
+def test_a_half_width_cache_passes_with_layout_pairs(kind: str) -> None:
+    """torchtune's and Meta's shape: transformers' own cache cut to one column per pair, checked as such."""
+    cache = rc.one_column_per_pair("yarn", kind, 4096)
+    assert tuple(cache.table.shape) == (4096, 64)
+    report = compare_rope(cache.table, **cache.arguments)
+    assert report.ok, str(report)
+    assert "RoPE " + kind + " cache (pairs layout" in str(report)
+
+
+def test_a_full_width_cache_checked_as_pairs_is_read_as_what_it_is() -> None:
+    table = rope(1024, 64, dtype="float32")[0]
+    report = compare_rope(table, layout="pairs", dtype="float32")
+    assert not report.ok and report.diagnosis is not None
+    assert set(report.causes) == {"layout"} and "in the half layout (head_dim 64)" in report.diagnosis, report.diagnosis
