@@ -5394,12 +5394,14 @@ def _rope_share(
 # column k (pairs: a half-width cache, head_dim / 2 columns, as torchtune keeps it and Meta's freqs_cis holds it).
 _ROPE_LAYOUTS = ("half", "interleaved", "pairs")
 
-# Each variant's keys in a scaling dict: those it needs, then those it may take.
-_ROPE_KEYS: "Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]" = {
-    "default": ((), ()),
-    "linear": (("factor",), ()),
-    "dynamic": (("factor",), ("max_position_embeddings", "original_max_position_embeddings")),
-    "yarn": (
+# Each variant's keys in a scaling dict: (variant, those it needs, those it may take).  A constant tuple, in
+# flash when frozen.
+_ROPE_KEYS = (
+    ("default", (), ()),
+    ("linear", ("factor",), ()),
+    ("dynamic", ("factor",), ("max_position_embeddings", "original_max_position_embeddings")),
+    (
+        "yarn",
         ("original_max_position_embeddings",),
         (
             "factor",
@@ -5412,12 +5414,13 @@ _ROPE_KEYS: "Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]" = {
             "truncate",
         ),
     ),
-    "llama3": (("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"), ()),
-    "longrope": (
+    ("llama3", ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"), ()),
+    (
+        "longrope",
         ("short_factor", "long_factor", "original_max_position_embeddings"),
         ("factor", "max_position_embeddings", "attention_factor"),
     ),
-}
+)
 
 # Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
 _ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
@@ -5697,14 +5700,16 @@ class _Rope:
                 f"scaling['rope_type'] and scaling['type'] must agree, got {_short(kind)} and {_short(old)}"
             )
         kind = _check_choice(
-            "scaling['rope_type']", "default" if kind is None and old is None else kind or old, tuple(_ROPE_KEYS)
+            "scaling['rope_type']",
+            "default" if kind is None and old is None else kind or old,
+            tuple(row[0] for row in _ROPE_KEYS),
         )
         partial = given.pop("partial_rotary_factor", None)
         if partial is not None and _rational("scaling['partial_rotary_factor']", partial) != (1, 1):
             raise ValueError(
                 f"scaling['partial_rotary_factor'] must be 1 (give the rotated width as head_dim), got {_short(partial)}"
             )
-        required, optional = _ROPE_KEYS[kind]
+        required, optional = [row[1:] for row in _ROPE_KEYS if row[0] == kind][0]
         for key in given:
             if key not in required and key not in optional and key != "rope_theta":
                 takes = ", ".join(required + optional) or "no parameters"
