@@ -817,6 +817,7 @@ def rope(
     >>> [round(x, 6) for x in rope(3, 4, layout="interleaved")[0][2]]
     [-0.416147, -0.416147, 0.9998, 0.9998]
 
+    ``"pairs"`` holds each pair's value once (head_dim / 2 columns: torchtune's cache, Meta's freqs_cis).
     ``scaling`` takes a model's rope parameters as HF transformers writes
     them (``config.rope_parameters``): ``rope_type`` linear, dynamic, yarn,
     llama3 or longrope, with that variant's keys; docs/rope.md gives each
@@ -915,7 +916,8 @@ def compare_rope(
     ones), with elements counted as coarse or not judged by their angle.
     ``atol`` and ``ulps`` replace that rule, as in ``compare``.  A table that fails gets a diagnosis, and
     ``report.causes`` names what explains it: ``layout``, ``base``,
-    ``scaling``, ``attention_factor:missing`` or ``:twice``, or a step
+    ``scaling`` (``scaling:length`` for dynamic NTK's base at another length), ``positions`` (rows at
+    other positions, read back), ``attention_factor`` (``:missing``, ``:twice``), or a step
     rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
     ``output``, as ``inv_freq:bfloat16``), ``output:float32``
     (or another format) for values all held by a narrower format than
@@ -3782,6 +3784,37 @@ def _join(items: "List[str]", separator: str) -> str:
     return separator.join(items[:-1]) + separator.rstrip(" ,") + " and " + items[-1]
 
 
+def _runs_text(positions: "List[int]") -> str:
+    """Whole positions read row by row, in words: one position on every row, or runs of consecutive
+    positions (packed sequences, an offset); '' for more runs than 64 rows each on average (noise).
+
+    >>> _runs_text([5, 5, 5]), _runs_text([3, 4, 5])
+    ('every row at position 5 (one position given to every row)', 'rows 0 to 2 at positions 3 to 5 (an offset of 3)')
+    >>> _runs_text([0, 1, 0, 1, 2])
+    '2 runs of consecutive positions: rows 0 to 1 at positions 0 to 1, rows 2 to 4 at positions 0 to 2'
+    """
+    runs: "List[List[int]]" = []  # [first row, last row, first position]
+    for r, position in enumerate(positions):
+        if runs and position == runs[-1][2] + r - runs[-1][0]:
+            runs[-1][1] = r
+        else:
+            runs.append([r, r, position])
+    if len(positions) > 1 and all(position == positions[0] for position in positions):
+        return f"every row at position {positions[0]} (one position given to every row)"
+    if len(runs) == 1 and runs[0][2]:
+        return (
+            f"rows 0 to {runs[0][1]} at positions {runs[0][2]} to {runs[0][2] + runs[0][1]} (an offset of {runs[0][2]})"
+        )
+    if len(runs) > max(16, len(positions) // 64):
+        return ""
+    shown = [
+        f"rows {a} to {b} at positions {p} to {p + b - a}" if b > a else f"row {a} at position {p}"
+        for a, b, p in runs[:3]
+    ]
+    more = "" if len(runs) <= 3 else f", and {len(runs) - 3} more run" + ("s" if len(runs) > 4 else "")
+    return f"{len(runs)} run{'s' if len(runs) > 1 else ''} of consecutive positions: " + ", ".join(shown) + more
+
+
 def _sample_rows(count: int) -> "List[int]":
     """The rows a diagnosis samples, for tables and rotary caches alike.
 
@@ -4475,26 +4508,9 @@ def _candidates(
     # positions, and only when they are few.
     for _, fitted in fitted_conventions:
         read = fitted._fields[9] if given is None else None
-        if read is None:
-            continue
-        runs: "List[List[int]]" = []  # [first row, last row, first position]
-        for r, (position, _) in enumerate(read):
-            if runs and position == runs[-1][2] + r - runs[-1][0] and runs[-1][1] == r - 1:
-                runs[-1][1] = r
-            else:
-                runs.append([r, r, position])
-        if all(position == read[0] for position in read):
-            where = f"every row at position {read[0][0]} (one position given to every row)"
-        elif len(runs) <= max(16, len(read) // 64):  # runs of 64 rows on average: packed sequences, not noise
-            shown = [
-                f"rows {a} to {b} at positions {p} to {p + b - a}" if b > a else f"row {a} at position {p}"
-                for a, b, p in runs[:3]
-            ]
-            more = "" if len(runs) <= 3 else f", and {len(runs) - 3} more run" + ("s" if len(runs) > 4 else "")
-            where = f"{len(runs)} runs of consecutive positions: " + ", ".join(shown) + more
-        else:
-            continue
-        add_convention(fitted, f"{_describe(fitted, d_model)}, with {where}")
+        where = "" if read is None else _runs_text([position for position, _ in read])
+        if where:
+            add_convention(fitted, f"{_describe(fitted, d_model)}, with {where}")
     memo: "Dict[Tuple[object, ...], List[float]]" = {}
     for candidate in found:
         candidate.memo = memo  # candidates of one convention and precision share their allowances
@@ -4847,12 +4863,17 @@ def _diagnose_rope(
     # The setup read from the table (one change or several), verified on the sample, then on every element:
     # named at once if it passes on every element, else only if no candidate below explains the sample.
     fitted: "Optional[Tuple[str, Tuple[str, ...]]]" = None
-    for variant in _rope_fit(table, setup, kind, dtype) if positions is None and vectors is None else []:
+    for variant, read in _rope_fit(table, setup, kind, dtype) if positions is None and vectors is None else []:
         words, causes = _rope_story(setup, variant, len(table))
-        share = _rope_share(sampled, sample_rows, variant, kind, None, floats, None, {}, variant.attention_value, dtype)
+        if read is not None:
+            # Positions read row by row: said as runs, when they are few.
+            where = _runs_text([position for position, _ in read])
+            words, causes = (words + [f"with {where}"], causes + ("positions",)) if where else ([], ())
+        at = floats if read is None else [float(position) for position, _ in read]
+        share = _rope_share(sampled, sample_rows, variant, kind, None, at, read, {}, variant.attention_value, dtype)
         if not words or share < _EXPLAINED_SHARE:
             continue
-        failures = _rope_comparison(table, variant, kind, None, None, dtype, None, None, set()).failures
+        failures = _rope_comparison(table, variant, kind, None, read, dtype, None, None, set()).failures
         verdict = "it passes on every element. The call that reproduces it"
         if failures:
             verdict = (
@@ -4862,7 +4883,7 @@ def _diagnose_rope(
         stored_words = f", its values rounded to {dtype}" if stored else ""
         fitted = (
             f"Diagnosis: the table is the {name} {_join(words, ', ')}{stored_words}; {verdict}:"
-            f" {_rope_call(variant, len(table), kind, dtype)}.",
+            f" {_rope_call(variant, len(table), kind, dtype, read is not None)}.",
             causes + stored,
         )
         if not failures:
@@ -5039,8 +5060,11 @@ def _step_combinations() -> "List[Dict[str, str]]":
     return combinations
 
 
-def _rope_fit(table: "_Table", setup: "_Rope", kind: str, dtype: str) -> "List[_Rope]":
-    """The rotary setups a cos or sin cache's values say it follows, simplest first: [] if none.
+def _rope_fit(
+    table: "_Table", setup: "_Rope", kind: str, dtype: str
+) -> "List[Tuple[_Rope, Optional[List[Tuple[int, int]]]]]":
+    """The rotary setups a cos or sin cache's values say it follows, simplest first, each with the rows'
+    positions where they are read one by one (None: 0, 1, 2, ...); [] if none.
 
     The rows are positions 0, 1, 2, ...  Read in turn, each number taken as the simplest near it:
 
@@ -5055,12 +5079,15 @@ def _rope_fit(table: "_Table", setup: "_Rope", kind: str, dtype: str) -> "List[_
        the length that puts the bend where it is (powers of two, and the one asked), whose frequencies
        agree with the pairs read.  Where dynamic NTK was asked and the table's base is another, the
        length whose base it is (``last``, the law's largest position, set to it).
+    5. Where the sampled rows' positions, read with the law asked for, are whole numbers but not the
+       rows' own (one position given to every row, positions restarting with each packed sequence,
+       an offset): every row's position, the slowest pair's angle refined through the faster ones.
 
     Long because the fit is one piece with its readings inside it, built only when a diagnosis asks (a
     board's frozen import holds one function, not six), each step using the numbers read before it.
 
     >>> cos, _ = rope(512, 16, base=500000, layout="interleaved", scaling={"rope_type": "linear", "factor": 4})
-    >>> _rope_fit(cos, _Rope(16, None, "half", None), "cos", "float64")[0].inputs
+    >>> _rope_fit(cos, _Rope(16, None, "half", None), "cos", "float64")[0][0].inputs
     (500000, 'interleaved', {'rope_type': 'linear', 'factor': 4})
     """
     seq_len, width = len(table), len(table[0])
@@ -5209,7 +5236,42 @@ def _rope_fit(table: "_Table", setup: "_Rope", kind: str, dtype: str) -> "List[_
                     found.insert(0, variant)
     # A base kept as read (no simple number near it) makes the least simple story.
     found.sort(key=lambda variant: isinstance(variant.inputs[0], float))
-    return found
+    stories: "List[Tuple[_Rope, Optional[List[Tuple[int, int]]]]]" = [(variant, None) for variant in found]
+    # Each row's position with the law asked for: the slowest pair's angle (positions are not negative), then
+    # each faster pair's, the estimate kept from the reading least sensitive to rounding (w sqrt(1 - x**2)).
+    law = setup.float_frequencies((seq_len - 1, 1))
+    columns = setup.columns()
+    if len(columns) != width:
+        return stories
+    by_speed = sorted((law[k], columns.index(k)) for k in range(setup.pairs))
+    amplitude = setup.attention_value
+
+    def position_of(row: "List[float]") -> float:
+        estimate, quality = 0.0, 0.0
+        for w, c in by_speed:
+            x = row[c] / amplitude
+            if not -1.5 < x < 1.5:
+                return _NAN  # not finite, or no value of this law
+            x = min(1.0, max(-1.0, x))
+            angle = math.acos(x) if kind == "cos" else math.asin(x)
+            branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
+            predicted = estimate * w
+            read = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
+            nearest = min(read, key=lambda t: (abs(t - predicted), -t))
+            if w * math.sqrt(1 - x * x) > quality:
+                estimate, quality = nearest / w, w * math.sqrt(1 - x * x)
+        return estimate
+
+    def whole(x: float) -> bool:
+        return x == x and abs(x - round(x)) <= 1e-3 + _power_of_two(3 - p) * abs(x)
+
+    sample = _sample_rows(seq_len)
+    sampled = [position_of(table[r]) for r in sample]
+    if all(whole(x) for x in sampled) and [round(x) for x in sampled] != sample:
+        every = [position_of(row) for row in table]
+        if all(whole(x) for x in every):
+            stories.append((setup, [(round(x), 1) for x in every]))
+    return stories
 
 
 def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str], Tuple[str, ...]]":
@@ -5261,11 +5323,17 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
     if changed:
         causes += ("scaling",)
     if found.last is not None:
-        # Dynamic NTK's base, computed for another length than the table's.
-        at, rows = _number(_add(found.last, (1, 1))), _number(_last_position(None, seq_len))
+        # Dynamic NTK's base, computed for another length than the table's: b g**(d/(d-2)), g = f L / L0 - (f - 1).
+        f, original, d = _to_float(found.factor), _to_float(found.length), found.head_dim
+        at = _to_float(_add(found.last, (1, 1)))
+
+        def grown(length: float) -> str:
+            growth = f * length / original - (f - 1) if length > original else 1.0
+            return f"{_to_float(found.base) * growth ** (d / (d - 2)):.6g}"
+
         words.append(
-            f"with dynamic NTK's base computed for {at} positions, not for the table's {seq_len}"
-            f" (its largest position {rows})"
+            f"with dynamic NTK's base computed for {at:.0f} positions (base {grown(at)}),"
+            f" not for the table's {seq_len} (base {grown(seq_len)})"
         )
         causes += ("scaling:length",)
     expected = asked.attention_value
@@ -5279,8 +5347,9 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
     return words, causes
 
 
-def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str) -> str:
-    """The rope() call whose cache is the table, and the command line's options for it.
+def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: bool = False) -> str:
+    """The rope() call whose cache is the table, and the command line's options for it; positions read
+    one by one are named ``positions``, not written out.
 
     >>> print(_rope_call(_Rope(8, 500000, "interleaved", {"rope_type": "linear", "factor": 4}), 64, "cos", "float32"))
     rope(64, 8, base=500000, layout='interleaved', scaling={'rope_type': 'linear', 'factor': 4}, dtype='float32')[0] (on the command line: --rope cos --base 500000 --rope-layout interleaved --rope-scaling '{"rope_type": "linear", "factor": 4}' --dtype float32)
@@ -5298,6 +5367,9 @@ def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str) -> str:
     if found.kind != "default":
         keywords += f", scaling={scaling!r}"
         options += f" --rope-scaling '{json.dumps(scaling)}'"
+    if positions:
+        keywords += ", positions=positions"
+        options += " --positions X,X,..."
     if dtype != "float64":
         keywords += f", dtype={dtype!r}"
         options += f" --dtype {dtype}"

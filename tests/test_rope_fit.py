@@ -10,7 +10,7 @@ pass the table against the exact values, so a story is true only if they do.
 
 import ast
 import math
-from typing import Any, Dict, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 import pytest
 
@@ -39,7 +39,12 @@ def printed_rope_call(text: str) -> Tuple[int, int, Dict[str, Any], int, str]:
     assert isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call), text
     index = ast.literal_eval(node.slice)
     seq_len, head_dim = (ast.literal_eval(argument) for argument in node.value.args)
-    keywords = {keyword.arg or "": ast.literal_eval(keyword.value) for keyword in node.value.keywords}
+    # positions=positions: read one by one, named, not written out (the caller knows them).
+    keywords = {
+        keyword.arg or "": ast.literal_eval(keyword.value)
+        for keyword in node.value.keywords
+        if keyword.arg != "positions"
+    }
     return seq_len, head_dim, keywords, index, tail
 
 
@@ -161,6 +166,12 @@ def test_a_cache_that_differs_in_several_ways_is_read_whole(case: str, kind: str
     assert_rope_call_reproduces(text, table, kind)
 
 
+def dynamic_base(length: int, factor: float = 4.0, original: int = 2048, head_dim: int = 128) -> str:
+    """transformers' dynamic NTK base for a length (its formula): base (f L / L0 - (f - 1)) ** (d / (d - 2))."""
+    growth = factor * length / original - (factor - 1) if length > original else 1.0
+    return f"{10000.0 * growth ** (head_dim / (head_dim - 2)):.6g}"
+
+
 # Issue 29, family 4: one scaling parameter off by a value, checked with the config the code meant.
 OFF_BY_A_VALUE: Dict[str, Tuple[Any, Tuple[str, ...], Set[str]]] = {
     # YaRN's default attention factor applied where the config says attention_factor: 1.0.
@@ -172,13 +183,19 @@ OFF_BY_A_VALUE: Dict[str, Tuple[Any, Tuple[str, ...], Set[str]]] = {
     # Dynamic NTK's base computed at factor * L0 = 8192 positions for a 4096-row cache.
     "dynamic:base-at-factor-times-length": (
         lambda kind: rc.dynamic_at_length(kind, 4096, 8192),
-        ("with dynamic NTK's base computed for 8192 positions, not for the table's 4096",),
+        (
+            f"with dynamic NTK's base computed for 8192 positions (base {dynamic_base(8192)}),"
+            f" not for the table's 4096 (base {dynamic_base(4096)})",
+        ),
         {"scaling:length"},
     ),
     # ... or kept from an earlier, longer sequence (16384 positions) for 2048 rows.
     "dynamic:base-kept-from-a-longer-sequence": (
         lambda kind: rc.dynamic_at_length(kind, 2048, 16384),
-        ("with dynamic NTK's base computed for 16384 positions, not for the table's 2048",),
+        (
+            f"with dynamic NTK's base computed for 16384 positions (base {dynamic_base(16384)}),"
+            " not for the table's 2048 (base 10000)",
+        ),
         {"scaling:length"},
     ),
 }
@@ -250,3 +267,40 @@ def test_a_full_width_cache_checked_as_pairs_is_read_as_what_it_is() -> None:
     report = compare_rope(table, layout="pairs", dtype="float32")
     assert not report.ok and report.diagnosis is not None
     assert set(report.causes) == {"layout"} and "in the half layout (head_dim 64)" in report.diagnosis, report.diagnosis
+
+
+# ---------------------------------------------------------------------------------------------------
+# Issue 29, family 3 for caches: rows at other positions than 0, 1, 2, ..., read back row by row.
+# ---------------------------------------------------------------------------------------------------
+
+# name -> (the positions transformers' module was given, the kind checked, the phrase the story must hold)
+ROWS_AT: Dict[str, Tuple[List[int], str, str]] = {
+    # Position ids restarting with each packed document of 1024 tokens.
+    "packed": (
+        [r % 1024 for r in range(4096)],
+        "cos",
+        "with 4 runs of consecutive positions: rows 0 to 1023 at positions 0 to 1023,"
+        " rows 1024 to 2047 at positions 0 to 1023, rows 2048 to 3071 at positions 0 to 1023, and 1 more run",
+    ),
+    # An index slip that gives every row one position.
+    "broadcast": ([37] * 2048, "sin", "with every row at position 37 (one position given to every row)"),
+    # Positions starting at an offset (a cache built for a continuation).
+    "offset": (
+        [r + 1000 for r in range(2048)],
+        "cos",
+        "with rows 0 to 2047 at positions 1000 to 3047 (an offset of 1000)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ROWS_AT))
+def test_rows_at_other_positions_are_read_back(case: str) -> None:
+    positions, kind, phrase = ROWS_AT[case]
+    cache = rc.transformers_cache("llama3", kind, len(positions), positions=positions)
+    checked = {key: value for key, value in cache.arguments.items() if key != "positions"}  # as a user forgets them
+    text, found = diagnosis_of(cache.table, **checked)
+    assert phrase in text and found == {"positions"}, text
+    assert "positions=positions" in text and "--positions X,X,..." in text, text
+    seq_len, head_dim, keywords, index, _ = printed_rope_call(text)
+    report = compare_rope(cache.table, kind=kind, positions=positions, **keywords)
+    assert report.ok and (seq_len, head_dim) == tuple(cache.table.shape), str(report)

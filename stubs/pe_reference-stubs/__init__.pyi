@@ -218,7 +218,7 @@ def compare(
 def assert_close(actual: object, **options: Any) -> None: ...
 def main(argv: Optional[Sequence[str]] = ...) -> int: ...
 
-_RopeLayout = Literal["half", "interleaved"]
+_RopeLayout = Literal["half", "interleaved", "pairs"]
 # A model's rope parameters as HF transformers writes them (config.rope_parameters).
 _Scaling = Mapping[str, Any]
 
