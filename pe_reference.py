@@ -5103,6 +5103,16 @@ def _rope_fit(
     values = {r: table[r] for r in rows}
     if not all(-2.0 < x < 2.0 for row in values.values() for x in row):
         return []  # not finite, or no cosine times an attention factor near 1
+
+    def angle_near(x: float, predicted: float) -> float:
+        # The angle whose cos (or sin) is x, in the turn and branch nearest the prediction (of two as near, the
+        # larger: angles grow from 0).
+        x = min(1.0, max(-1.0, x))
+        angle = math.acos(x) if kind == "cos" else math.asin(x)
+        branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
+        read = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
+        return min(read, key=lambda t: (abs(t - predicted), -t))
+
     layouts = [setup.layout] + [layout for layout in _ROPE_LAYOUTS if layout != setup.layout]
     found: "List[_Rope]" = []
     for layout in layouts:
@@ -5133,15 +5143,10 @@ def _rope_fit(
         for c in columns:
             estimate, quality = 0.0, 0.0
             for r in rows[1:]:
-                x = min(1.0, max(-1.0, values[r][c] / amplitude))
-                angle = math.acos(x) if kind == "cos" else math.asin(x)
-                branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
-                predicted = r * estimate
-                read = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
-                nearest = min(read, key=lambda t: (abs(t - predicted), -t))
+                x = values[r][c] / amplitude
                 q = r * math.sqrt(max(0.0, 1 - x * x))
                 if q > quality:
-                    estimate, quality = nearest / r, q
+                    estimate, quality = angle_near(x, r * estimate) / r, q
             speeds.append(estimate)
             spreads.append(_power_of_two(1 - p) / (quality * estimate) if quality > 0.0 < estimate else _INF)
         # The pairs read to 0.2%, for the line; those read to 10% (slow pairs in a narrow format), for the fall.
@@ -5252,14 +5257,9 @@ def _rope_fit(
             x = row[c] / amplitude
             if not -1.5 < x < 1.5:
                 return _NAN  # not finite, or no value of this law
-            x = min(1.0, max(-1.0, x))
-            angle = math.acos(x) if kind == "cos" else math.asin(x)
-            branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
-            predicted = estimate * w
-            read = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
-            nearest = min(read, key=lambda t: (abs(t - predicted), -t))
-            if w * math.sqrt(1 - x * x) > quality:
-                estimate, quality = nearest / w, w * math.sqrt(1 - x * x)
+            q = w * math.sqrt(max(0.0, 1 - x * x))
+            if q > quality:
+                estimate, quality = angle_near(x, estimate * w) / w, q
         return estimate
 
     def whole(x: float) -> bool:
