@@ -4819,10 +4819,11 @@ def _diagnose_rope(
     """What explains a rotary table that fails: (the diagnosis in words, the cause keys).
 
     1. Values all held by a narrower format than dtype: ``output:FORMAT``.
-    2. A cos or sin cache whose rows are positions 0, 1, 2, ...: the setup
-       its values say (_rope_fit: layout, base, scaling and its parameters,
-       attention factor, all at once), when it explains the sample as in 3;
-       then checked on every element, and printed with the rope() call.
+    2. A cos or sin cache checked without positions: the setup its values
+       say (_rope_fit: layout, base, scaling and its parameters, attention
+       factor, all at once; or the rows' positions, read one by one), when
+       it explains the sample as in 3; then checked on every element, and
+       printed with the rope() call.
     3. Else each candidate (the other layout, another base, a missing or
        different scaling, the attention factor missing or twice, and each
        combination of steps rounded to float16 or bfloat16) computes the
