@@ -10,6 +10,7 @@ pass the table against the exact values, so a story is true only if they do.
 
 import ast
 import math
+import re
 from typing import Any, Dict, List, Set, Tuple
 
 import pytest
@@ -28,22 +29,16 @@ from tests import rope_cases as rc  # noqa: E402  (after the skips)
 def printed_rope_call(text: str) -> Tuple[int, int, Dict[str, Any], int, str]:
     """The rope() call a diagnosis prints, read back: (seq_len, head_dim, keywords, which cache, its tail)."""
     start = text.index("The call that reproduces it: rope(") + len("The call that reproduces it: ")
-    end = text.index(" (on the command line", start)
-    expression = ast.parse(text[start:end]).body[0]
-    assert isinstance(expression, ast.Expr)
+    found = re.match(r"(rope\(.*?\))\[([01])\](\[:[0-9]+\])? \(on the command line", text[start:])
+    assert found is not None, text
+    call, index, tail = found.group(1), int(found.group(2)), (found.group(3) or "").strip("[]")
+    expression = ast.parse(call).body[0]
+    assert isinstance(expression, ast.Expr) and isinstance(expression.value, ast.Call), text
     node = expression.value
-    tail = ""
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Subscript):
-        tail = ast.unparse(node.slice)
-        node = node.value
-    assert isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call), text
-    index = ast.literal_eval(node.slice)
-    seq_len, head_dim = (ast.literal_eval(argument) for argument in node.value.args)
+    seq_len, head_dim = (ast.literal_eval(argument) for argument in node.args)
     # positions=positions: read one by one, named, not written out (the caller knows them).
     keywords = {
-        keyword.arg or "": ast.literal_eval(keyword.value)
-        for keyword in node.value.keywords
-        if keyword.arg != "positions"
+        keyword.arg or "": ast.literal_eval(keyword.value) for keyword in node.keywords if keyword.arg != "positions"
     }
     return seq_len, head_dim, keywords, index, tail
 
