@@ -5153,6 +5153,12 @@ def _rope_fit(
         # The pairs read to 0.2%, for the line; those read to 10% (slow pairs in a narrow format), for the fall.
         known = [k for k in range(h) if spreads[k] < 2e-3]
         seen = [k for k in range(h) if spreads[k] < 0.1]
+
+        def agrees(variant: "_Rope") -> bool:
+            # The variant's frequencies for these rows are the ones read, within 8 spreads, on every pair read.
+            law = variant.float_frequencies((seq_len - 1, 1))
+            return all(abs(law[k] / speeds[k] - 1) <= 8 * spreads[k] + 1e-6 for k in seen)
+
         if len(known) < 2 or known[0] != 0:
             continue
         steps = sorted(math.log(speeds[k] / speeds[j]) / (j - k) for k, j in zip(known, known[1:]) if speeds[j] > 0.0)
@@ -5208,10 +5214,9 @@ def _rope_fit(
             for scaling in tried:
                 try:
                     variant = _Rope(2 * h, base, layout, scaling)
-                    law = variant.float_frequencies((seq_len - 1, 1))
+                    if not agrees(variant):
+                        continue
                 except (ValueError, OverflowError, ZeroDivisionError):
-                    continue
-                if any(abs(law[k] / speeds[k] - 1) > 8 * spreads[k] + 1e-6 for k in seen):
                     continue
                 # The attention factor read: the variant's own, or one given (1 where YaRN's was dropped).
                 if abs(amplitude - variant.attention_value) > near * amplitude:
@@ -5226,8 +5231,7 @@ def _rope_fit(
             key = "max_position_embeddings"
             scaling = {"rope_type": "dynamic", "factor": _number(setup.factor), key: _number(setup.length)}
             variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
-            law = variant.float_frequencies((seq_len - 1, 1))
-            if all(abs(law[k] / speeds[k] - 1) <= 8 * spreads[k] + 1e-6 for k in seen):
+            if agrees(variant):
                 found.append(variant)
         if setup.kind == "dynamic" and plain:
             # Dynamic NTK's base b g**(d/(d-2)), g = f L / L0 - (f - 1): the length L whose base the table has.
@@ -5237,8 +5241,7 @@ def _rope_fit(
             if original < at != seq_len and at < 1 << 40:
                 variant = _Rope(2 * h, setup.inputs[0], layout, setup.inputs[2])
                 variant.last = (at - 1, 1)
-                law = variant.float_frequencies((seq_len - 1, 1))
-                if all(abs(law[k] / speeds[k] - 1) <= 8 * spreads[k] + 1e-6 for k in seen):
+                if agrees(variant):
                     found.insert(0, variant)
     # A base kept as read (no simple number near it) makes the least simple story.
     found.sort(key=lambda variant: isinstance(variant.inputs[0], float))
