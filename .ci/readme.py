@@ -9,6 +9,8 @@ and runs them word for word, with ``python3`` the interpreter chosen here.
                                                  new virtual environment: what a fresh machine does
     python3 .ci/readme.py peers                  the peers' command in this checkout (../shared beside
                                                  it, as CI lays it): every test runs, none may skip
+    python3 .ci/readme.py ci [--python PY]...     both at once, as CI runs them: each test once, on the
+                                                 fresh path or, if it did not pass there, with the peers
 
 A run fails (exit 1) when a command fails, when pytest's summary counts an error or a failure, or when
 a test skips for a reason other than a missing peer ("needs ..."); in the peers run, when anything
@@ -83,7 +85,9 @@ def judge(label: str, status: int, output: str, skips_allowed: bool) -> List[str
     return problems
 
 
-def start(command: str, cwd: str, python: str, log: str) -> "Tuple[subprocess.Popen[bytes], str]":
+def start(
+    command: str, cwd: str, python: str, log: str, pytest_options: str = ""
+) -> "Tuple[subprocess.Popen[bytes], str]":
     """``command`` started in bash, ``python3`` being ``python``, its output to log: (process, bin folder).
 
     python3 is a script that runs the interpreter by its own path, not a link to it: a venv made through a
@@ -97,6 +101,8 @@ def start(command: str, cwd: str, python: str, log: str) -> "Tuple[subprocess.Po
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PY_COLORS="0")
     env.pop("PYTHONPATH", None)
     env.pop("PYTEST_ADDOPTS", None)
+    if pytest_options:
+        env["PYTEST_ADDOPTS"] = pytest_options
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     return process, bin_dir
@@ -136,13 +142,15 @@ def timed(command: str, cwd: str, python: str, log: str) -> Tuple[int, float, st
     return status, time.perf_counter() - began, output
 
 
-def fresh(pythons: List[str], keep: Optional[str]) -> int:
-    """The README's first two commands in a new clone per interpreter; their times and verdicts.
+def start_fresh(
+    pythons: List[str], work: str, first_options: str = ""
+) -> "Tuple[List[str], List[Tuple[str, str, float, Tuple[subprocess.Popen[bytes], str]]]]":
+    """A new clone per interpreter, the front door in each, then their test commands started at once.
 
-    Every clone is made first; then the front door runs in each, then the test commands of all at once.
+    first_options go to the first interpreter's pytest through PYTEST_ADDOPTS (the command stays word
+    for word). Returns (problems, [(label, log, start time, started process)]).
     """
     commands = readme_commands()
-    work = tempfile.mkdtemp(prefix="pe_reference-fresh-", dir=keep)
     problems: List[str] = []
     clones: List[Tuple[str, str, str]] = []
     for python in sorted(set(pythons), key=pythons.index):
@@ -156,7 +164,9 @@ def fresh(pythons: List[str], keep: Optional[str]) -> int:
             problems.append(f"{label}: could not run it or clone into {clone}: {asked.stderr}{cloned.stderr}".strip())
             continue
         clones.append((label, python, clone))
-    started = []
+    if not clones:
+        problems.append("no interpreter to run the fresh path with")
+    started: "List[Tuple[str, str, float, Tuple[subprocess.Popen[bytes], str]]]" = []
     for label, python, clone in clones:
         print(f"== fresh clone, {label}: {clone}", flush=True)
         status, seconds, output = timed(commands["front"], clone, python, os.path.join(clone, "..", "front.log"))
@@ -165,19 +175,36 @@ def fresh(pythons: List[str], keep: Optional[str]) -> int:
         if status != 0 or not first.startswith("pos  0 sin_0"):
             problems.append(f"{label}: the front door failed")
         log = os.path.join(clone, "..", "tests.log")
-        started.append((label, log, time.perf_counter(), start(commands["tests"], clone, python, log)))
-    for label, log, began, (process, bin_dir) in started:
-        status, output = finish(process, bin_dir, log)
-        seconds = time.perf_counter() - began
-        pytest_seconds = re.findall(r" in ([0-9.]+)s", summary(output)[0])
-        spent = f", pytest {float(pytest_seconds[-1]):.0f} s of it" if pytest_seconds else ""
-        print(f"-- {label}, the test command: {seconds:.0f} s in all{spent} (log {os.path.normpath(log)})")
-        problems += judge(label, status, output, skips_allowed=True)
+        options = first_options if not started else ""
+        started.append((label, log, time.perf_counter(), start(commands["tests"], clone, python, log, options)))
+    return problems, started
+
+
+def finish_fresh(started: "Tuple[str, str, float, Tuple[subprocess.Popen[bytes], str]]") -> Tuple[List[str], str]:
+    """Wait for one fresh test command; print its time and verdict: (its problems, its output)."""
+    label, log, began, (process, bin_dir) = started
+    status, output = finish(process, bin_dir, log)
+    seconds = time.perf_counter() - began
+    pytest_seconds = re.findall(r" in ([0-9.]+)s", summary(output)[0])
+    spent = f", pytest {float(pytest_seconds[-1]):.0f} s of it" if pytest_seconds else ""
+    print(f"-- {label}, the test command: {seconds:.0f} s in all{spent} (log {os.path.normpath(log)})", flush=True)
+    return judge(label, status, output, skips_allowed=True), output
+
+
+def fresh(pythons: List[str], keep: Optional[str]) -> int:
+    """The README's first two commands in a new clone per interpreter; their times and verdicts.
+
+    Every clone is made first; then the front door runs in each, then the test commands of all at once.
+    """
+    work = tempfile.mkdtemp(prefix="pe_reference-fresh-", dir=keep)
+    problems, started = start_fresh(pythons, work)
+    for each in started:
+        problems += finish_fresh(each)[0]
     if not keep and not problems:
         shutil.rmtree(work)
     for problem in problems:
         print("FAILED", problem)
-    return 1 if problems or not clones else 0
+    return 1 if problems else 0
 
 
 def peers(python: str) -> int:
@@ -194,9 +221,72 @@ def peers(python: str) -> int:
     return 1 if problems else 0
 
 
+#: What CI adds to the peers' environment: pytest-xdist, to run the peers' tests on every CPU.
+CI_TOOLS = "pytest-xdist==3.8.0"
+
+
+def ci(pythons: List[str]) -> int:
+    """The fresh path and the peers' tests at once, each test run once with the peers or without.
+
+    The fresh path runs as ``fresh`` does, the first interpreter's pytest listing the tests that passed
+    (-rA). Meanwhile the peers' command installs in this checkout (its pytest left for later), with
+    pytest-xdist. Then the tests the peers' environment collects that did not pass on the fresh path
+    (those that need a peer, ../shared or a board build, and the cases only the peers make) run
+    there on every CPU; none may skip. The other interpreters' fresh runs end last.
+    """
+    work = tempfile.mkdtemp(prefix="pe_reference-ci-")
+    command = readme_commands()["peers"]
+    install, test = command.rsplit(" && ", 1)
+    python = pythons[0]
+    print(f"== the peers' install in {ROOT}: {install}", flush=True)
+    install_log = os.path.join(work, "install.log")
+    installing = start(f"{install} && .venv/bin/python -m pip install {CI_TOOLS}", ROOT, python, install_log)
+    began = time.perf_counter()
+    problems, started = start_fresh(pythons, work, first_options="-rA")
+    if not started:
+        for problem in problems:
+            print("FAILED", problem)
+        return 1
+    first_problems, first_output = finish_fresh(started[0])
+    problems += first_problems
+    passed = set(re.findall(r"^PASSED (\S.*?)\s*$", first_output, flags=re.MULTILINE))
+    status, output = finish(*installing, install_log)
+    print(f"-- the peers' install: status {status}, done {time.perf_counter() - began:.0f} s after it began")
+    if status != 0:
+        print(output[-3000:])
+        problems.append("the peers' install failed")
+    else:
+        listed = subprocess.run(
+            [".venv/bin/python", "-m", "pytest", "--collect-only", "-q"], cwd=ROOT, capture_output=True, text=True
+        )
+        collected = [line for line in listed.stdout.splitlines() if "::" in line]
+        rest = [node for node in collected if node not in passed]
+        print(f"== the peers' tests: {len(collected)} collected, {len(rest)} not passed on the fresh path", flush=True)
+        if listed.returncode != 0 or not rest or not passed:
+            problems.append(f"the peers' collection failed or left nothing to run: {listed.stderr[-2000:]}")
+        else:
+            log = os.path.join(work, "peers.log")
+            arguments = " ".join("'" + node.replace("'", "'\\''") + "'" for node in rest)
+            status, seconds, output = timed(f"{test} -n auto {arguments}", ROOT, python, log)
+            print(output[-3000:] if status else "", end="")
+            print(f"-- the peers' tests: {seconds:.0f} s (log {log})", flush=True)
+            problems += judge("peers", status, output, skips_allowed=False)
+            ran = re.search(r"(\d+) passed", summary(output)[0])
+            if ran and int(ran.group(1)) != len(rest):
+                problems.append(f"peers: {ran.group(1)} passed of the {len(rest)} given")
+    for each in started[1:]:
+        problems += finish_fresh(each)[0]
+    print(f"-- fresh path and peers' tests: {time.perf_counter() - began:.0f} s")
+    for problem in problems:
+        print("FAILED", problem)
+    if not problems:
+        shutil.rmtree(work)
+    return 1 if problems else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", nargs="?", choices=["fresh", "peers"])
+    parser.add_argument("mode", nargs="?", choices=["fresh", "peers", "ci"])
     parser.add_argument("--list", action="store_true", help="print the README's commands by name and stop")
     parser.add_argument("--python", action="append", help="the interpreter that python3 stands for (repeatable)")
     parser.add_argument("--keep", help="fresh: make the clones in a new folder inside this one, and keep them")
@@ -210,6 +300,8 @@ def main() -> int:
         return fresh(pythons, args.keep)
     if args.mode == "peers":
         return peers(pythons[0])
+    if args.mode == "ci":
+        return ci(pythons)
     parser.error("give a mode (fresh or peers) or --list")
     return 2
 

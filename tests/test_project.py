@@ -77,15 +77,17 @@ def test_the_readme_commands_ci_and_the_extras_agree() -> None:
     assert readme.index(front) < readme.index(tests) < readme.index(peers) < readme.index(">>> ")
     # python3 throughout: Debian and Ubuntu have no python command.
     assert not [command for command in commands if command.startswith("python ")]
-    # CI runs what the README says: .ci/readme.py reads these three, the fresh path before the peers'.
+    # CI runs what the README says: .ci/readme.py reads these three and runs the fresh path and the peers'.
     listed = subprocess.run(
         [sys.executable, str(ROOT / ".ci" / "readme.py"), "--list"], capture_output=True, text=True, timeout=60
     )
     assert listed.stdout == f"front\t{front}\ntests\t{tests}\npeers\t{peers}\n", listed.stderr
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert ".ci/readme.py fresh" in ci and ci.index(".ci/readme.py fresh") < ci.index(".ci/readme.py peers")
-    # No peer installed by name beside the extra: the extra is the one list.
+    assert ".ci/readme.py ci" in ci
+    # No peer installed by name beside the extra: the extra is the one list (CI adds pytest-xdist alone).
     assert "pip install" not in ci
+    runner = (ROOT / ".ci" / "readme.py").read_text(encoding="utf-8")
+    assert re.findall(r'^CI_TOOLS = "(.*)"$', runner, flags=re.MULTILINE) == ["pytest-xdist==3.8.0"]
     # Every peer a test needs is pinned in the peers extra, and nothing else is there.
     needed = set()
     for path in (ROOT / "tests").glob("*.py"):
