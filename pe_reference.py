@@ -3044,18 +3044,28 @@ class _Allowance:
         )
         self._screen: "List[float]" = []  # the last screen made, for (position, columns not judged):
         self._screen_key = (-1.0, 0)
+        self._classes = (-1, (0, 0, -1, -1))  # the last row's classes, by row
         # The arithmetic of whole rows, as functions for map: operator's where there is one (not MicroPython).
         self.add: "Callable[[Any, Any], Any]"
         self.sub: "Callable[[Any, Any], Any]"
         self.mul: "Callable[[Any, Any], Any]"
         self.le: "Callable[[Any, Any], Any]"
+        #: The columns where not errors[c] <= tolerances[c] (a NaN error among them), in order.
+        self.outside: "Callable[[List[float], List[float]], List[int]]"
         try:
-            from operator import add, le, mul, sub  # ImportError where a name is missing (MicroPython's wasm port)
+            from itertools import compress
+            from operator import add, le, mul, not_, sub  # ImportError where one is missing (MicroPython's wasm port)
 
             self.add, self.sub, self.mul, self.le = add, sub, mul, le
+            self.outside = lambda errors, tolerances: list(
+                compress(range(len(errors)), map(not_, map(le, errors, tolerances)))
+            )
         except ImportError:
             self.add, self.sub, self.mul = (lambda x, y: x + y), (lambda x, y: x - y), (lambda x, y: x * y)
             self.le = lambda x, y: x <= y
+            self.outside = lambda errors, tolerances: [
+                c for c, (error, tolerance) in enumerate(zip(errors, tolerances)) if not error <= tolerance
+            ]
         # Columns by falling frequency, with the first column among each prefix: where each class starts.
         order = self._order = sorted(range(len(frequencies)), key=lambda c: -frequencies[c])
         self._falling = [frequencies[c] for c in order]
@@ -3127,6 +3137,8 @@ class _Allowance:
 
     def classes(self, r: int) -> "Tuple[int, int, int, int]":
         """Row r's coarse and not judged elements: (coarse, not judged, the first column of each or -1)."""
+        if r == self._classes[0]:
+            return self._classes[1]  # asked again for the same row: the tally, the row's tolerance, its screen
         counts = []
         for bound in (self.COARSE, self.UNJUDGED):
             # u > bound  <=>  |position| * w > bound / unit - 1.
@@ -3148,12 +3160,14 @@ class _Allowance:
                 count = low
             counts.append(count)
         coarse, unjudged = counts
-        return (
+        found = (
             coarse - unjudged,
             unjudged,
             self._first[coarse - 1] if coarse else -1,
             self._first[unjudged - 1] if unjudged else -1,
         )
+        self._classes = (r, found)
+        return found
 
 
 class _Comparison:
@@ -3187,6 +3201,8 @@ class _Comparison:
         #: that hold up to KEPT_CELLS of them; and how many rows and elements are outside it in all.
         self.damaged: "Dict[int, List[int]]" = {}
         self.damaged_rows = self.damaged_cells = 0
+        self._bound: "Optional[List[float]]" = None  # the last bound given, and twice it
+        self._margins: "List[float]" = []
 
     def add(
         self,
@@ -3238,28 +3254,30 @@ class _Comparison:
             judged = errors if exact is expected else list(map(abs, map(sub, row, exact)))
             tolerances = self.allowance.row(r, row)
             if not all(map(self.allowance.le, judged, tolerances)):
-                damaged = [c for c, (error, tolerance) in enumerate(zip(judged, tolerances)) if not error <= tolerance]
+                damaged = self.allowance.outside(judged, tolerances)
         else:
             # Within 2 B of the reference f (see _references): below tolerance - 2B an element passes, above
             # tolerance + 2B it fails, between them the exact value decides.  In C loops but for those.
             add, le = self.allowance.add, self.allowance.le
             judged = list(map(abs, map(sub, row, exact)))
             tolerances = self.allowance.row(r, row)
-            margins = list(map(add, bound, bound))
-            passing = list(map(le, judged, map(sub, tolerances, margins)))
-            if not all(passing):
-                within = list(map(le, judged, map(add, tolerances, margins)))
-                if self.damaged_cells > self.KEPT_CELLS and not has_not_finite and sum(within) == sum(passing):
-                    damaged = [0] * (len(row) - sum(within))  # counted, not kept: none is near its edge
+            if bound is not self._bound:  # the same list for the rows of a band of positions
+                self._bound, self._margins = bound, list(map(add, bound, bound))
+            lower = list(map(sub, tolerances, self._margins))
+            if not all(map(le, judged, lower)):
+                upper = list(map(add, tolerances, self._margins))
+                within = sum(map(le, judged, upper))
+                near = within - sum(map(le, judged, lower))  # how many the exact value decides
+                if not near and self.damaged_cells > self.KEPT_CELLS and not has_not_finite:
+                    damaged = [0] * (len(row) - within)  # counted, not kept
                 else:
-                    for c, (sure, near) in enumerate(zip(passing, within)):
-                        if sure:
-                            continue
-                        error = judged[c]
-                        if near and settle is not None:
-                            error = abs(row[c] - settle(r, c))  # near the edge: the exact value decides
-                        if not error <= tolerances[c]:
-                            damaged.append(c)
+                    damaged = self.allowance.outside(judged, upper)  # these fail
+                    if near:
+                        for c in set(self.allowance.outside(judged, lower)).difference(damaged):
+                            error = judged[c] if settle is None else abs(row[c] - settle(r, c))
+                            if not error <= tolerances[c]:
+                                damaged.append(c)
+                        damaged.sort()
         if has_not_finite:
             # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
             outside = set(damaged)
