@@ -530,6 +530,13 @@ def compare(
     >>> print(compare(encoding(4, 6, preset="tensor2tensor")).diagnosis)
     Diagnosis: the table follows tensor2tensor's convention (preset tensor2tensor, the same as whisper, diffusers and pyg): all sines then all cosines, frequencies spaced by i/(h-1); it reproduces every element. The call that reproduces it: encoding(4, 6, preset='tensor2tensor') (on the command line: --preset tensor2tensor).
 
+    ``report.causes`` says the same for a program, as keys: the fields that
+    differ from the convention asked for, a mistake's, ``damage``
+    (docs/checking.md lists them):
+
+    >>> compare(encoding(4, 6, preset="tensor2tensor")).causes
+    ('layout', 'spacing')
+
     Long because a check is one sequence, in the order docs/checking.md describes: the table read,
     the arguments checked, the shape, the comparison, the diagnosis.
     """
@@ -560,9 +567,12 @@ def compare(
             _NAN,
             _NAN,
             None,
-            _diagnose(table, None, dtype, {}, table.not_finite, asked, not_finite_count=table.not_finite_count),
+            None,
             table.not_finite[:5],
             table.not_finite_count,
+        )
+        report.diagnosis, report.causes = _diagnose(
+            table, None, dtype, {}, table.not_finite, asked, not_finite_count=table.not_finite_count
         )
         report.uncheckable = (
             f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
@@ -570,10 +580,11 @@ def compare(
         return _with_origin(report, origin, table)
     comparison = _tally(table, asked, dtype, atol, ulps)
     diagnosis: "Optional[str]" = None
+    causes: "Tuple[str, ...]" = ()
     unjudged = 2 * comparison.unjudged > seq_len * d_model
     if comparison.failures or (unjudged and comparison.default):
         # Most elements not judged: the asked convention vouches for nothing, as for a width it has no table of.
-        diagnosis = _diagnose(
+        diagnosis, causes = _diagnose(
             table,
             None if unjudged else asked,
             dtype,
@@ -601,6 +612,7 @@ def compare(
         table.not_finite_count,
     )
     report.rule = comparison.allowance.rule
+    report.causes = causes
     return _with_origin(report, origin, table, comparison)
 
 
@@ -707,7 +719,7 @@ class Report:
         #: What the table was compared with, in words, and the default rule (compare_rope sets its own).
         self.subject = f"the {convention} convention"
         self.rule: "Optional[str]" = None
-        #: What explains a mismatch, as keys (compare_rope's; empty when nothing is named).
+        #: What explains a mismatch, as keys (docs/checking.md and docs/rope.md list them; empty when nothing is named).
         self.causes: "Tuple[str, ...]" = ()
         #: Where dtype came from when the data says ("the array's dtype"), or None.
         self.dtype_origin: "Optional[str]" = None
@@ -3486,6 +3498,9 @@ class _Candidate:
         self.distinct = False
         #: What more to say when it explains the table.
         self.note = ""
+        #: How it differs from the convention asked for, as Report.causes keys: the fields a call sets
+        #: otherwise (base, layout, scale, ...), or the mistake's (positions:float16, transposed, ...).
+        self.causes: "Tuple[str, ...]" = ()
         #: Allowances made, by (convention, precision, dtype, row): _candidates shares one among its candidates.
         self.memo: "Dict[Tuple[object, ...], List[float]]" = {}
         #: An element (row, column) with a rounded step taken to the other neighbour, for a mistake that
@@ -3559,37 +3574,45 @@ def _diagnose(
     unjudged: int = 0,
     not_finite_count: int = -1,
     counted: "Optional[Tuple[int, int]]" = None,
-) -> str:
-    """Say what explains the table: the convention asked for with local damage, another candidate, or nothing.
+) -> "Tuple[str, Tuple[str, ...]]":
+    """Say what explains the table, and its causes: the convention asked for with local damage, another candidate, or nothing.
 
     ``asked`` is None when the convention asked for has no table of this
     width, or cannot judge most of it; ``context`` is the convention asked for, whose base and given
     positions the candidates share; ``unjudged`` counts the elements the default rule does not judge;
     ``not_finite`` holds the first elements that are not finite, of ``not_finite_count`` (its length if
     -1); ``counted`` is (rows, elements) outside the tolerance when ``damaged`` holds only the first of them.
+    The causes (Report.causes) begin with ``not_finite`` where such elements are named and ``output:FORMAT``
+    where every value is a number of a narrower format.
+
+    Long because each verdict before the candidates is a short step, in the order tried: elements not
+    finite, zeros, a narrower format, the convention asked for with local damage.
     """
     d_model = len(table[0])
     prefix = "Diagnosis: "
+    causes: "Tuple[str, ...]" = ()
     if not_finite_count < 0:
         not_finite_count = len(not_finite)
     if not_finite:
         prefix += _not_finite_text(not_finite[:5], not_finite_count, dtype) + "; "
+        causes += ("not_finite",)
         if not_finite_count == len(table) * d_model:
-            return prefix + "no element is a finite number."
+            return prefix + "no element is a finite number.", causes
         # Those are named already; the rest of the table is what needs explaining.
         bad = set((r, c) for r, c, _ in not_finite)
         damaged = {r: [c for c in columns if (r, c) not in bad] for r, columns in damaged.items()}
         damaged = {r: columns for r, columns in damaged.items() if columns}
     if all(x == 0.0 for row in table for x in row):
-        return prefix + "every element of the table is 0."
+        return prefix + "every element of the table is 0.", causes + ("zeros",)
     held = _narrowest_format(table, dtype) if asked is not None and not not_finite else None
     if asked is not None and held is not None:
         tally = _tally(table, asked, held, None, None)
+        causes += (f"output:{held}",)
         if not tally.failures and 2 * tally.unjudged <= len(table) * d_model:
             return prefix + (
                 f"every value of the table is a {held} number, and {dtype} was asked: checked as {held}"
                 f" (dtype={held!r}), it passes; its values were rounded to {held}."
-            )
+            ), causes
         # Stored in the narrower format and wrong besides: explained as a table of that format.
         prefix += f"every value of the table is a {held} number ({dtype} was asked); checked as {held}, "
         dtype, damaged, unjudged = held, tally.damaged, tally.unjudged
@@ -3603,21 +3626,22 @@ def _diagnose(
             return prefix + (
                 f"{others} within the default tolerance of the {asked._name(d_model)} convention, so the"
                 f" differences are no larger than a faithful {dtype} computation makes."
-            )
+            ), causes
         if counted is None:  # damage held in part is more than local
             reference = _convention_candidate(_describe(asked, d_model), asked, len(table), d_model)
             items, shift = _damage(table, damaged, reference, dtype)
             if items is not None:
                 return (
                     prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items, '; ')}."
-                )
+                ), causes + ("damage",)
     if counted is None:
         counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
     candidates = _candidates(table, asked, context, dtype, shift)
     sample = _sample_rows(len(table))
-    return prefix + _explanation(
+    words, found = _explanation(
         table, _scored(table, candidates, asked, dtype, sample), asked, dtype, counted, len(sample)
     )
+    return prefix + words, causes + found
 
 
 def _scored(
@@ -3697,10 +3721,11 @@ def _explanation(
     dtype: str,
     outside: "Tuple[int, int]",
     sampled: int,
-) -> str:
-    """The diagnosis from the best three scores: the first candidate that explains the table, else the closest.
+) -> "Tuple[str, Tuple[str, ...]]":
+    """The diagnosis from the best three scores, and its causes: the first candidate that explains the table, else the closest.
 
-    outside is (rows, elements) outside the default tolerance of the convention asked for.
+    outside is (rows, elements) outside the default tolerance of the convention asked for.  The causes are
+    the candidate's, and ``damage`` where local damage is named beside it; none when nothing explains the table.
 
     Long because each kind of candidate is told in its own words, in the order scored: the convention
     asked for, a convention checked on every element with its call, a mistake checked on every row.
@@ -3708,6 +3733,7 @@ def _explanation(
     d_model = len(table[0])
     rows_text = f" (on {sampled} of {len(table)} rows)" if sampled < len(table) else ""
     fallback: "Optional[str]" = None
+    damage = ("damage",)
     for negative, index, compared, candidate in scored[:3]:
         reproduced = -negative
         if compared == 0 or 2 * reproduced < compared:
@@ -3720,7 +3746,7 @@ def _explanation(
                     f"the {asked._name(d_model)} convention gives {reproduced} of the {compared} elements compared"
                     f"{rows_text}, but {cells} elements in {rows} rows are outside the default tolerance:"
                     " more than local damage."
-                )
+                ), ()
             continue
         if candidate.local:
             # A convention: look for damage on every row, not on the sample only.
@@ -3731,12 +3757,12 @@ def _explanation(
                 return (
                     f"the table follows {candidate.description}; it reproduces every element."
                     f" The call that reproduces it: {call}."
-                )
+                ), candidate.causes
             if items:
                 return (
                     f"the table follows {candidate.description}, except for {_join(items, '; ')}."
                     f" The call that computes it without the damage: {call}."
-                )
+                ), candidate.causes + damage
             if reproduced >= _EXPLAINED_SHARE * compared and fallback is None:
                 # Said only if no later candidate explains the table.
                 fallback = (
@@ -3757,17 +3783,21 @@ def _explanation(
                     f" angles are too large for {_Allowance([], [], dtype).computing} to hold to 2**-4)"
                 )
             if items:
-                return f"the table follows {candidate.description}, except for {_join(items, '; ')}{where}{note}."
-            return f"the table follows {candidate.description}; it reproduces every element{where}{note}."
+                words = f"the table follows {candidate.description}, except for {_join(items, '; ')}{where}{note}."
+                return words, candidate.causes + damage
+            return (
+                f"the table follows {candidate.description}; it reproduces every element{where}{note}.",
+                candidate.causes,
+            )
     if fallback is not None:
-        return fallback
+        return fallback, ()
     negative, _, compared, closest = scored[0]
     share = -negative / compared if compared else 0.0
     return (
         f"nothing known explains the table. The closest candidate, {closest.description}, reproduces"
         f" {_percent(share)} of the elements compared{rows_text}; a candidate must reproduce"
         f" {_percent(_EXPLAINED_SHARE)}, or all but local damage."
-    )
+    ), ()
 
 
 def _same_as(
@@ -4174,22 +4204,9 @@ def _closest_preset(convention: "Convention", d_model: int) -> "Tuple[str, List[
     no origin: the command line can only set a flag.
     """
 
-    def key(convention: "Convention") -> "List[object]":
-        # The fields a call gives: the scale as its square for this width, no odd rule for an even width.
-        fields: "List[object]" = list(convention._fields)
-        fields[11] = convention._scale_square(d_model)
-        if d_model % 2 == 0:
-            fields[10] = None
-        return fields
-
     best: "Optional[Tuple[int, str, List[Tuple[str, object]]]]" = None
-    mine = key(convention)
     for name, preset in PRESETS.items():
-        changed = [
-            (field, getattr(convention, field))
-            for field, ours, theirs in zip(_FIELDS, mine, key(preset))
-            if ours != theirs
-        ]
+        changed = _changed_fields(preset, convention, d_model)
         if any(value is False for _, value in changed):
             continue
         if best is None or len(changed) < best[0]:
@@ -4451,7 +4468,28 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
 # Bases tried by the diagnosis besides the one asked for.
 _OTHER_BASES = (100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0)
 
+
 # The steps of the computation a precision mistake can round, and the formats it rounds to.
+def _changed_fields(origin: "Convention", convention: "Convention", d_model: int) -> "List[Tuple[str, object]]":
+    """The fields a call sets otherwise to make convention's table from origin's, with convention's values.
+
+    As a call gives them: the scale as its square for this width, no odd rule for an even width.
+    """
+
+    def key(convention: "Convention") -> "List[object]":
+        fields: "List[object]" = list(convention._fields)
+        fields[11] = convention._scale_square(d_model)
+        if d_model % 2 == 0:
+            fields[10] = None
+        return fields
+
+    return [
+        (field, getattr(convention, field))
+        for field, ours, theirs in zip(_FIELDS, key(convention), key(origin))
+        if ours != theirs
+    ]
+
+
 _STEPS = ("positions", "frequencies", "angles", "output")
 
 
@@ -4484,7 +4522,9 @@ def _candidates(
         if key in seen or (convention.odd == "error" and d_model % 2):
             return
         seen.add(key)
-        found.append(_convention_candidate(description or _describe(convention, d_model), convention, seq_len, d_model))
+        candidate = _convention_candidate(description or _describe(convention, d_model), convention, seq_len, d_model)
+        candidate.causes = tuple(field for field, _ in _changed_fields(context, convention, d_model))
+        found.append(candidate)
 
     if asked is not None:
         add_convention(asked)
@@ -4561,22 +4601,25 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
     ]
     wrong = (
         (
+            "exponent:odd-column",
             "cosine columns that use the odd column index in the exponent, base**(j/d) for column j, instead of"
             " the pair's 2i",
             odd_cosines,
         ),
         (
+            "exponent:column",
             "every column's own index j in the exponent, base**(-2j/d), instead of the pair's 2i (so a pair's sine"
             " and cosine have different frequencies)",
             [2 * dim / d_model for dim in range(d_model)],
         ),
         (
+            "frequencies:inverted",
             "the frequencies inverted, the angle pos * base**(2i/d) instead of pos / base**(2i/d) (pos / div_term"
             " where div_term already holds base**(-2i/d))",
             [-exponent[pair] if kind != _ZERO else 0.0 for kind, pair in plan],
         ),
     )
-    for words, exponent_of in wrong:
+    for cause, words, exponent_of in wrong:
         try:
             frequency_of = [factor / math.pow(base, x) for x in exponent_of]
         except (OverflowError, ZeroDivisionError):
@@ -4591,6 +4634,7 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
 
         candidate = _Candidate(f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len)
         candidate.frequencies, candidate.scale = frequency_of, scale  # its allowance follows its own angles
+        candidate.causes = (cause,)
         found.append(candidate)
     if convention.layout == "interleaved":
         swapped = [
@@ -4600,14 +4644,14 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
         if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
             swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
         frequencies = convention._float_frequencies(d_model)
-        found.append(
-            _Candidate(
-                "an interleave with the cosine first, [cos, sin] per pair",
-                lambda r: _float64_row(convention._position(r, seq_len), swapped, frequencies, scale),
-                convention,
-                seq_len,
-            )
+        swap = _Candidate(
+            "an interleave with the cosine first, [cos, sin] per pair",
+            lambda r: _float64_row(convention._position(r, seq_len), swapped, frequencies, scale),
+            convention,
+            seq_len,
         )
+        swap.causes = ("layout:cosine-first",)
+        found.append(swap)
     precision = _DTYPES[dtype][0]
     if precision > 24:
         float32 = _float32_errors(table, convention, d_model)
@@ -4640,14 +4684,14 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
         except (ValueError, OverflowError):
             transposed = []  # angles beyond float64: no such candidate
         if transposed:
-            found.append(
-                _Candidate(
-                    "the transposed table: rows are dimensions, columns positions",
-                    lambda r: [row[r] for row in transposed],
-                    convention,
-                    seq_len,
-                )
+            transpose = _Candidate(
+                "the transposed table: rows are dimensions, columns positions",
+                lambda r: [row[r] for row in transposed],
+                convention,
+                seq_len,
             )
+            transpose.causes = ("transposed",)
+            found.append(transpose)
     return found
 
 
@@ -4687,6 +4731,7 @@ def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> 
         else "its values are not float32 numbers: frequencies or angles rounded to float32 leave this mark"
     )
     candidate.local = False
+    candidate.causes = ("errors:float32",)
     # _row_allowance's 2**(6 - precision): 27 bits give 2**-21, eight roundings of float32.
     candidate.precision = 27
     candidate.distinct = True
@@ -4741,6 +4786,7 @@ def _rounded_step(
     )
     if "angles" in steps:
         candidate.other_rounding = other_rounding
+    candidate.causes = tuple(f"{step}:{narrow}" for step in steps)
     return candidate
 
 

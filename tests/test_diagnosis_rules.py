@@ -6,6 +6,7 @@ with a known mistake; the expected words are the rule's.
 
 import math
 import struct
+from typing import List, Tuple
 
 import pytest
 
@@ -173,3 +174,61 @@ def test_an_angle_at_a_rounding_midpoint_is_reproduced_rounded_either_way() -> N
     ]
     text = compare(table).diagnosis or ""
     assert "its angles rounded to bfloat16; it reproduces every element." in text, text
+
+
+# ---------------------------------------------------------------------------
+# Report.causes: what the diagnosis names, as keys a program reads
+# ---------------------------------------------------------------------------
+
+
+def paper_row(position: float, d_model: int, base: float = 10000.0) -> List[float]:
+    """The paper's row at a position in float64, by the formula."""
+    row = []
+    for i in range(d_model // 2):
+        angle = position / base ** (2 * i / d_model)
+        row += [math.sin(angle), math.cos(angle)]
+    return row
+
+
+def half_row(position: float, d_model: int) -> List[float]:
+    """The same angles as paper_row, all sines then all cosines."""
+    row = paper_row(position, d_model)
+    return row[0::2] + row[1::2]
+
+
+def float16(x: float) -> float:
+    held: float = struct.unpack("<e", struct.pack("<e", x))[0]
+    return held
+
+
+# (name, the table, the causes: the fields a call sets otherwise, a mistake's steps, damage)
+CAUSES = [
+    ("base", [paper_row(p, 16, 500000.0) for p in range(64)], ("base",)),
+    ("values halved", [[x / 2 for x in paper_row(p, 16)] for p in range(64)], ("scale",)),
+    ("layout and scale", [[x / 4 for x in half_row(p, 16)] for p in range(64)], ("layout", "scale")),
+    ("positions from 3", [paper_row(p + 3, 16) for p in range(64)], ("start",)),
+    ("positions in float16", [paper_row(float16(p), 16) for p in range(3000)], ("positions:float16",)),
+    ("a zeroed row", [[0.0] * 16 if p == 40 else paper_row(p, 16) for p in range(300)], ("damage",)),
+    ("zeros", [[0.0] * 8 for _ in range(4)], ("zeros",)),
+    ("transposed", [list(column) for column in zip(*[paper_row(p, 12) for p in range(8)])], ("transposed",)),
+    ("stored in float16", [[float16(x) for x in paper_row(p, 16)] for p in range(64)], ("output:float16",)),
+    (
+        "a NaN",
+        [[math.nan if (p, c) == (7, 3) else x for c, x in enumerate(paper_row(p, 16))] for p in range(30)],
+        ("not_finite",),
+    ),
+]
+
+
+@pytest.mark.parametrize("table, causes", [case[1:] for case in CAUSES], ids=[case[0] for case in CAUSES])
+def test_report_causes_name_what_the_diagnosis_says(table: List[List[float]], causes: Tuple[str, ...]) -> None:
+    report = compare(table)
+    assert not report.ok and report.causes == causes, f"{report.causes}\n{report}"
+
+
+def test_a_table_nothing_explains_has_no_causes() -> None:
+    table = [[math.sin(1.7 * p + c * c) for c in range(8)] for p in range(20)]
+    report = compare(table)
+    assert report.diagnosis is not None and "nothing known explains the table" in report.diagnosis, str(report)
+    assert report.causes == ()
+    assert compare(encoding(8, 8)).causes == ()  # a table that passes

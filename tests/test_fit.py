@@ -12,17 +12,22 @@ from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from pe_reference import compare, encoding
+from pe_reference import Report, compare, encoding
 from tests.helpers import assert_call_reproduces, need
 
 numpy: Any = need("numpy")
 torch: Any = need("torch")
 
 
-def diagnosis_of(table: Any, **keywords: Any) -> str:
+def failing(table: Any, **keywords: Any) -> Report:
+    """The report of a table that must fail, with a diagnosis."""
     report = compare(table, **keywords)
     assert not report.ok and report.diagnosis is not None, str(report)
-    return report.diagnosis
+    return report
+
+
+def diagnosis_of(table: Any, **keywords: Any) -> str:
+    return str(failing(table, **keywords).diagnosis)
 
 
 def torch_table(
@@ -127,10 +132,13 @@ LONG_FIELDS = (1, 2, 3, 6, 7)
 @pytest.mark.parametrize("seq_len, d_model", [(64, 16), (2048, 128)])
 def test_each_field_is_read_from_the_table(fields: Dict[str, Any], words: str, seq_len: int, d_model: int) -> None:
     table = torch_table(seq_len, d_model, **fields)
-    text = diagnosis_of(table)
+    report = failing(table)
+    text = str(report.diagnosis)
     assert text.startswith("Diagnosis: the table follows ") and words in text, text
     assert "it reproduces every element. The call that reproduces it: encoding(" in text, text
     assert_call_reproduces(text, table)
+    # torch_table's keywords are encoding()'s fields: the causes are those set otherwise than the paper's.
+    assert sorted(report.causes) == sorted(fields), report.causes
 
 
 @pytest.mark.parametrize(
@@ -175,24 +183,30 @@ def test_frequencies_and_angles_in_float16_are_not_called_an_output_in_float16()
     table = tutorial(2000, 64, frequencies=torch.float16, angles=torch.float16)
     held = table.half().float()
     assert not torch.equal(held, table)  # the values are not float16 numbers: the output is float32
-    text = diagnosis_of(table.numpy())
+    report = failing(table.numpy())
+    text = str(report.diagnosis)
     assert "with its frequencies and angles rounded to float16; it reproduces every element." in text, text
     assert "output" not in text and "positions" not in text, text
+    assert report.causes == ("frequencies:float16", "angles:float16")
 
 
 @pytest.mark.parametrize("seq_len", [4001, 16384])
 def test_positions_in_float16_are_named_though_every_hundredth_row_is_exact(seq_len: int) -> None:
     # Megatron-LM #535: positions cast to float16; rows 0, 100, 200, ... are float16 numbers.
     table = tutorial(seq_len, 64, positions=torch.float16)
-    text = diagnosis_of(table.numpy())
+    report = failing(table.numpy())
+    text = str(report.diagnosis)
     assert "with its positions rounded to float16 (it holds whole numbers exactly only up to 2048)" in text, text
+    assert report.causes == ("positions:float16",)
 
 
 def test_rows_zeroed_outside_the_sample_are_named_in_a_table_given_as_lists() -> None:
     table = tutorial(24000, 64)
     assert compare(table.numpy()).ok
     table[101:104] = 0
-    text = diagnosis_of(table.tolist())
+    report = failing(table.tolist())
+    assert report.causes == ("output:float32", "damage")
+    text = str(report.diagnosis)
     assert text.startswith(
         "Diagnosis: every value of the table is a float32 number (float64 was asked); checked as float32, the table"
         " follows the paper convention except for row 101, all zeros"
