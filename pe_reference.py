@@ -617,18 +617,24 @@ def compare(
 
 
 def _tally(
-    table: "_Source", asked: "Convention", dtype: str, atol: "Optional[float]", ulps: "Optional[float]"
+    table: "_Source",
+    asked: "Convention",
+    dtype: str,
+    atol: "Optional[float]",
+    ulps: "Optional[float]",
+    measure: bool = True,
 ) -> "_Comparison":
     """The tally of every element of the table against the asked convention's exact values rounded to dtype.
 
-    The table's values are read rounded to table.rounding: dtype, or a wider format that holds them.
+    The table's values are read rounded to table.rounding: dtype, or a wider format that holds them.  Without
+    measure, the verdicts alone: no largest errors, no worst element (a story verified on every element).
     """
     seq_len, d_model = table.count, table.width
     exponents = asked._exponents(d_model)
     allowance = _Allowance(
         _column_frequencies(asked, d_model), list(asked._float_positions(seq_len)), dtype, asked._float_scale(d_model)
     )
-    comparison = _Comparison(allowance, dtype, atol, ulps)
+    comparison = _Comparison(allowance, dtype, atol, ulps, measure)
 
     def exact_row(r: int) -> "List[float]":
         return next(_exact_rows(seq_len, d_model, asked, dtype, r))
@@ -3193,8 +3199,12 @@ class _Comparison:
     # Damaged elements kept for the diagnosis, at most: a table wrong everywhere is counted, not held.
     KEPT_CELLS = 1 << 18
 
-    def __init__(self, allowance: _Allowance, dtype: str, atol: "Optional[float]", ulps: "Optional[float]") -> None:
+    def __init__(
+        self, allowance: _Allowance, dtype: str, atol: "Optional[float]", ulps: "Optional[float]", measure: bool = True
+    ) -> None:
         self.allowance = allowance
+        #: Whether the largest errors and the worst element are wanted, or the verdicts alone (a verification).
+        self.measure = measure
         self.dtype = dtype
         self.default = atol is None and ulps is None
         self.atol = 0.0 if atol is None else atol
@@ -3237,7 +3247,9 @@ class _Comparison:
         """
         sub = self.allowance.sub
         errors = list(map(abs, map(sub, row, expected)))
-        if has_not_finite:
+        if not self.measure:
+            largest = -1.0  # not wanted: the verdicts alone
+        elif has_not_finite:
             finite = [x for x in errors if x < _INF]
             largest = max(finite) if finite else -1.0
         else:
@@ -3303,7 +3315,15 @@ class _Comparison:
             self.failures += len(damaged)
         elif self.ulps == 0.0:
             self.failures += sum(1 for error in errors if not error <= self.atol)
+        if not self.measure:
+            return
         by_place = not self.default and self.ulps != 0.0  # whether each element's distance in places is wanted
+        if not (has_not_finite or by_place) and self.max_ulps:
+            # No element of the row is further in places than the largest magnitudes of the two rows together
+            # (|x| < |y| as their patterns are): a row that cannot reach the largest distance so far is done.
+            top = _ordered([max(max(row), -min(row)), max(max(expected), -min(expected))], self.dtype, False)
+            if top[0] + top[1] <= self.max_ulps:
+                return
         if not (has_not_finite or by_place):
             # Only the largest distance is wanted: the bit patterns' differences, in C loops; where one
             # reaches 2**(p-1), a sign may differ, and the places decide.
@@ -3606,7 +3626,7 @@ def _diagnose(
         return prefix + "every element of the table is 0.", causes + ("zeros",)
     held = _narrowest_format(table, dtype) if asked is not None and not not_finite else None
     if asked is not None and held is not None:
-        tally = _tally(table, asked, held, None, None)
+        tally = _tally(table, asked, held, None, None, measure=False)
         causes += (f"output:{held}",)
         if not tally.failures and 2 * tally.unjudged <= len(table) * d_model:
             return prefix + (
@@ -3952,7 +3972,7 @@ def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "O
     unjudged = 0
     if candidate.local:
         try:
-            comparison = _tally(table, candidate.convention, dtype, None, None)
+            comparison = _tally(table, candidate.convention, dtype, None, None, measure=False)
         except (ValueError, OverflowError):
             return None  # beyond float64
         if comparison.damaged_rows > _DAMAGE_ROWS:
