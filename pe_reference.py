@@ -4458,15 +4458,24 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             return _NAN
         if not max(squares) > 0.0:
             return _NAN
-        w, s, c = by_speed[0]
+        w, s, c = ladder[0]
         angle = math.atan2(row[s], row[c])
         position = (angle - turns(angle)) / w
-        for w, s, c in by_speed[1:]:
-            if not w < 1e6:
-                break
+        for w, s, c in ladder[1:]:
             angle = math.atan2(row[s], row[c])
             position = (angle + turns(position * w - angle)) / w
         return position
+
+    # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
+    # times as fast as the one before (or the next pair), so that an angle read to 1e-3 (float16's values)
+    # leaves the next pair's prediction within 0.1 radian: a few pairs a row, not every pair.
+    ladder = [by_speed[0]]
+    for k in range(1, len(by_speed)):
+        if not by_speed[k][0] < 1e6:
+            break
+        following = by_speed[k + 1][0] if k + 1 < len(by_speed) else _INF
+        if not following <= 100 * ladder[-1][0] or not following < 1e6:
+            ladder.append(by_speed[k])
 
     sample = _sample_rows(seq_len)
     read = [position_of(table[r]) for r in sample]
