@@ -3921,9 +3921,9 @@ def _row_allowance(
         reach = abs(float(position))
     except OverflowError:
         reach = _INF
-    growths = [1.0 + reach * w for w in frequencies]
-    if reach < _INF and max(growths) < _INF and unit * max(growths) < _CAP:
-        return [unit * growth for growth in growths]  # the common row: every element within the cap
+    fastest = 1.0 + reach * (max(frequencies) if frequencies else 0.0)  # the largest growth: it rises with w
+    if reach < _INF and fastest < _INF and unit * fastest < _CAP:
+        return [unit * (1.0 + reach * w) for w in frequencies]  # the common row: every element within the cap
     tolerances = []
     for w in frequencies:
         growth = 1.0 + reach * w if w else 1.0
