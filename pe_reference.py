@@ -4450,6 +4450,17 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     if context._fields[9] is not None or not by_speed or not 0.0 < by_speed[0][0] < _INF:
         return conventions
 
+    # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
+    # times as fast as the one before (or the next pair), so that an angle read to 1e-3 (float16's values)
+    # leaves the next pair's prediction within 0.1 radian: a few pairs a row, not every pair.
+    ladder = [by_speed[0]]
+    for k in range(1, len(by_speed)):
+        if not by_speed[k][0] < 1e6:
+            break
+        following = by_speed[k + 1][0] if k + 1 < len(by_speed) else _INF
+        if not following <= 100 * ladder[-1][0] or not following < 1e6:
+            ladder.append(by_speed[k])
+
     def position_of(row: "List[float]") -> float:
         # NaN where the row is no law's: a value not finite, or its pairs' s**2 + c**2 differing by more than
         # a 64th (a zeroed row).
@@ -4465,17 +4476,6 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             angle = math.atan2(row[s], row[c])
             position = (angle + turns(position * w - angle)) / w
         return position
-
-    # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
-    # times as fast as the one before (or the next pair), so that an angle read to 1e-3 (float16's values)
-    # leaves the next pair's prediction within 0.1 radian: a few pairs a row, not every pair.
-    ladder = [by_speed[0]]
-    for k in range(1, len(by_speed)):
-        if not by_speed[k][0] < 1e6:
-            break
-        following = by_speed[k + 1][0] if k + 1 < len(by_speed) else _INF
-        if not following <= 100 * ladder[-1][0] or not following < 1e6:
-            ladder.append(by_speed[k])
 
     sample = _sample_rows(seq_len)
     read = [position_of(table[r]) for r in sample]
