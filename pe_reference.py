@@ -3318,9 +3318,11 @@ class _Comparison:
         if not self.measure:
             return
         by_place = not self.default and self.ulps != 0.0  # whether each element's distance in places is wanted
-        if not (has_not_finite or by_place) and self.max_ulps:
+        if not (has_not_finite or by_place) and self.max_ulps > 1 << self.allowance.precision:
             # No element of the row is further in places than the largest magnitudes of the two rows together
             # (|x| < |y| as their patterns are): a row that cannot reach the largest distance so far is done.
+            # Tried only once the distance is past 2**p (a sign crossed, or magnitudes apart): never in a
+            # table that passes, where the bound could not beat it.
             top = _ordered([max(max(row), -min(row)), max(max(expected), -min(expected))], self.dtype, False)
             if top[0] + top[1] <= self.max_ulps:
                 return
@@ -3502,6 +3504,7 @@ class _Candidate:
         seq_len: int,
         local: bool = False,
         precision: int = 53,
+        causes: "Tuple[str, ...]" = (),
     ) -> None:
         self.description = description
         self.make_row = make_row
@@ -3520,7 +3523,7 @@ class _Candidate:
         self.note = ""
         #: How it differs from the convention asked for, as Report.causes keys: the fields a call sets
         #: otherwise (base, layout, scale, ...), or the mistake's (positions:float16, transposed, ...).
-        self.causes: "Tuple[str, ...]" = ()
+        self.causes = causes
         #: Allowances made, by (convention, precision, dtype, row): _candidates shares one among its candidates.
         self.memo: "Dict[Tuple[object, ...], List[float]]" = {}
         #: An element (row, column) with a rounded step taken to the other neighbour, for a mistake that
@@ -4498,7 +4501,6 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
 _OTHER_BASES = (100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0)
 
 
-# The steps of the computation a precision mistake can round, and the formats it rounds to.
 def _changed_fields(origin: "Convention", convention: "Convention", d_model: int) -> "List[Tuple[str, object]]":
     """The fields a call sets otherwise to make convention's table from origin's, with convention's values.
 
@@ -4519,6 +4521,7 @@ def _changed_fields(origin: "Convention", convention: "Convention", d_model: int
     ]
 
 
+# The steps of the computation a precision mistake can round.
 _STEPS = ("positions", "frequencies", "angles", "output")
 
 
@@ -4661,9 +4664,10 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
                 for (kind, _), w in zip(plan, frequency_of)
             ]
 
-        candidate = _Candidate(f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len)
+        candidate = _Candidate(
+            f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len, causes=(cause,)
+        )
         candidate.frequencies, candidate.scale = frequency_of, scale  # its allowance follows its own angles
-        candidate.causes = (cause,)
         found.append(candidate)
     if convention.layout == "interleaved":
         swapped = [
@@ -4673,14 +4677,15 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
         if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
             swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
         frequencies = convention._float_frequencies(d_model)
-        swap = _Candidate(
-            "an interleave with the cosine first, [cos, sin] per pair",
-            lambda r: _float64_row(convention._position(r, seq_len), swapped, frequencies, scale),
-            convention,
-            seq_len,
+        found.append(
+            _Candidate(
+                "an interleave with the cosine first, [cos, sin] per pair",
+                lambda r: _float64_row(convention._position(r, seq_len), swapped, frequencies, scale),
+                convention,
+                seq_len,
+                causes=("layout:cosine-first",),
+            )
         )
-        swap.causes = ("layout:cosine-first",)
-        found.append(swap)
     precision = _DTYPES[dtype][0]
     if precision > 24:
         float32 = _float32_errors(table, convention, d_model)
@@ -4713,14 +4718,15 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
         except (ValueError, OverflowError):
             transposed = []  # angles beyond float64: no such candidate
         if transposed:
-            transpose = _Candidate(
-                "the transposed table: rows are dimensions, columns positions",
-                lambda r: [row[r] for row in transposed],
-                convention,
-                seq_len,
+            found.append(
+                _Candidate(
+                    "the transposed table: rows are dimensions, columns positions",
+                    lambda r: [row[r] for row in transposed],
+                    convention,
+                    seq_len,
+                    causes=("transposed",),
+                )
             )
-            transpose.causes = ("transposed",)
-            found.append(transpose)
     return found
 
 
@@ -4811,11 +4817,15 @@ def _rounded_step(
         if "positions" in steps:
             what += f" (it holds whole numbers exactly only up to {limit})"
     candidate = _Candidate(
-        f"the {name} convention with its {what}", make_row, convention, seq_len, precision=_DTYPES[narrow][0]
+        f"the {name} convention with its {what}",
+        make_row,
+        convention,
+        seq_len,
+        precision=_DTYPES[narrow][0],
+        causes=tuple(f"{step}:{narrow}" for step in steps),
     )
     if "angles" in steps:
         candidate.other_rounding = other_rounding
-    candidate.causes = tuple(f"{step}:{narrow}" for step in steps)
     return candidate
 
 
