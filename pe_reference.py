@@ -74,7 +74,7 @@ import math
 
 __version__ = "0.1.0"
 
-__all__ = [
+__all__ = (  # a tuple of constants: in flash, not on the heap, when the module is frozen
     "Convention",
     "PRESETS",
     "Report",
@@ -88,7 +88,7 @@ __all__ = [
     "rope",
     "rows",
     "value",
-]
+)
 
 TYPE_CHECKING = False
 

@@ -128,7 +128,7 @@ def test_odd_d_model_last_column_is_a_sine() -> None:
 
 
 def test_public_names() -> None:
-    assert pe_reference.__all__ == sorted(pe_reference.__all__)
+    assert list(pe_reference.__all__) == sorted(pe_reference.__all__)
     assert set(pe_reference.__all__) == {
         "Convention",
         "PRESETS",
