@@ -934,7 +934,8 @@ def compare_rope(
     ones), with elements counted as coarse or not judged by their angle.
     ``atol`` and ``ulps`` replace that rule, as in ``compare``.  A table that fails gets a diagnosis, and
     ``report.causes`` names what explains it: ``layout``, ``base``,
-    ``scaling`` (``scaling:length`` for dynamic NTK's base at another length), ``positions`` (rows at
+    ``scaling`` (``scaling:length`` for dynamic NTK's base at another length, ``scaling:short_factor``
+    and ``scaling:long_factor`` for LongRoPE's other list on every row), ``positions`` (rows at
     other positions, read back), ``attention_factor`` (``:missing``, ``:twice``), or a step
     rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
     ``output``, as ``inv_freq:bfloat16``), ``output:float32``
@@ -3913,19 +3914,24 @@ def _row_allowance(
     """Each column's allowance: twice the default tolerance of a format of this precision.
 
     That is u = 2**(6 - precision) * (1 + |position * w|) * scale for each
-    column's frequency w (a candidate computes in float64), capped at 2**-10
-    or, for an element the default rule judges coarsely, at the default
-    rule's own allowance; infinite for an element the default rule does not
-    judge (see _Allowance), which then counts for no candidate.  judged is
-    the default rule's unit for the table's format (_Allowance.unit).
+    column's frequency w (a candidate computes in float64), capped at 2**-10,
+    or at one unit of the format, 2**(1 - precision) * scale, where that is
+    more (bfloat16: a value computed in float32 and then rounded to it lands
+    one unit from the exact value's rounding where the two straddle a
+    midpoint), or, for an element the default rule judges coarsely, at the
+    default rule's own allowance; infinite for an element the default rule
+    does not judge (see _Allowance), which then counts for no candidate.
+    judged is the default rule's unit for the table's format (_Allowance.unit).
     """
     unit = _power_of_two(6 - precision) * scale
+    least = _power_of_two(1 - precision) * scale  # one unit of the format at the largest value
+    least = least if least > _CAP else _CAP
     try:
         reach = abs(float(position))
     except OverflowError:
         reach = _INF
     fastest = 1.0 + reach * (max(frequencies) if frequencies else 0.0)  # the largest growth: it rises with w
-    if reach < _INF and fastest < _INF and unit * fastest < _CAP:
+    if reach < _INF and fastest < _INF and unit * fastest < least:
         return [unit * (1.0 + reach * w) for w in frequencies]  # the common row: every element within the cap
     tolerances = []
     for w in frequencies:
@@ -3936,7 +3942,7 @@ def _row_allowance(
             tolerances.append(_INF)  # not judged
         else:
             own = judged * growth * scale
-            cap = _CAP if own < _CAP else own
+            cap = least if own < least else own
             t = unit * growth
             tolerances.append(t if t < cap else cap)
     return tolerances
@@ -4268,24 +4274,36 @@ def _call(convention: "Convention", seq_len: int, d_model: int, dtype: str) -> s
     return f"encoding({seq_len}, {d_model}{keywords}){line}"
 
 
-def _simplest(x: float, tolerance: float) -> "object":
-    """The number with the fewest digits within a relative tolerance of x: an int, '0.125', '1/3', or x.
+def _simplest(x: float, tolerance: float, most: int = 3) -> "object":
+    """The simplest number within a relative tolerance of x: an int, '0.125' (up to three digits), '1/3'
+    (a denominator up to 16), then up to ``most`` digits, each count tried as a binary fraction as fine
+    first (a float's own number: 1.0078125, 2**-7 from 1); else x.
 
     >>> _simplest(499999.97, 1e-6), _simplest(0.33334, 1e-4), _simplest(0.123456789, 1e-6)
     (500000, '1/3', 0.123456789)
+    >>> _simplest(1.00781249, 1e-7, 8), _simplest(1.01230001, 1e-7, 8)
+    (1.0078125, '1.0123')
     """
     if x == 0.0 or not -_INF < x < _INF:
         return x
     magnitude = 10.0 ** math.floor(math.log10(abs(x)))
-    for digits in range(1, 4):
+    for digits in range(1, max(4, most) + 1):
+        if digits == 4:  # after three digits, a fraction
+            for denominator in range(2, 17):
+                numerator = round(x * denominator)
+                if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
+                    return f"{numerator}/{denominator}"
+            if most < 4:
+                break
         unit = magnitude / 10 ** (digits - 1)
+        if digits > 3:
+            binary = math.ldexp(1.0, math.frexp(unit)[1] - 1)  # the power of two at or below the unit
+            rounded = round(x / binary) * binary
+            if abs(rounded - x) <= tolerance * abs(x):
+                return rounded
         rounded = round(x / unit) * unit
         if abs(rounded - x) <= tolerance * abs(x):
             return int(round(rounded)) if unit >= 1 else f"{rounded:.{digits}g}"
-    for denominator in range(2, 17):
-        numerator = round(x * denominator)
-        if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
-            return f"{numerator}/{denominator}"
     return x
 
 
@@ -4318,6 +4336,29 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
         plan = convention._plan(d_model)
         sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
         return [(pair, sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
+
+    def read_start(law: "List[float]", angles: "List[float]") -> "Optional[object]":
+        # The first (or, counting down, the last) position, with the law's own frequencies (its base and angle
+        # scale taken as simple numbers: read with the growths, a frequency's error would move it): the
+        # slowest pair's angle over its frequency, unwrapped through the faster pairs.  An integer, or a
+        # fraction of denominator up to 16, within the reading's precision (2**(2-p) radian over the last pair
+        # read: in bfloat16 2**-6 over w, not 1e-3; at most 1/64); else the number read.
+        order = sorted(range(len(angles)), key=lambda i: law[i])
+        if not 0.0 < law[order[0]] < _INF:
+            return None
+        position = (angles[order[0]] - turns(angles[order[0]])) / law[order[0]]
+        last = law[order[0]]
+        for i in order[1:]:
+            if not 0.0 < law[i] < 1e6:
+                break
+            last = law[i]
+            position = (angles[i] + turns(position * last - angles[i])) / last
+        within = min(1 / 64, max(1e-3, _power_of_two(2 - _DTYPES[dtype][0]) / last))
+        for denominator in range(1, 17):
+            numerator = round(position * denominator)
+            if abs(numerator / denominator - position) <= within:
+                return numerator if denominator == 1 else f"{numerator}/{denominator}"
+        return position
 
     # Rows 0, 1, 2, 4, 8, ...: from row 0 to row r a pair's angle grows r times its growth per row, known to
     # within pi / r from the rows before, so each reading takes the turn it is nearest to.
@@ -4396,34 +4437,14 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
                     scale = f"sqrt({squared})"
                 elif root != math.sqrt(square):
                     scale = root
-            frequencies = [height * math.exp(-slope * i) for i in range(len(speeds))]
-            order = sorted(range(len(frequencies)), key=lambda i: frequencies[i])
             readings = [(layout, False, first)] if direction > 0 else [(layout, True, final)]
             if direction < 0 and layout == "sin-cos":
                 readings.append(("cos-sin", False, [turn / 4 - a for a in first]))
             for layout_read, descending, angles_read in readings:
-                # The first (or, counting down, the last) position: the slowest pair's angle over its
-                # frequency, unwrapped through the faster pairs.
-                if not 0.0 < frequencies[order[0]] < _INF:
-                    continue
-                position = (angles_read[order[0]] - turns(angles_read[order[0]])) / frequencies[order[0]]
-                for i in order[1:]:
-                    w = frequencies[i]
-                    if not 0.0 < w < 1e6:
-                        break
-                    position = (angles_read[i] + turns(position * w - angles_read[i])) / w
-                start: "object" = position * step
-                for denominator in range(1, 17):  # an integer, or a fraction of denominator up to 16
-                    numerator = round(position * step * denominator)
-                    if abs(numerator / denominator - position * step) <= 1e-3:
-                        start = numerator if denominator == 1 else f"{numerator}/{denominator}"
-                        break
                 for spacing, log_base in spacings:
                     if not 0.0 < log_base < 690.0:
                         continue
                     base = _simplest(math.exp(log_base), near)
-                    # Numbers kept as read (floats) make a story less simple than round ones.
-                    plain = sum(1 for x in (base, angle_scale, start, scale) if isinstance(x, float))
                     try:
                         fitted = context.replace(
                             layout=layout_read,
@@ -4432,15 +4453,22 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
                             base=base,
                             angle_scale=angle_scale,
                             full_turns=full_turns,
-                            start=start,
+                            start=0,
                             step=context.step,
                             descending=descending,
                             positions=None,
                             odd=odd,
                             scale=scale,
                         )
+                        start = read_start(fitted._float_frequencies(d_model), angles_read)
+                        if start is None:
+                            continue
+                        if start != 0:
+                            fitted = fitted.replace(start=start)
                     except (ValueError, OverflowError):
                         continue
+                    # Numbers kept as read (floats) make a story less simple than round ones.
+                    plain = sum(1 for x in (base, angle_scale, start, scale) if isinstance(x, float))
                     found.append((plain, fitted))
     # The simplest readings first: fewest numbers kept as read, then fewest fields changed from a preset.
     found.sort(key=lambda item: (item[0], len(_closest_preset(item[1], d_model)[1])))
@@ -4480,16 +4508,18 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             position = (angle + turns(position * w - angle)) / w
         return position
 
+    # A whole number within the reading's precision: 2**(2-p) radian over the fastest pair read (as read_start).
+    within = min(1 / 64, max(1e-3, _power_of_two(2 - _DTYPES[dtype][0]) / ladder[-1][0]))
     sample = _sample_rows(seq_len)
     read = [position_of(table[r]) for r in sample]
-    if not all(x == x and abs(x - round(x)) <= 1e-3 for x in read):
+    if not all(x == x and abs(x - round(x)) <= within for x in read):
         return conventions  # not whole numbers, or a row no law's
     steps = set(round(b) - round(a) for a, b in zip(read, read[1:]))
     gaps = set(q - r for r, q in zip(sample, sample[1:]))
     if len(steps) == 1 and steps == gaps:
         return conventions  # a progression: the readings above have it
     every = [position_of(row) for row in table]
-    if all(x == x and abs(x - round(x)) <= 1e-3 for x in every):
+    if all(x == x and abs(x - round(x)) <= within for x in every):
         try:
             conventions.append((False, context.replace(positions=[round(x) for x in every])))
         except ValueError:
@@ -5267,7 +5297,11 @@ def _rope_fit(
         steps = sorted(math.log(speeds[k] / speeds[j]) / (j - k) for k, j in zip(known, known[1:]) if speeds[j] > 0.0)
         if not steps:
             continue
-        step = steps[len(steps) // 2]
+        # The line's step: the one most steps agree with within 1% (the median can fall among a YaRN ramp's
+        # steps, which all differ, where the pairs read precisely are mostly fast ones, as in float16).
+        step = max(
+            steps, key=lambda x: (sum(1 for y in steps if abs(y - x) <= 1e-2 * x), -abs(x - steps[len(steps) // 2]))
+        )
         # Refined over the first run of pairs on that line (before llama3's bands or YaRN's ramp bend it): the
         # step from pair 0 to the run's pair read most precisely for its distance (spread over index least).
         run = [0]
@@ -5301,7 +5335,7 @@ def _rope_fit(
             else:
                 factor = _number(_rational("factor", _simplest(fall, within)))
                 lengths: "List[object]" = [1 << e for e in range(8, 21)]
-                if setup.length[0]:
+                if setup.length[0] and _number(setup.length) not in lengths:
                     lengths.insert(0, _number(setup.length))
                 for length in lengths:
                     tried.append({"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length})
@@ -5328,6 +5362,42 @@ def _rope_fit(
                     given = _number(_rational("attention_factor", _simplest(amplitude, near)))
                     variant = _Rope(2 * h, base, layout, dict(scaling, attention_factor=given))
                 found.append(variant)
+        if setup.kind == "longrope" or not found:
+            # LongRoPE's per-pair factors: the config's other list (short_factor past its
+            # original_max_position_embeddings, long_factor up to it); then, where nothing above fits, the factors
+            # read, each pair's frequency against the asked base's, where they scale (one at least 1.01, none below
+            # 0.99: a rounded inv_freq's are within 1e-3 of 1), each the simplest number near it.
+            lists: "List[Tuple[Dict[str, object], bool]]" = []  # (scaling, whether its factors are read)
+            config = setup.inputs[2]
+            if setup.kind == "longrope" and isinstance(config, dict):
+                if seq_len * setup.length[1] > setup.length[0]:
+                    lists.append((dict(config, long_factor=config["short_factor"]), False))
+                else:
+                    lists.append((dict(config, short_factor=config["long_factor"]), False))
+            scales = [_to_float(setup.base) ** (-k / h) / speeds[k] if speeds[k] > 0.0 else _INF for k in range(h)]
+            if not found and len(seen) == h and all(0.99 <= f < _INF for f in scales) and max(scales) >= 1.01:
+                # Each within its reading's spread and the table format's rounding of inv_freq, 2**(1-p), twice.
+                rounding = _power_of_two(2 - p)
+                factors = [
+                    _number(_rational("scaling", _simplest(f, spreads[k] + rounding, 8))) for k, f in enumerate(scales)
+                ]
+                attention = _number(_rational("attention_factor", _simplest(amplitude, near)))
+                scaling = {
+                    "rope_type": "longrope",
+                    "short_factor": factors,
+                    "long_factor": factors,
+                    "original_max_position_embeddings": seq_len,
+                    "attention_factor": attention,
+                }
+                lists.append((scaling, True))
+            for scaling, from_table in lists:
+                try:
+                    variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
+                    variant.factors_read = from_table
+                    if agrees(variant) and abs(amplitude - variant.attention_value) <= near * amplitude:
+                        found.append(variant)
+                except (ValueError, OverflowError, ZeroDivisionError):
+                    continue
         plain = uniform and abs(1 / speeds[0] - 1) <= near
         if plain and setup.kind not in ("default", "dynamic") and setup.length[0]:
             # Dynamic NTK in place of the variant asked, with its factor and length: a base grown past the asked one.
@@ -5340,12 +5410,22 @@ def _rope_fit(
             # Dynamic NTK's base b g**(d/(d-2)), g = f L / L0 - (f - 1): the length L whose base the table has.
             f, original = _to_float(setup.factor), _to_float(setup.length)
             growth = math.exp(step * (h - 1) - math.log(_to_float(setup.base)) * (h - 1) / h)
-            at = round(original * (growth + f - 1) / f)
-            if original < at != seq_len and at < 1 << 40:
-                variant = _Rope(2 * h, setup.inputs[0], layout, setup.inputs[2])
-                variant.last = (at - 1, 1)
-                if agrees(variant):
-                    found.insert(0, variant)
+            at = original * (growth + f - 1) / f
+            # The length read, after a round one near it (within 1%: a power of two, a multiple of the original
+            # length), as a base read in a narrow format puts it a few positions off (bfloat16: 8193 for 8192).
+            fraction, exponent = math.frexp(at)
+            read: "List[int]" = []
+            for length in (
+                (1 << max(0, exponent - (fraction < 0.7071)), round(at / original) * int(original), round(at))
+                if original < at < 1 << 40
+                else ()
+            ):
+                if abs(length - at) <= at / 100 and original < length != seq_len and length not in read:
+                    variant = _Rope(2 * h, setup.inputs[0], layout, setup.inputs[2])
+                    variant.last = (length - 1, 1)
+                    if agrees(variant):
+                        found.insert(len(read), variant)
+                        read.append(length)
     # A base kept as read (no simple number near it) makes the least simple story.
     found.sort(key=lambda variant: isinstance(variant.inputs[0], float))
     stories: "List[Tuple[_Rope, Optional[List[Tuple[int, int]]]]]" = [(variant, None) for variant in found]
@@ -5403,6 +5483,27 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
     mine = dict((key, _short(entry)) for key, entry in found.given.items())
     theirs = dict((key, _short(entry)) for key, entry in asked.given.items())
     attention = f"{found.attention_value:.6g}"
+    if found.factors_read:
+        # LongRoPE's per-pair factors read from the table: their count and range, not each number.
+        factors = [_to_float((n, m)) for m, n in found.multipliers]
+        words.append(
+            f"with longrope's per-pair factors read from the table ({len(factors)} numbers from {min(factors):.6g} to"
+            f" {max(factors):.6g}; attention factor {attention})"
+            + (f" instead of its {asked.kind} scaling" if asked.kind != "default" else "")
+        )
+        return words, causes + ("scaling",)
+    if found.kind == asked.kind == "longrope" and found.multipliers == found.long_multipliers:
+        # The config's other list on every row: short_factor past original_max_position_embeddings, or long_factor
+        # up to it.
+        which, other = ("short", "long") if found.long_multipliers != asked.long_multipliers else ("long", "short")
+        where = "past" if which == "short" else "up to"
+        words.append(
+            f"with its {which}_factor on all {seq_len} rows, where {other}_factor applies ({where}"
+            f" original_max_position_embeddings {_fraction_text(found.length)})"
+        )
+        causes += (f"scaling:{which}_factor",)
+        mine.pop("short_factor", None)
+        mine.pop("long_factor", None)
     if found.kind != asked.kind:
         if found.kind == "default":
             words.append(f"without its {asked.kind} scaling")
@@ -5856,6 +5957,8 @@ class _Rope:
         self.laws: "Dict[Tuple[int, int], _RopeFrequencies]" = {}
         # The largest position the law is computed for, when not the rows' own (dynamic NTK at another length).
         self.last: "Optional[Tuple[int, int]]" = None
+        #: Whether its LongRoPE factors were read from a table, each pair's (the diagnosis's), not configured.
+        self.factors_read = False
 
     def _scaling(self, scaling: object) -> "Dict[str, object]":
         """The scaling dict's entries, checked against its variant's keys, with the variant as "kind"."""

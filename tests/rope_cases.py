@@ -503,13 +503,13 @@ def x_transformers_rotary(
     return _trig(angles[0], kind)
 
 
-def dynamic_at_length(kind: str = "cos", seq_len: int = 4096, length: int = 8192) -> Cache:
+def dynamic_at_length(kind: str = "cos", seq_len: int = 4096, length: int = 8192, dtype: str = "float32") -> Cache:
     """transformers' dynamic NTK cache (factor 4, L0 2048) for ``length`` positions, its first seq_len rows.
 
     The base computed at the wrong length: at factor * L0 always, or kept from an earlier, longer
     sequence. Checked as a dynamic cache of seq_len rows, whose base is that of seq_len.
     """
-    cache = transformers_cache("dynamic", kind, length)
+    cache = transformers_cache("dynamic", kind, length, dtype=dtype)
     return Cache(cache.table[:seq_len], cache.arguments)
 
 
@@ -552,3 +552,34 @@ def meta_freqs_cis(seq_len: int = 4096, head_dim: int = 128, theta: float = 5000
     angles = torch.outer(torch.arange(seq_len, dtype=F32), frequencies).float()
     freqs_cis = torch.polar(torch.ones_like(angles), angles)
     return freqs_cis.real, freqs_cis.imag
+
+
+def longrope_factors_of_another_length(kind: str = "cos", seq_len: int = 8192, length: Optional[int] = None) -> Cache:
+    """A LongRoPE cache whose per-pair factors are those of another length (issue 29, family 4).
+
+    transformers' own ROPE_INIT_FUNCTIONS["longrope"] (ROPE_PARAMETERS["longrope"], L0 4096) gives
+    inv_freq and the attention factor for ``length`` (None: short_factor, as at the module's init);
+    the cache of seq_len rows is then cos or sin of outer(positions, inv_freq) in float32, [cos | cos]
+    (half layout), times the attention factor. With seq_len > L0 and length None it holds short_factor
+    where the config calls for long_factor (a cache computed before the switch); with seq_len <= L0 and
+    a length past L0 it holds long_factor where short_factor applies. Checked with the config.
+    """
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    parameters = dict(ROPE_PARAMETERS["longrope"])
+    config = LlamaConfig(
+        hidden_size=512,
+        num_attention_heads=4,
+        head_dim=128,
+        max_position_embeddings=MAX_POSITION_EMBEDDINGS["longrope"],
+        rope_parameters=parameters,
+    )
+    inv_freq, attention_factor = ROPE_INIT_FUNCTIONS["longrope"](config, None, seq_len=length)
+    angles = torch.arange(seq_len, dtype=F32)[:, None] * inv_freq.to(F32)[None, :]
+    table = _trig(_half(angles), kind) * attention_factor
+    scaling = dict(config.rope_parameters or {})
+    return Cache(
+        table,
+        {"kind": kind, "dtype": "float32", "base": float(scaling["rope_theta"]), "layout": "half", "scaling": scaling},
+    )

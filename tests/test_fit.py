@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 from pe_reference import Report, compare, encoding
-from tests.helpers import assert_call_reproduces, need
+from tests.helpers import assert_call_reproduces, need, run_main
 
 numpy: Any = need("numpy")
 torch: Any = need("torch")
@@ -281,6 +281,79 @@ def test_positions_that_are_no_progression_are_read_row_by_row(seq_len: int, d_m
         " positions 0 to 511" in text
     ), text
     assert_call_reproduces(text, packed, positions=list(restarting))
+
+
+# Each family stored narrow: computed in float32 by numpy as the reports write it, then cast to float16 or
+# bfloat16 by torch (pe.half(), a bfloat16 model's buffer). name -> (the float32 table, the story's phrase, the
+# positions the printed call names, None for a mistake that has no call).
+def exponent_of_the_column(seq_len: int, d_model: int) -> Any:
+    positions = numpy.arange(seq_len, dtype=numpy.float32)[:, None]
+    columns = numpy.arange(d_model, dtype=numpy.float32)[None, :]
+    angles = positions / numpy.power(numpy.float32(10000.0), 2 * columns / d_model)
+    return numpy.where(columns % 2 == 0, numpy.sin(angles), numpy.cos(angles)).astype(numpy.float32)
+
+
+def at_positions(positions: Any, d_model: int) -> Any:
+    return numpy_table(numpy.asarray(positions, dtype=numpy.float32)[:, None] * div_term(d_model)[None, :])
+
+
+REPORTED: Dict[str, Tuple[Any, str, Any]] = {
+    "exponent of the column": (
+        exponent_of_the_column,
+        "a known mistake: every column's own index j in the exponent, base**(-2j/d), instead of the pair's 2i",
+        None,
+    ),
+    "frequencies inverted": (
+        lambda n, d: numpy_table(numpy.arange(n, dtype=numpy.float32)[:, None] / div_term(d)[None, :]),
+        "a known mistake: the frequencies inverted, the angle pos * base**(2i/d)",
+        None,
+    ),
+    "one position on every row": (
+        lambda n, d: at_positions([5] * n, d),
+        "with every row at position 5 (one position given to every row); it reproduces every element.",
+        lambda n: [5] * n,
+    ),
+    "packed sequences": (
+        lambda n, d: at_positions([r % 512 for r in range(n)], d),
+        "runs of consecutive positions: rows 0 to 511 at positions 0 to 511, rows 512 to 1023 at positions 0 to 511",
+        lambda n: [r % 512 for r in range(n)],
+    ),
+    "an offset": (
+        lambda n, d: at_positions([r + 1000 for r in range(n)], d),
+        "with positions from 1000 instead of 0; it reproduces every element.",
+        lambda n: None,
+    ),
+}
+
+
+@pytest.mark.parametrize("narrow, seq_len, d_model", [("float16", 4096, 128), ("bfloat16", 1024, 384)])
+@pytest.mark.parametrize("case", list(REPORTED))
+def test_a_reported_mistake_stored_narrow_is_named(case: str, narrow: str, seq_len: int, d_model: int) -> None:
+    build, phrase, positions = REPORTED[case]
+    table = torch.from_numpy(build(seq_len, d_model)).to(getattr(torch, narrow))
+    text = diagnosis_of(table)  # no options: the format is the tensor's
+    assert phrase in text and "it reproduces every element" in text, text
+    if positions is not None:
+        assert f"dtype={narrow!r}" in text, text
+        assert_call_reproduces(text, table, positions=positions(seq_len))
+
+
+@pytest.mark.parametrize("case", list(REPORTED))
+def test_a_reported_mistake_is_named_by_check_file(case: str, tmp_path: Any, capsys: Any) -> None:
+    """--check FILE: float16 in the .npy file's own dtype; bfloat16, which .npy cannot hold, as float32 values."""
+    build, phrase, _ = REPORTED[case]
+    narrow = "bfloat16" if list(REPORTED).index(case) % 2 else "float16"
+    stored = torch.from_numpy(build(2048, 256)).to(getattr(torch, narrow))
+    path = tmp_path / "table.npy"
+    numpy.save(path, stored.float().numpy() if narrow == "bfloat16" else stored.numpy())
+    status, out, err = run_main(capsys, "--check", str(path))
+    assert status == 1 and not err, (out, err)
+    diagnosis = out[out.index("Diagnosis: ") :]
+    assert phrase in diagnosis, diagnosis
+    if narrow == "bfloat16":
+        assert diagnosis.startswith(
+            "Diagnosis: every value of the table is a bfloat16 number (float32 was asked); checked as bfloat16, the table"
+        ), diagnosis
 
 
 # ---------------------------------------------------------------------------

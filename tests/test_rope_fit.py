@@ -48,7 +48,7 @@ def assert_rope_call_reproduces(text: str, table: Any, kind: str) -> None:
 
     A call for a longer cache, of which the table is the first rows ([:n]: dynamic NTK's base computed
     for another length), is run, and its rows must lie within 2**-18 (1 + position) of the table's,
-    the error of angles formed in float32.
+    the error of angles formed in float32 (plus a unit of the format the call names, for a narrow one).
     """
     seq_len, head_dim, keywords, index, tail = printed_rope_call(text)
     assert index == (0 if kind == "cos" else 1), text
@@ -62,7 +62,9 @@ def assert_rope_call_reproduces(text: str, table: Any, kind: str) -> None:
     assert tail == f":{rows}" and seq_len > rows, text
     made = torch.tensor(rope(seq_len, head_dim, **keywords)[index][:rows], dtype=torch.float64)
     errors = (made - table.to(torch.float64)).abs().amax(dim=1)
-    bound = 2.0**-18 * (1 + torch.arange(rows, dtype=torch.float64))
+    # Stored in a narrow format, a value is also within half its unit, 2**-p of values below 2, of the angle's.
+    stored = {"float16": 2.0**-11, "bfloat16": 2.0**-8}.get(keywords.get("dtype", "float32"), 0.0)
+    bound = 2.0**-18 * (1 + torch.arange(rows, dtype=torch.float64)) + 2 * stored
     assert bool((errors <= bound).all()), (text, float((errors - bound).max()))
 
 
@@ -207,6 +209,95 @@ def test_a_scaling_parameter_off_by_a_value_is_named_with_both_values(case: str,
     assert_rope_call_reproduces(text, cache.table, kind)
 
 
+# LongRoPE's per-pair factors of another length (transformers' own init function): the config's other list on
+# every row, named with the config given; read pair by pair without it.
+OTHER_LIST: Dict[str, Tuple[int, Any, str, str]] = {
+    # short_factor on 8192 rows, past L0 4096 (a cache computed at the module's init, before the switch).
+    "short-factor-past-L0": (
+        8192,
+        None,
+        "with its short_factor on all 8192 rows, where long_factor applies (past original_max_position_embeddings 4096)",
+        "1 to 1.49219",
+    ),
+    # long_factor on 2048 rows, up to L0 (a cache computed for the longest sequence, used for a short one).
+    "long-factor-up-to-L0": (
+        2048,
+        8192,
+        "with its long_factor on all 2048 rows, where short_factor applies (up to original_max_position_embeddings 4096)",
+        "1 to 4.9375",
+    ),
+}
+
+
+@pytest.mark.parametrize("case, kind", [(case, ("cos", "sin")[i % 2]) for i, case in enumerate(OTHER_LIST)])
+def test_longrope_factors_of_another_length_are_named_and_read(case: str, kind: str) -> None:
+    seq_len, length, phrase, span = OTHER_LIST[case]
+    cache = rc.longrope_factors_of_another_length(kind, seq_len, length)
+    text, found = diagnosis_of(cache.table, **cache.arguments)
+    assert phrase in text and found == {"scaling:" + phrase.split(" ")[2]}, text
+    assert_rope_call_reproduces(text, cache.table, kind)
+    # Without the config, the factors are read pair by pair, with the attention factor sqrt(1 + ln 4 / ln 4096).
+    text, found = diagnosis_of(cache.table, kind=kind, dtype="float32")
+    read = f"with longrope's per-pair factors read from the table (64 numbers from {span}; attention factor 1.08012);"
+    assert read in text and found == {"scaling"}, text
+    assert_rope_call_reproduces(text, cache.table, kind)
+
+
+def test_a_longrope_cache_of_its_own_length_passes() -> None:
+    for seq_len, length in ((2048, None), (8192, 8192)):
+        cache = rc.longrope_factors_of_another_length("cos", seq_len, length)
+        report = compare_rope(cache.table, **cache.arguments)
+        assert report.ok and report.diagnosis is None, (seq_len, str(report))
+
+
+# Issue 29 families 3 and 4 in the narrow formats: transformers' module computes in float32 and returns its
+# cache in the input's dtype (a float16 or bfloat16 model's). name -> (the cache, what is given to the check,
+# the phrase, the causes).
+NARROW: Dict[str, Tuple[Any, Any, str, Set[str]]] = {
+    "yarn:attention-factor-where-config-says-1": (
+        lambda dtype: rc.transformers_cache("yarn", "cos", 4096, dtype=dtype),
+        lambda arguments: dict(arguments, scaling=dict(arguments["scaling"], attention_factor=1.0)),
+        "with attention factor 1.13863 (the yarn default) instead of 1",
+        {"attention_factor"},
+    ),
+    "dynamic:base-at-factor-times-length": (
+        lambda dtype: rc.dynamic_at_length("sin", 4096, 8192, dtype=dtype),
+        lambda arguments: arguments,
+        f"with dynamic NTK's base computed for 8192 positions (base {dynamic_base(8192)}),"
+        f" not for the table's 4096 (base {dynamic_base(4096)})",
+        {"scaling:length"},
+    ),
+    "packed": (
+        lambda dtype: rc.transformers_cache(
+            "llama3", "cos", 2048, positions=[r % 1024 for r in range(2048)], dtype=dtype
+        ),
+        lambda arguments: {key: value for key, value in arguments.items() if key != "positions"},
+        "with 2 runs of consecutive positions: rows 0 to 1023 at positions 0 to 1023, rows 1024 to 2047 at positions 0 to 1023",
+        {"positions"},
+    ),
+    "offset": (
+        lambda dtype: rc.transformers_cache(
+            "default", "sin", 1024, positions=[r + 500 for r in range(1024)], dtype=dtype
+        ),
+        lambda arguments: {key: value for key, value in arguments.items() if key != "positions"},
+        "with rows 0 to 1023 at positions 500 to 1523 (an offset of 500)",
+        {"positions"},
+    ),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", list(NARROW))
+def test_a_mistake_in_a_cache_stored_narrow_is_named(case: str, dtype: str) -> None:
+    build, given, phrase, causes = NARROW[case]
+    cache = build(dtype)
+    assert cache.arguments["dtype"] == dtype and str(cache.table.dtype) == "torch." + dtype
+    text, found = diagnosis_of(cache.table, **given(cache.arguments))
+    assert phrase in text and found == causes, (case, dtype, text)
+    if "positions=positions" not in text:
+        assert_rope_call_reproduces(text, cache.table, cache.arguments["kind"])
+
+
 def test_the_call_printed_for_a_longer_cache_is_its_first_rows() -> None:
     """The dynamic case's call is rope(L, ...)[i][:n]: with another length than the rows', it is refused here."""
     cache = rc.dynamic_at_length("cos", 4096, 8192)
@@ -233,9 +324,13 @@ def test_a_precision_mistake_is_not_read_as_another_setup() -> None:
 
 
 def test_a_cache_no_setup_explains_says_so() -> None:
-    """Cosines of angles from a geometric law with a kink no variant has: no setup is claimed."""
+    """Cosines of angles from a geometric law with a kink no variant has: no setup is claimed.
+
+    Every seventh pair twice as fast: per-pair factors of 1/2, which no LongRoPE has (its factors stretch
+    wavelengths, none below 1; a kink that halves frequencies is read as LongRoPE's factors 1 and 2).
+    """
     h, rows = 32, 1024
-    frequencies = [10000.0 ** (-k / h) * (0.5 if k % 7 == 3 else 1.0) for k in range(h)]
+    frequencies = [10000.0 ** (-k / h) * (2.0 if k % 7 == 3 else 1.0) for k in range(h)]
     table = [[math.cos(p * w) for w in frequencies + frequencies] for p in range(rows)]
     report = compare_rope(table)
     assert not report.ok and report.diagnosis is not None
