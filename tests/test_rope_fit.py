@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Set, Tuple
 
 import pytest
 
-from tests.helpers import need
+from tests.helpers import need, run_main
 
 torch: Any = need("torch")
 need("transformers")
@@ -296,6 +296,25 @@ def test_a_mistake_in_a_cache_stored_narrow_is_named(case: str, dtype: str) -> N
     assert phrase in text and found == causes, (case, dtype, text)
     if "positions=positions" not in text:
         assert_rope_call_reproduces(text, cache.table, cache.arguments["kind"])
+
+
+@pytest.mark.parametrize("case", ["yarn:attention-factor-where-config-says-1", "packed"])
+def test_a_mistake_in_a_cache_is_named_by_check_file(case: str, tmp_path: Any, capsys: Any) -> None:
+    """--check FILE --rope KIND on a float16 .npy file, with the config as --rope-scaling where the case gives one."""
+    import json
+
+    numpy = need("numpy")
+    build, given, phrase, _ = NARROW[case]
+    cache = build("float16")
+    arguments = given(cache.arguments)
+    path = tmp_path / "cache.npy"
+    numpy.save(path, cache.table.numpy())
+    options = ["--check", str(path), "--rope", arguments["kind"], "--base", str(arguments["base"])]
+    if arguments.get("scaling"):
+        options += ["--rope-scaling", json.dumps(arguments["scaling"])]
+    status, out, err = run_main(capsys, *options)
+    assert status == 1 and not err and "float16" in out.splitlines()[0], (out, err)
+    assert phrase in out[out.index("Diagnosis: ") :], out
 
 
 def test_the_call_printed_for_a_longer_cache_is_its_first_rows() -> None:
