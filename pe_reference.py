@@ -3798,12 +3798,13 @@ def _explanation(
             checked = _candidate_damage(table, candidate, dtype)
             if checked is None:
                 continue  # the story does not hold beyond the sample
-            items, examined, unjudged = checked
+            items, unjudged = checked
             note = f"; {candidate.note}" if candidate.note else ""
-            where = f" of the {examined} rows examined, spread over all {len(table)}" if examined < len(table) else ""
+            where = ""
             if unjudged:
-                where += (
-                    f" (it judges {examined * d_model - unjudged} of their {examined * d_model} elements: the others'"
+                elements = len(table) * d_model
+                where = (
+                    f" (it judges {elements - unjudged} of their {elements} elements: the others'"
                     f" angles are too large for {_Allowance([], [], dtype).computing} to hold to 2**-4)"
                 )
             if items:
@@ -3964,20 +3965,18 @@ def _reproduced(table: "_Table", candidate: _Candidate, sample: "List[int]", dty
     return reproduced, compared
 
 
-def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "Optional[Tuple[List[str], int, int]]":
-    """The local damage that separates the table from a candidate, the rows examined, and the elements not judged.
+def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "Optional[Tuple[List[str], int]]":
+    """The local damage that separates the table from a candidate, and the elements not judged.
 
     A convention (candidate.local) is checked on every element by the
     default rule, as compare() checks the one asked for.  A mistake's rows
-    are compared within its allowance on every row of a table of up to 2**20
-    elements, else on the sample and a regular spread of rows that make up
-    that many, where an element the default rule does not judge (its angle
-    too large for the format) is counted apart.  The items are [] when
-    nothing is damaged; None when the damage is more than local.
+    are compared within its allowance on every row, where an element the
+    default rule does not judge (its angle too large for the format) is
+    counted apart.  The items are [] when nothing is damaged; None when the
+    damage is more than local.
     """
     seq_len, d_model = len(table), len(table[0])
     damaged: "Dict[int, List[int]]" = {}
-    rows: "Sequence[int]" = range(seq_len)
     unjudged = 0
     if candidate.local:
         try:
@@ -3988,11 +3987,8 @@ def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "O
             return None
         damaged = comparison.damaged
     else:
-        every = max(1, seq_len * d_model >> 20)
-        if every > 1:
-            rows = sorted(set(range(0, seq_len, every)) | set(_sample_rows(seq_len)))
         other = candidate.other_rounding
-        for r in rows:
+        for r in range(seq_len):
             made = candidate.row(r, dtype)
             if made is None:
                 return None
@@ -4007,9 +4003,9 @@ def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "O
                 if len(damaged) > _DAMAGE_ROWS:
                     return None
     if not damaged:
-        return [], len(rows), unjudged
+        return [], unjudged
     items, _ = _damage(table, damaged, candidate, dtype)
-    return None if items is None else (items, len(rows), unjudged)
+    return None if items is None else (items, unjudged)
 
 
 def _damage(
@@ -5466,6 +5462,9 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
 
     >>> _rope_story(_Rope(8, None, "half", None), _Rope(8, 500000, "interleaved", {"rope_type": "linear", "factor": 4}), 64)
     (['in the interleaved layout', 'with base 500000 instead of 10000', 'with linear scaling (factor 4)'], ('layout', 'base', 'scaling'))
+
+    Long because each difference is a short step, in the order the story tells them: the layout, the base,
+    LongRoPE's factors (read, or its other list), the variant, its parameters, the length, the attention factor.
     """
     words: "List[str]" = []
     causes: "Tuple[str, ...]" = ()

@@ -232,3 +232,18 @@ def test_a_table_nothing_explains_has_no_causes() -> None:
     assert report.diagnosis is not None and "nothing known explains the table" in report.diagnosis, str(report)
     assert report.causes == ()
     assert compare(encoding(8, 8)).causes == ()  # a table that passes
+
+
+def test_a_candidates_allowance_is_at_least_one_unit_of_a_narrow_format() -> None:
+    """bfloat16: a value computed in float32 and then rounded lands a unit (2**-7 at 1) from the exact one's rounding.
+
+    So a candidate's allowance, capped at 2**-10 otherwise, is capped at 2**(1 - p) times the scale where that is more.
+    """
+    from pe_reference import _row_allowance
+
+    assert _row_allowance([1.0, 0.01], 1000.0, 8, 1.0, 2.0**-19) == [2.0**-7, 2.0**-7]
+    assert _row_allowance([1.0, 0.01], 1000.0, 8, 0.5, 2.0**-19) == [2.0**-8, 2.0**-8]
+    # float16's unit at 1, 2**-10, is the cap itself; float32's is below it (the cap, or the default rule's own).
+    assert _row_allowance([0.01], 1000.0, 11, 1.0, 2.0**-19) == [2.0**-10]
+    assert _row_allowance([0.3], 1000.0, 24, 1.0, 2.0**-19) == [2.0**-10]
+    assert _row_allowance([1.0], 1000.0, 24, 1.0, 2.0**-19) == [2.0**-19 * 1001.0]
