@@ -335,6 +335,15 @@ def test_a_right_cache_of_each_variant_gets_no_story(kind: str) -> None:
         assert report.ok and report.diagnosis is None and tuple(report.causes) == (), (rope_type, str(report))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_right_cache_stored_narrow_passes_in_its_format(dtype: str) -> None:
+    """transformers' module returns its float32 cache in the input's dtype: each variant's passes in that format."""
+    for rope_type in ("default", "linear", "yarn", "llama3", "dynamic", "longrope"):
+        cache = rc.transformers_cache(rope_type, "cos", 1024, dtype=dtype)
+        report = compare_rope(cache.table, **cache.arguments)
+        assert report.ok and report.diagnosis is None, (rope_type, dtype, str(report))
+
+
 def test_a_precision_mistake_is_not_read_as_another_setup() -> None:
     """inv_freq rounded to float16 reads as a base near 10000 that no simple setup matches: the step is named."""
     cache = rc.single_step("inv_freq", "float16", "cos")
