@@ -15,7 +15,9 @@ the time of the call alone and the process's peak RSS (VmHWM).  The cases:
   ScaledSinusoidalEmbedding), which the fit reads;
 - positions float16: the PyTorch tutorial's table with positions cast to
   float16 (Megatron-LM #535), a precision mistake;
-- zeroed rows: the paper's table with three rows zeroed, local damage.
+- zeroed rows: the paper's table with three rows zeroed, local damage;
+- column exponent: sin or cos of pos / 10000**(2j/d) for column j, the mistake
+  reported most, whose story (no call: a mistake) is verified on every row.
 
 Every check must fail (exit 1) with a diagnosis that names the case, or the
 benchmark stops.  The files live in a temporary directory removed at the end.
@@ -70,6 +72,7 @@ CASES = {
     "scaled": "with values times sqrt(1/d) instead of 1",
     "positions float16": "with its positions rounded to float16",
     "zeroed rows": "all zeros (as the row of a padding index is)",
+    "column exponent": "every column's own index j in the exponent",
 }
 SIZES = [(5000, 512), (32768, 1024)]
 # The goals as ratios: 2 s and 5 s over encoding(5000, 512)'s 0.21 s on the machine where they were set.
@@ -80,6 +83,11 @@ def table(case: str, seq_len: int, d_model: int) -> Any:
     import numpy
 
     half = d_model // 2
+    if case == "column exponent":
+        rows = numpy.arange(seq_len, dtype=numpy.float32)[:, None]
+        columns = numpy.arange(d_model, dtype=numpy.float32)[None, :]
+        each = rows / numpy.power(numpy.float32(10000.0), 2 * columns / d_model)  # each column's own angles
+        return numpy.where(columns % 2 == 0, numpy.sin(each), numpy.cos(each)).astype(numpy.float32)
     if case == "scaled":
         positions = numpy.arange(seq_len, dtype=numpy.float32)[:, None]
         frequencies = 10000.0 ** -(numpy.arange(half, dtype=numpy.float32) / half)

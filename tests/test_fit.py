@@ -174,6 +174,23 @@ def test_a_float32_table_stored_narrow_passes_in_its_format(seq_len: int, d_mode
     )
 
 
+def test_a_float32_table_stored_narrow_passes_by_check_file(tmp_path: Any, capsys: Any) -> None:
+    """A float16 .npy file is checked in its dtype and passes; bfloat16 values (which .npy cannot hold) in a float32
+    file fail as float32, with the diagnosis that they pass as bfloat16."""
+    path = tmp_path / "table.npy"
+    numpy.save(path, tutorial(4096, 256).half().numpy())
+    status, out, err = run_main(capsys, "--check", str(path))
+    assert status == 0 and not err and "float16" in out.splitlines()[0], out
+    assert out.rstrip().endswith("0 of 1048576 elements outside the tolerance: within tolerance"), out
+    numpy.save(path, tutorial(4096, 256).to(torch.bfloat16).float().numpy())
+    status, out, err = run_main(capsys, "--check", str(path))
+    assert status == 1 and not err, out
+    assert out.rstrip().endswith(
+        "Diagnosis: every value of the table is a bfloat16 number, and float32 was asked: checked as bfloat16"
+        " (dtype='bfloat16'), it passes; its values were rounded to bfloat16."
+    ), out
+
+
 # ---------------------------------------------------------------------------
 # Precision stories show their fingerprint
 # ---------------------------------------------------------------------------
