@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequen
 from typing_extensions import Unpack
 
 __version__: str
-__all__ = [
+__all__ = (
     "Convention",
     "PRESETS",
     "Report",
@@ -24,7 +24,7 @@ __all__ = [
     "rope",
     "rows",
     "value",
-]
+)
 DEFAULT_BASE: float
 
 _DType = Literal["float64", "float32", "bfloat16", "float16"]
