@@ -1,20 +1,11 @@
-"""The --long option, and the helper modules left out without their peers.
+"""The --long option.
 
 The mpmath reference is tests/reference.py, which sets its own precision.
 """
 
-import importlib.util
 from typing import List
 
 import pytest
-
-# The helper modules that import an optional peer at their top. They hold no doctest, but
-# --doctest-modules imports every module under tests/: without the peer that import is a collection
-# error, so they are left out. The tests that use them skip, naming the peer (tests.helpers.need).
-PEER_MODULES = {"framework_tables.py": ("numpy", "torch"), "peer_tables.py": ("torch",), "rope_cases.py": ("torch",)}
-collect_ignore = sorted(
-    module for module, peers in PEER_MODULES.items() if any(importlib.util.find_spec(peer) is None for peer in peers)
-)
 
 
 def pytest_addoption(parser: "pytest.Parser") -> None:
