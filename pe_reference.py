@@ -1143,70 +1143,83 @@ _FIELDS = (
     "scale",
 )
 
-# name: (what it is in plain words, its fields that differ from the paper's).
+# (name, what it is in plain words, its fields that differ from the paper's).
 # docs/conventions.md gives each one's formula and source.  The fields are
 # in their checked forms (a number n/m as (n, m); MLX's scale sqrt(2/d) as
-# (2, 1, True)) and every value is a constant: a board holds this table in
-# flash when the module is frozen.  test_presets_are_conventions checks each
+# (2, 1, True)) and the table is a tuple of constants, not a dict: a board
+# holds all of it in flash when the module is frozen.  test_presets_are_conventions checks each
 # against the Convention that docs/conventions.md writes out for it.
-_PRESETS: "Dict[str, Tuple[str, Tuple[Tuple[str, object], ...]]]" = {
-    "paper": ("the paper's: sin and cos interleaved per pair", ()),
-    "tensor2tensor": (
+_PRESETS: "Tuple[Tuple[str, str, Tuple[Tuple[str, object], ...]], ...]" = (
+    ("paper", "the paper's: sin and cos interleaved per pair", ()),
+    (
+        "tensor2tensor",
         "tensor2tensor's: all sines then all cosines, frequencies spaced by i/(h-1)",
         (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "zero")),
     ),
-    "fairseq": (
+    (
+        "fairseq",
         "fairseq's: tensor2tensor's table, first token at position padding_idx + 1 = 2",
         (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("start", (2, 1)), ("odd", "zero")),
     ),
-    "tf-tutorial": (
+    (
+        "tf-tutorial",
         "the TensorFlow tutorial's: all sines then all cosines",
         (("layout", "sin-cos"), ("odd", "error")),
     ),
-    "guided-diffusion": (
+    (
+        "guided-diffusion",
         "guided-diffusion's: all cosines then all sines",
         (("layout", "cos-sin"), ("odd", "zero")),
     ),
-    "xlm": ("HF XLM's and DistilBERT's: the paper's table", ()),
-    "keras-hub": ("keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base", ()),
-    "tatp22": (
+    ("xlm", "HF XLM's and DistilBERT's: the paper's table", ()),
+    ("keras-hub", "keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base", ()),
+    (
+        "tatp22",
         "positional-encodings' PositionalEncoding1D: the paper's table, an odd width rounded up then cut",
         (("odd", "round-up"),),
     ),
-    "marian": (
+    (
+        "marian",
         "HF Marian's and Pegasus's: all sines then all cosines, one more sine for an odd d_model",
         (("layout", "sin-cos"),),
     ),
-    "gpt-j": (
+    (
+        "gpt-j",
         "GPT-J's and CodeGen's sinusoid table: all sines then all cosines",
         (("layout", "sin-cos"), ("odd", "error")),
     ),
-    "transformer-xl": (
+    (
+        "transformer-xl",
         "Transformer-XL's: all sines then all cosines, positions descending to 0",
         (("layout", "sin-cos"), ("descending", True), ("odd", "error")),
     ),
-    "whisper": (
+    (
+        "whisper",
         "OpenAI Whisper's sinusoids: tensor2tensor's table, for an even d_model only",
         (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error")),
     ),
-    "m2m100": (
+    (
+        "m2m100",
         "HF M2M100's, Speech2Text's and FSMT's: fairseq's table",
         (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("start", (2, 1)), ("odd", "zero")),
     ),
-    "diffusers": (
+    (
+        "diffusers",
         "diffusers' get_timestep_embedding: all sines then all cosines, frequencies spaced by i/(h - shift)",
         (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "zero")),
     ),
-    "pyg": (
+    (
+        "pyg",
         "PyG's PositionalEncoding: a logspace of frequencies from 1 to 1e-4, all sines then all cosines",
         (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error")),
     ),
-    "mlx": (
+    (
+        "mlx",
         "MLX's SinusoidalPositionalEncoding: frequencies from 1 to 1e-4, all sines then all cosines,"
         " values times sqrt(2/d)",
         (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error"), ("scale", (2, 1, True))),
     ),
-}
+)
 
 
 class Convention:
@@ -1618,7 +1631,7 @@ def _convention(
             raise ValueError(f"give preset or convention, not both, got preset={_short(preset)}")
         chosen = convention
     else:
-        chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(_PRESETS))]
+        chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(PRESETS))]
     changes = {name: given for name, given in shortcuts.items() if name != "preset" and given is not None}
     asked = chosen.replace(**changes) if changes else chosen
     asked._preset = chosen._preset
@@ -1636,7 +1649,7 @@ def _make_presets() -> "Dict[str, Convention]":
     presets = {}
     if _COLLECT_GARBAGE is not None:
         _COLLECT_GARBAGE()  # the import's own garbage first: the presets then fill the holes it leaves
-    for name, (_, changes) in _PRESETS.items():
+    for name, _, changes in _PRESETS:
         fields: "List[object]" = list(_DEFAULT_FIELDS)
         for field, inner in changes:
             fields[_FIELDS.index(field)] = inner
@@ -4187,7 +4200,7 @@ def _describe(convention: "Convention", d_model: int) -> str:
         presets = PRESETS[name]._presets(d_model)  # the presets that make the table changed
         presets.insert(0, presets.pop(presets.index(name)))
     # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
-    whose, what = _PRESETS[name][0].split(":", 1)
+    whose, what = [words for preset, words, _ in _PRESETS if preset == name][0].split(":", 1)
     same = f", the same as {_join(presets[1:], ', ')}" if presets[1:] else ""
     text = f"{whose} convention (preset {name}{same}):{what}"
     if not changed:
@@ -7900,7 +7913,7 @@ def _parser(prog: str) -> "ArgumentParser":
         "conventions",
         "how a framework computes the table (default: the paper's); numbers are exact: 999.5, 1e-4 or 1/3",
     )
-    conventions.add_argument("--preset", choices=list(_PRESETS), help="a framework's convention")
+    conventions.add_argument("--preset", choices=list(PRESETS), help="a framework's convention")
     conventions.add_argument("--layout", choices=_LAYOUTS, help="order of the sine and cosine columns")
     conventions.add_argument(
         "--spacing", choices=_SPACINGS, help="paper: base**(-2i/d); tensor2tensor: base**(-i/(h - shift))"
