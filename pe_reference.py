@@ -3575,7 +3575,9 @@ class _Candidate:
             return None
 
 
-def _convention_candidate(description: str, convention: "Convention", seq_len: int, d_model: int) -> _Candidate:
+def _convention_candidate(
+    description: str, convention: "Convention", seq_len: int, d_model: int, causes: "Tuple[str, ...]" = ()
+) -> _Candidate:
     frequencies = convention._float_frequencies(d_model)
     plan = convention._plan(d_model)
     scale = convention._float_scale(d_model)
@@ -3583,7 +3585,7 @@ def _convention_candidate(description: str, convention: "Convention", seq_len: i
     def make_row(r: int) -> "List[float]":
         return _float64_row(convention._position(r, seq_len), plan, frequencies, scale)
 
-    return _Candidate(description, make_row, convention, seq_len, local=True)
+    return _Candidate(description, make_row, convention, seq_len, local=True, causes=causes)
 
 
 def _float64_row(
@@ -4346,26 +4348,37 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
         sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
         return [(pair, sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
 
+    def unwrapped(readings: "List[Tuple[float, float]]") -> float:
+        # A position from (frequency, angle) readings, slowest first: the slowest's angle over its frequency,
+        # each faster one's angle taken in the turn nearest the position so far.
+        w, angle = readings[0]
+        position = (angle - turns(angle)) / w
+        for w, angle in readings[1:]:
+            position = (angle + turns(position * w - angle)) / w
+        return position
+
+    def within(fastest: float) -> float:
+        # How near a whole number a position read through pairs up to this frequency is: 2**(2-p) radian over
+        # it (in bfloat16 2**-6 over w, not 1e-3), at most 1/64.
+        return min(1 / 64, max(1e-3, _power_of_two(2 - _DTYPES[dtype][0]) / fastest))
+
     def read_start(law: "List[float]", angles: "List[float]") -> "Optional[object]":
         # The first (or, counting down, the last) position, with the law's own frequencies (its base and angle
-        # scale taken as simple numbers: read with the growths, a frequency's error would move it): the
-        # slowest pair's angle over its frequency, unwrapped through the faster pairs.  An integer, or a
-        # fraction of denominator up to 16, within the reading's precision (2**(2-p) radian over the last pair
-        # read: in bfloat16 2**-6 over w, not 1e-3; at most 1/64); else the number read.
+        # scale taken as simple numbers: read with the growths, a frequency's error would move it), through
+        # the pairs below 1e6: an integer, or a fraction of denominator up to 16, within the reading's
+        # precision; else the number read.
         order = sorted(range(len(angles)), key=lambda i: law[i])
         if not 0.0 < law[order[0]] < _INF:
             return None
-        position = (angles[order[0]] - turns(angles[order[0]])) / law[order[0]]
-        last = law[order[0]]
+        readings = [(law[order[0]], angles[order[0]])]
         for i in order[1:]:
             if not 0.0 < law[i] < 1e6:
                 break
-            last = law[i]
-            position = (angles[i] + turns(position * last - angles[i])) / last
-        within = min(1 / 64, max(1e-3, _power_of_two(2 - _DTYPES[dtype][0]) / last))
+            readings.append((law[i], angles[i]))
+        position, near_whole = unwrapped(readings), within(readings[-1][0])
         for denominator in range(1, 17):
             numerator = round(position * denominator)
-            if abs(numerator / denominator - position) <= within:
+            if abs(numerator / denominator - position) <= near_whole:
                 return numerator if denominator == 1 else f"{numerator}/{denominator}"
         return position
 
@@ -4509,26 +4522,19 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             return _NAN
         if not max(squares) > 0.0:
             return _NAN
-        w, s, c = ladder[0]
-        angle = math.atan2(row[s], row[c])
-        position = (angle - turns(angle)) / w
-        for w, s, c in ladder[1:]:
-            angle = math.atan2(row[s], row[c])
-            position = (angle + turns(position * w - angle)) / w
-        return position
+        return unwrapped([(w, math.atan2(row[s], row[c])) for w, s, c in ladder])
 
-    # A whole number within the reading's precision: 2**(2-p) radian over the fastest pair read (as read_start).
-    within = min(1 / 64, max(1e-3, _power_of_two(2 - _DTYPES[dtype][0]) / ladder[-1][0]))
+    near_whole = within(ladder[-1][0])
     sample = _sample_rows(seq_len)
     read = [position_of(table[r]) for r in sample]
-    if not all(x == x and abs(x - round(x)) <= within for x in read):
+    if not all(x == x and abs(x - round(x)) <= near_whole for x in read):
         return conventions  # not whole numbers, or a row no law's
     steps = set(round(b) - round(a) for a, b in zip(read, read[1:]))
     gaps = set(q - r for r, q in zip(sample, sample[1:]))
     if len(steps) == 1 and steps == gaps:
         return conventions  # a progression: the readings above have it
     every = [position_of(row) for row in table]
-    if all(x == x and abs(x - round(x)) <= within for x in every):
+    if all(x == x and abs(x - round(x)) <= near_whole for x in every):
         try:
             conventions.append((False, context.replace(positions=[round(x) for x in every])))
         except ValueError:
@@ -4593,9 +4599,10 @@ def _candidates(
         if key in seen or (convention.odd == "error" and d_model % 2):
             return
         seen.add(key)
-        candidate = _convention_candidate(description or _describe(convention, d_model), convention, seq_len, d_model)
-        candidate.causes = tuple(field for field, _ in _changed_fields(context, convention, d_model))
-        found.append(candidate)
+        causes = tuple(field for field, _ in _changed_fields(context, convention, d_model))
+        found.append(
+            _convention_candidate(description or _describe(convention, d_model), convention, seq_len, d_model, causes)
+        )
 
     if asked is not None:
         add_convention(asked)
@@ -4782,7 +4789,7 @@ def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> 
     """
     sample = _sample_rows(len(table))
     seq_len = len(table)
-    candidate = _convention_candidate("", convention, seq_len, d_model)
+    candidate = _convention_candidate("", convention, seq_len, d_model, ("errors:float32",))
     frequencies = _column_frequencies(convention, d_model)
     scale = convention._float_scale(d_model)
     large = False
@@ -4805,7 +4812,6 @@ def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> 
         else "its values are not float32 numbers: frequencies or angles rounded to float32 leave this mark"
     )
     candidate.local = False
-    candidate.causes = ("errors:float32",)
     # _row_allowance's 2**(6 - precision): 27 bits give 2**-21, eight roundings of float32.
     candidate.precision = 27
     candidate.distinct = True
@@ -5383,8 +5389,10 @@ def _rope_fit(
                     lists.append((dict(config, long_factor=config["short_factor"]), False))
                 else:
                     lists.append((dict(config, short_factor=config["long_factor"]), False))
-            scales = [_to_float(setup.base) ** (-k / h) / speeds[k] if speeds[k] > 0.0 else _INF for k in range(h)]
-            if not found and len(seen) == h and all(0.99 <= f < _INF for f in scales) and max(scales) >= 1.01:
+            scales: "List[float]" = []  # each pair's factor against the base, where no law fits and every pair is read
+            if not found and len(seen) == h:
+                scales = [_to_float(setup.base) ** (-k / h) / speeds[k] if speeds[k] > 0.0 else _INF for k in range(h)]
+            if scales and all(0.99 <= f < _INF for f in scales) and max(scales) >= 1.01:
                 # Each within its reading's spread and the table format's rounding of inv_freq, 2**(1-p), twice.
                 rounding = _power_of_two(2 - p)
                 factors = [
