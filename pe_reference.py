@@ -3540,9 +3540,9 @@ class _Candidate:
         self.causes = causes
         #: Allowances made, by (convention, precision, dtype, row): _candidates shares one among its candidates.
         self.memo: "Dict[Tuple[object, ...], List[float]]" = {}
-        #: An element (row, column) with a rounded step taken to the other neighbour, for a mistake that
-        #: rounds angles: where the pipeline's angle lay at a midpoint, either is its rounding.
-        self.other_rounding: "Optional[Callable[[int, int], float]]" = None
+        #: Row r with its rounded angles taken to their other neighbours, for a mistake that rounds angles:
+        #: where the pipeline's angle lay at a midpoint, either is its rounding.
+        self.other_rounding: "Optional[Callable[[int], List[float]]]" = None
 
     def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
         """Each element's allowance in row r (see _row_allowance)."""
@@ -4012,7 +4012,8 @@ def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "O
             unjudged += allowance.count(_INF)
             columns = [c for c, (a, b, t) in enumerate(zip(row, made, allowance)) if not abs(a - b) <= t]
             if columns and other is not None:
-                columns = [c for c in columns if not abs(row[c] - _round_float(other(r, c), dtype)) <= allowance[c]]
+                alternative = _round_row(other(r), dtype)
+                columns = [c for c in columns if not abs(row[c] - alternative[c]) <= allowance[c]]
             if columns:
                 damaged[r] = columns
                 if len(damaged) > _DAMAGE_ROWS:
@@ -4566,8 +4567,78 @@ def _changed_fields(origin: "Convention", convention: "Convention", d_model: int
     ]
 
 
-# The steps of the computation a precision mistake can round.
-_STEPS = ("positions", "frequencies", "angles", "output")
+# The steps of a computation a precision mistake can round, in order, for tables and rotary caches alike:
+# (step, its words, its Report.causes key in a rotary cache, whose code names the frequencies inv_freq).  A
+# step is rounded to a narrow format; the frequencies may also be computed in one ("float16 arithmetic",
+# the base and exponents rounded first).  A constant tuple, in flash when frozen.
+_STEPS = (
+    ("positions", "the positions", "positions"),
+    ("frequencies", "the frequencies", "inv_freq"),
+    ("angles", "the angles", "angles"),
+    ("output", "the values", "output"),
+)
+
+
+def _step_choices(formats: "Dict[str, Tuple[str, ...]]") -> "List[Dict[str, str]]":
+    """Every non-empty choice of steps to round, each to one of its formats, fewest steps first (in _STEPS order
+    among equals): the precision mistakes a diagnosis tries.
+
+    >>> _step_choices({"positions": ("float16",), "angles": ("float16", "bfloat16")})
+    [{'positions': 'float16'}, {'angles': 'float16'}, {'angles': 'bfloat16'}, {'positions': 'float16', 'angles': 'float16'}, {'positions': 'float16', 'angles': 'bfloat16'}]
+    """
+    choices: "List[Dict[str, str]]" = [{}]
+    for step, _, _ in _STEPS:
+        choices += [dict(list(c.items()) + [(step, fmt)]) for c in choices for fmt in formats.get(step, ())]
+    return sorted(choices[1:], key=len)
+
+
+def _pipeline(
+    p: float,
+    frequencies: "List[float]",
+    steps: "Dict[str, str]",
+    factor: float = 1.0,
+    law: "Optional[Tuple[float, List[float]]]" = None,
+    cosines: bool = True,
+    sines: bool = True,
+    other: bool = False,
+) -> "Tuple[List[float], List[float]]":
+    """Each pair's cosine and sine times factor, as a float64 pipeline computes them with ``steps`` rounded.
+
+    The one simulator of a narrow-format pipeline, for tables and rotary caches: ``steps`` maps a step of
+    _STEPS to the format it is rounded to; "frequencies" may be "FORMAT arithmetic", each frequency then
+    computed in that format as 1 / base**e from law = (base, each pair's exponent e), times the ratio its
+    law has to that (a scaling or angle scale kept).  An empty list for cosines or sines not asked for.
+    With ``other``, each rounded angle a is taken to its other neighbour, round(2a - round(a)): a pipeline
+    that computes the angle in another format may land on the other side of a rounding midpoint.
+
+    >>> _pipeline(3.0, [1.0, 0.01], {"angles": "bfloat16"}, cosines=False)[1] == [math.sin(3.0), math.sin(0.030029296875)]
+    True
+    """
+
+    def narrow(values: "List[float]", step: str) -> "List[float]":
+        return _round_row(values, steps[step]) if step in steps else values
+
+    if "positions" in steps:
+        p = _round_float(p, steps["positions"])
+    fmt = steps.get("frequencies", "")
+    if fmt.endswith("arithmetic") and law is not None:
+        within = fmt.split()[0]
+        base, exponents = law
+        rounded_base = _round_float(base, within)
+        powers = _round_row([rounded_base**e for e in _round_row(exponents, within)], within)
+        computed = _round_row([1.0 / x if x else _INF for x in powers], within)
+        plain = [math.pow(base, -e) for e in exponents]
+        frequencies = [c * w / d if d else c for c, w, d in zip(computed, frequencies, plain)]
+    elif fmt:
+        frequencies = _round_row(frequencies, fmt)
+    angles = [p * w for w in frequencies]
+    if other and "angles" in steps:
+        angles = _round_row([2 * a - b for a, b in zip(angles, narrow(angles, "angles"))], steps["angles"])
+    else:
+        angles = narrow(angles, "angles")
+    made_cosines = narrow([math.cos(a) * factor for a in angles], "output") if cosines else []
+    made_sines = narrow([math.sin(a) * factor for a in angles], "output") if sines else []
+    return made_cosines, made_sines
 
 
 def _candidates(
@@ -4746,16 +4817,13 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
         # values of the format (its fingerprint), positions rounded differ only past what the format holds.
         steps = [
             step
-            for step in _STEPS
+            for step, _, _ in _STEPS
             if step != "output" or (narrow != dtype and all(_round_row(table[r], narrow) == table[r] for r in sample))
         ]
         positions = [_to_float(convention._position(r, seq_len)) for r in sample]
         if _round_row(positions, narrow) == positions:
             steps.remove("positions")
-        chosen: "List[Tuple[str, ...]]" = [()]
-        for step in steps:
-            chosen += [taken + (step,) for taken in chosen]
-        for taken in sorted(chosen[1:], key=len):
+        for taken in _step_choices(dict((step, (narrow,)) for step in steps)):
             found.append(_rounded_step(convention, seq_len, d_model, narrow, taken))
     transposable = convention._fields[9] is None and not (convention.odd == "error" and seq_len % 2)
     if seq_len * d_model <= 1 << 20 and seq_len != d_model and transposable:
@@ -4819,46 +4887,29 @@ def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> 
 
 
 def _rounded_step(
-    convention: "Convention", seq_len: int, d_model: int, narrow: str, steps: "Tuple[str, ...]"
+    convention: "Convention", seq_len: int, d_model: int, narrow: str, steps: "Dict[str, str]"
 ) -> _Candidate:
-    """The candidate whose positions, frequencies, angles or output (some of them, in _STEPS order) were rounded to a narrow format."""
+    """The candidate whose positions, frequencies, angles or output (the steps named, each to narrow) were rounded to a narrow format."""
     plan = convention._plan(d_model)
     frequencies = convention._float_frequencies(d_model)
-    if "frequencies" in steps:
-        frequencies = [_round_float(w, narrow) for w in frequencies]
     scale = convention._float_scale(d_model)
     limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
 
-    def make_row(r: int) -> "List[float]":
-        position = _to_float(convention._position(r, seq_len))
-        if "positions" in steps:
-            position = _round_float(position, narrow)
-        angles = [position * w for w in frequencies]
-        if "angles" in steps:
-            angles = _round_row(angles, narrow)
-        row = [
-            0.0 if kind == _ZERO else scale * (math.sin(angles[pair]) if kind == _SINE else math.cos(angles[pair]))
-            for kind, pair in plan
-        ]
-        return _round_row(row, narrow) if "output" in steps else row
+    def arranged(cosines: "List[float]", sines: "List[float]") -> "List[float]":
+        return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
 
-    def other_rounding(r: int, c: int) -> float:
-        # The pipeline's angle, computed in another format, may lie on the other side of a rounding
-        # midpoint: 2a - round(a) rounds to the other neighbour of a when a is that near the midpoint.
-        kind, pair = plan[c]
-        position = _to_float(convention._position(r, seq_len))
-        if "positions" in steps:
-            position = _round_float(position, narrow)
-        angle = position * frequencies[pair]
-        other = _round_float(2 * angle - _round_float(angle, narrow), narrow)
-        value = scale * (math.sin(other) if kind == _SINE else math.cos(other))
-        return _round_float(value, narrow) if "output" in steps else value
+    def make_row(r: int) -> "List[float]":
+        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale))
+
+    def other_rounding(r: int) -> "List[float]":
+        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale, other=True))
 
     name = convention._name(d_model)
-    if len(steps) == len(_STEPS):
+    taken = [step for step, _, _ in _STEPS if step in steps]
+    if len(taken) == len(_STEPS):
         what = f"positions, frequencies, angles and output all computed in {narrow}"
     else:
-        what = f"{_join(list(steps), ', ')} rounded to {narrow}"
+        what = f"{_join(taken, ', ')} rounded to {narrow}"
         if "positions" in steps:
             what += f" (it holds whole numbers exactly only up to {limit})"
     candidate = _Candidate(
@@ -4867,7 +4918,7 @@ def _rounded_step(
         convention,
         seq_len,
         precision=_DTYPES[narrow][0],
-        causes=tuple(f"{step}:{narrow}" for step in steps),
+        causes=tuple(f"{step}:{narrow}" for step in taken),
     )
     if "angles" in steps:
         candidate.other_rounding = other_rounding
@@ -4939,20 +4990,6 @@ def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
 
 # The bases the rotary diagnosis tries besides the one asked for: the ones models use.
 _ROPE_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000)
-
-# The pipeline steps a precision mistake can round, in order: (step, the formats it is tried in, the step
-# in words).  Constant tuples, in flash when frozen.
-_ROPE_STEP_FORMATS = (
-    ("positions", ("float16", "bfloat16"), "the positions"),
-    ("inv_freq", ("float16", "bfloat16", "float16 arithmetic", "bfloat16 arithmetic"), "inv_freq"),
-    ("angles", ("float16", "bfloat16"), "the angles"),
-    ("output", ("float16", "bfloat16"), "the values"),
-)
-
-
-def _rope_step(step: str) -> "Tuple[str, Tuple[str, ...], str]":
-    """The row of _ROPE_STEP_FORMATS for step."""
-    return [row for row in _ROPE_STEP_FORMATS if row[0] == step][0]
 
 
 def _diagnose_rope(
@@ -5155,14 +5192,19 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _R
         yield f"without its attention factor {setup.attention_value:.6g}", ("attention_factor:missing",), setup, {}, 1.0
         twice = setup.attention_value * setup.attention_value
         yield "with its attention factor applied twice", ("attention_factor:twice",), setup, {}, twice
-    for steps in _step_combinations():
-        causes = tuple(f"{step}:{fmt.split()[0]}" for step, fmt in steps.items())
+    narrow: "Tuple[str, ...]" = ("float16", "bfloat16")
+    formats = dict((step, narrow) for step, _, _ in _STEPS)
+    formats["frequencies"] = narrow + tuple(f"{fmt} arithmetic" for fmt in narrow)
+    for steps in _step_choices(formats):
+        named = dict((step, key) for step, _, key in _STEPS)
+        causes = tuple(f"{named[step]}:{fmt.split()[0]}" for step, fmt in steps.items())
         words = []
-        for step, fmt in steps.items():
+        for step, words_of, key in _STEPS:
+            fmt = steps.get(step, "")
             if fmt.endswith("arithmetic"):
-                words.append(f"inv_freq computed in {fmt}")
-            else:
-                words.append(f"{_rope_step(step)[2]} rounded to {fmt}")
+                words.append(f"{key} computed in {fmt}")
+            elif fmt:
+                words.append(f"{key if step == 'frequencies' else words_of} rounded to {fmt}")
         yield "with " + _join(words, ", "), causes, setup, steps, setup.attention_value
 
 
@@ -5197,16 +5239,6 @@ def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
             )
         )
     return [(kind, scaled) for kind, scaled in tried if kind != setup.kind]
-
-
-def _step_combinations() -> "List[Dict[str, str]]":
-    """Every non-empty choice of steps and formats, fewest steps first."""
-    combinations: "List[Dict[str, str]]" = [{}]
-    for step, formats, _ in _ROPE_STEP_FORMATS:
-        combinations = combinations + [dict(list(c.items()) + [(step, fmt)]) for c in combinations for fmt in formats]
-    combinations = combinations[1:]
-    combinations.sort(key=len)
-    return combinations
 
 
 def _rope_fit(
@@ -5620,38 +5652,17 @@ def _rope_candidate_row(
     factor: float,
     dtype: str,
 ) -> "List[float]":
-    """Row r as a pipeline computes it in float64 with the given steps rounded, then rounded to dtype."""
-
-    def narrow(values: "List[float]", step: str) -> "List[float]":
-        return _round_row(values, steps[step]) if step in steps else values
-
-    if "positions" in steps:
-        p = _round_row([p], steps["positions"])[0]
+    """Row r as a pipeline computes it in float64 with the given steps rounded (_pipeline), then rounded to dtype."""
     h = setup.pairs
-    fmt = steps.get("inv_freq", "")
-    if fmt.endswith("arithmetic"):
-        narrow_format = fmt.split()[0]
-        rounded_base = _round_row([_to_float(setup.base)], narrow_format)[0]
-        exponents = _round_row([2 * k / setup.head_dim for k in range(h)], narrow_format)
-        powers = _round_row([rounded_base**e for e in exponents], narrow_format)
-        computed = _round_row([1.0 / x if x else _INF for x in powers], narrow_format)
-        default = [math.pow(_to_float(setup.base), -k / h) for k in range(h)]
-        frequencies = [c * w / d if d else c for c, w, d in zip(computed, frequencies, default)]
-    elif fmt:
-        frequencies = _round_row(frequencies, fmt)
-    angles = narrow([p * w for w in frequencies], "angles")
-    cosines = [math.cos(a) * factor for a in angles]
-    sines = [math.sin(a) * factor for a in angles]
+    law = (_to_float(setup.base), [k / h for k in range(h)])
+    cosines, sines = _pipeline(p, frequencies, steps, factor, law, kind != "sin", kind != "cos")
     if vectors is None:
-        values = cosines if kind == "cos" else sines
-        row = _rope_arrange(setup, narrow(values, "output"))
-    else:
-        cosines, sines = narrow(cosines, "output"), narrow(sines, "output")
-        x = vectors[r]
-        row = [0.0] * setup.head_dim
-        for k, (a, b) in enumerate(setup.partners()):
-            row[a] = x[a] * cosines[k] - x[b] * sines[k]
-            row[b] = x[b] * cosines[k] + x[a] * sines[k]
+        return _round_row(_rope_arrange(setup, cosines if kind == "cos" else sines), dtype)
+    x = vectors[r]
+    row = [0.0] * setup.head_dim
+    for k, (a, b) in enumerate(setup.partners()):
+        row[a] = x[a] * cosines[k] - x[b] * sines[k]
+        row[b] = x[b] * cosines[k] + x[a] * sines[k]
     return _round_row(row, dtype)
 
 
