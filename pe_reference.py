@@ -3514,7 +3514,7 @@ class _Candidate:
         self,
         description: str,
         make_row: "Callable[[int], List[float]]",
-        convention: "Convention",
+        convention: "Optional[Convention]",
         seq_len: int,
         local: bool = False,
         precision: int = 53,
@@ -3522,7 +3522,8 @@ class _Candidate:
     ) -> None:
         self.description = description
         self.make_row = make_row
-        #: The convention whose angles (and output scale) set each element's allowance, in a table of seq_len rows.
+        #: The convention whose angles (and output scale) set each element's allowance, in a table of seq_len
+        #: rows; None for a rotary cache's candidate, whose allowance is its own (tolerances).
         self.convention = convention
         self.seq_len = seq_len
         #: Whether local damage is looked for against it (a convention, not a mistake).
@@ -3543,9 +3544,14 @@ class _Candidate:
         #: Row r with its rounded angles taken to their other neighbours, for a mistake that rounds angles:
         #: where the pipeline's angle lay at a midpoint, either is its rounding.
         self.other_rounding: "Optional[Callable[[int], List[float]]]" = None
+        #: Each element's allowance in row r, where the candidate sets its own (a rotary cache's).
+        self.tolerances: "Optional[Callable[[int], List[float]]]" = None
 
     def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
         """Each element's allowance in row r (see _row_allowance)."""
+        if self.tolerances is not None:
+            return self.tolerances(r)
+        assert self.convention is not None  # a candidate without tolerances has a convention
         if self.frequencies is None:
             self.scale = self.convention._float_scale(d_model)
             shared = ("frequencies", self.convention, d_model)  # one list per convention: its allowances shared
@@ -3583,24 +3589,14 @@ def _convention_candidate(
     scale = convention._float_scale(d_model)
 
     def make_row(r: int) -> "List[float]":
-        return _float64_row(convention._position(r, seq_len), plan, frequencies, scale)
+        return _arranged(plan, *_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale))
 
     return _Candidate(description, make_row, convention, seq_len, local=True, causes=causes)
 
 
-def _float64_row(
-    position: "Tuple[int, int]", plan: "List[Tuple[int, int]]", frequencies: "List[float]", scale: float = 1.0
-) -> "List[float]":
-    """One row by the float64 formula, position * frequency (a candidate's row)."""
-    p = _to_float(position)
-    row = []
-    for kind, pair in plan:
-        if kind == _ZERO:
-            row.append(0.0)
-        else:
-            angle = p * frequencies[pair]
-            row.append(scale * (math.sin(angle) if kind == _SINE else math.cos(angle)))
-    return row
+def _arranged(plan: "List[Tuple[int, int]]", cosines: "List[float]", sines: "List[float]") -> "List[float]":
+    """A row from each pair's cosine and sine (_pipeline's), in the columns a plan of (kind, pair) gives them."""
+    return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
 
 
 def _diagnose(
@@ -3754,7 +3750,7 @@ def _scored(
 
 
 def _explanation(
-    table: "_Source",
+    table: "_Table",
     scored: "List[Tuple[int, int, int, _Candidate]]",
     asked: "Optional[Convention]",
     dtype: str,
@@ -3791,6 +3787,7 @@ def _explanation(
             # A convention: look for damage on every row, not on the sample only.
             checked = _candidate_damage(table, candidate, dtype)
             items = None if checked is None else checked[0]
+            assert candidate.convention is not None  # a convention's candidate (local) has one
             call = _call(candidate.convention, len(table), d_model, dtype)
             if items == []:
                 return (
@@ -3811,8 +3808,12 @@ def _explanation(
             continue
         if reproduced >= _EXPLAINED_SHARE * compared:
             checked = _candidate_damage(table, candidate, dtype)
-            if checked is None:
-                continue  # the story does not hold beyond the sample
+            if checked is None:  # the story does not hold beyond the sample
+                fallback = fallback or (
+                    f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
+                    " but elsewhere the table differs from it by more than local damage."
+                )
+                continue
             items, unjudged = checked
             note = f"; {candidate.note}" if candidate.note else ""
             where = ""
@@ -3980,7 +3981,7 @@ def _reproduced(table: "_Table", candidate: _Candidate, sample: "List[int]", dty
     return reproduced, compared
 
 
-def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "Optional[Tuple[List[str], int]]":
+def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Optional[Tuple[List[str], int]]":
     """The local damage that separates the table from a candidate, and the elements not judged.
 
     A convention (candidate.local) is checked on every element by the
@@ -3994,6 +3995,8 @@ def _candidate_damage(table: "_Source", candidate: _Candidate, dtype: str) -> "O
     damaged: "Dict[int, List[int]]" = {}
     unjudged = 0
     if candidate.local:
+        # A convention's candidate (local): a table's, which has one.
+        assert candidate.convention is not None and isinstance(table, _Source)
         try:
             comparison = _tally(table, candidate.convention, dtype, None, None, measure=False)
         except (ValueError, OverflowError):
@@ -4045,7 +4048,8 @@ def _damage(
         for c in columns:
             counts[c] = counts.get(c, 0) + 1
     bad_columns = [c for c, n in sorted(counts.items()) if seq_len >= 4 and 4 * n >= 3 * seq_len]
-    width = sum(1 for kind, _ in reference.convention._plan(d_model) if kind != _ZERO)
+    plan = [] if reference.convention is None else reference.convention._plan(d_model)
+    width = sum(1 for kind, _ in plan if kind != _ZERO) if plan else d_model
     if bad_columns and len(bad_columns) <= max(2, d_model // 8) and 2 * len(bad_columns) < width:
         items.extend(_column_damage(table, bad_columns, reference, dtype))
         for r in list(cells):
@@ -4768,6 +4772,7 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
             [-exponent[pair] if kind != _ZERO else 0.0 for kind, pair in plan],
         ),
     )
+    by_column = [(kind, column) for column, (kind, _) in enumerate(plan)]
     for cause, words, exponent_of in wrong:
         try:
             frequency_of = [factor / math.pow(base, x) for x in exponent_of]
@@ -4775,11 +4780,10 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
             continue
 
         def wrong_row(r: int, frequency_of: "List[float]" = frequency_of) -> "List[float]":
-            p = _to_float(convention._position(r, seq_len))
-            return [
-                0.0 if kind == _ZERO else scale * (math.sin(p * w) if kind == _SINE else math.cos(p * w))
-                for (kind, _), w in zip(plan, frequency_of)
-            ]
+            # Each column its own frequency: the plan's pairs are its columns.
+            return _arranged(
+                by_column, *_pipeline(_to_float(convention._position(r, seq_len)), frequency_of, {}, scale)
+            )
 
         candidate = _Candidate(
             f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len, causes=(cause,)
@@ -4797,7 +4801,9 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
         found.append(
             _Candidate(
                 "an interleave with the cosine first, [cos, sin] per pair",
-                lambda r: _float64_row(convention._position(r, seq_len), swapped, frequencies, scale),
+                lambda r: _arranged(
+                    swapped, *_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale)
+                ),
                 convention,
                 seq_len,
                 causes=("layout:cosine-first",),
@@ -4895,14 +4901,12 @@ def _rounded_step(
     scale = convention._float_scale(d_model)
     limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
 
-    def arranged(cosines: "List[float]", sines: "List[float]") -> "List[float]":
-        return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
-
     def make_row(r: int) -> "List[float]":
-        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale))
+        return _arranged(plan, *_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale))
 
     def other_rounding(r: int) -> "List[float]":
-        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale, other=True))
+        position = _to_float(convention._position(r, seq_len))
+        return _arranged(plan, *_pipeline(position, frequencies, steps, scale, other=True))
 
     name = convention._name(d_model)
     taken = [step for step, _, _ in _STEPS if step in steps]
@@ -5033,11 +5037,17 @@ def _diagnose_rope(
             )
         # Stored in the narrower format and wrong besides: the candidates are rounded to it too.
         dtype, stored = held, (f"output:{held}",)
-    sample_rows = _sample_rows(len(table))
-    sampled = [table[r] for r in sample_rows]
+    sample = _sample_rows(len(table))
     floats = allowance.positions
-    nothing = _rope_share(
-        sampled, sample_rows, setup, kind, vectors, floats, positions, {}, setup.attention_value, dtype
+
+    def share(candidate: _Candidate) -> float:
+        reproduced, compared = _reproduced(table, candidate, sample, dtype)
+        return reproduced / compared if compared else 0.0
+
+    nothing = share(
+        _rope_candidate(
+            "", (), len(table[0]), setup, kind, vectors, floats, positions, {}, setup.attention_value, dtype
+        )
     )
     if nothing >= _EXPLAINED_SHARE:
         # The table agrees with the cache computed in floating point, sampled: no change would explain more.
@@ -5046,8 +5056,9 @@ def _diagnose_rope(
             f" computed in floating point, plus an ulp of {dtype}: no mistake explains the failing elements better.",
             (),
         )
+    stored_words = f", its values rounded to {dtype}" if stored else ""
     # The setup read from the table (one change or several), verified on the sample, then on every element:
-    # named at once if it passes on every element, else only if no candidate below explains the sample.
+    # named at once if it passes on every element, else only if no candidate below explains the table.
     fitted: "Optional[Tuple[str, Tuple[str, ...]]]" = None
     for variant, read in _rope_fit(table, setup, kind, dtype) if positions is None and vectors is None else []:
         words, causes = _rope_story(setup, variant, len(table))
@@ -5056,8 +5067,10 @@ def _diagnose_rope(
             where = _runs_text([position for position, _ in read])
             words, causes = (words + [f"with {where}"], causes + ("positions",)) if where else ([], ())
         at = floats if read is None else [float(position) for position, _ in read]
-        share = _rope_share(sampled, sample_rows, variant, kind, None, at, read, {}, variant.attention_value, dtype)
-        if not words or share < _EXPLAINED_SHARE:
+        candidate = _rope_candidate(
+            "", (), len(table[0]), variant, kind, None, at, read, {}, variant.attention_value, dtype
+        )
+        if not words or share(candidate) < _EXPLAINED_SHARE:
             continue
         failures = _rope_comparison(table, variant, kind, None, read, dtype, None, None, set()).failures
         verdict = "it passes on every element. The call that reproduces it"
@@ -5066,7 +5079,6 @@ def _diagnose_rope(
                 f"it passes on all but {failures} of the {len(table) * len(table[0])} elements (damage)."
                 " The call that computes it without them"
             )
-        stored_words = f", its values rounded to {dtype}" if stored else ""
         fitted = (
             f"Diagnosis: the table is the {name} {_join(words, ', ')}{stored_words}; {verdict}:"
             f" {_rope_call(variant, len(table), kind, dtype, read is not None)}.",
@@ -5075,31 +5087,96 @@ def _diagnose_rope(
         if not failures:
             return fitted
         break
-    best: "Optional[Tuple[int, float, int, str, Tuple[str, ...]]]" = None
-    for order, (text, causes, variant, steps, factor) in enumerate(_rope_candidates(setup)):
+    # The known mistakes, scored, ranked and verified on every row as a table's are (_scored, _explanation).
+    candidates = []
+    for text, causes, variant, steps, factor in _rope_candidates(setup):
         try:
-            share = _rope_share(sampled, sample_rows, variant, kind, vectors, floats, positions, steps, factor, dtype)
+            candidates.append(
+                _rope_candidate(
+                    f"the {name} {text}{stored_words}",
+                    causes + stored,
+                    len(table[0]),
+                    variant,
+                    kind,
+                    vectors,
+                    floats,
+                    positions,
+                    steps,
+                    factor,
+                    dtype,
+                )
+            )
         except (ValueError, OverflowError, ZeroDivisionError):
             continue
-        if share >= _EXPLAINED_SHARE:
-            rank = (len(causes), -share, order, text, causes)
-            if best is None or rank < best:
-                best = rank
-    if best is None and fitted is not None:
+    told, found = _explanation(table, _scored(table, candidates, None, dtype, sample), None, dtype, (0, 0), len(sample))
+    if not found and fitted is not None:
         return fitted
-    if best is None:
-        return (
-            "Diagnosis: no known cause explains the table (tried the other layout, other bases, the scaling variants,"
-            " the attention factor, and positions, inv_freq, angles and values rounded to float16 or bfloat16).",
-            (),
-        )
-    _, share, _, text, causes = best
-    if stored:
-        text += f", its values rounded to {dtype}"
-    return (
-        f"Diagnosis: the table is the {name} {text}; that reproduces {_percent(-share)} of the sampled elements.",
-        causes + stored,
-    )
+    return "Diagnosis: " + told, found
+
+
+def _rope_candidate(
+    description: str,
+    causes: "Tuple[str, ...]",
+    width: int,
+    setup: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    floats: "List[float]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    steps: "Dict[str, str]",
+    factor: float,
+    dtype: str,
+) -> _Candidate:
+    """A way of computing a rotary table as a diagnosis candidate: its rows as a pipeline computes them in
+    float64 (_pipeline: the setup, the steps rounded, the attention factor), then rounded to dtype; each
+    element's allowance 2**-18 (1 + |angle|) A (float32 arithmetic in the rest of a pipeline; for rotated
+    vectors, times the pair's size |x_a| + |x_b|) plus an ulp of dtype at the value."""
+    frequencies = setup.float_frequencies(_last_position(positions, len(floats)))
+    h = setup.pairs
+    law = (_to_float(setup.base), [k / h for k in range(h)])
+    columns = setup.columns()
+    slack = _power_of_two(1 - _DTYPES[dtype][0])
+    scale = _power_of_two(-18) * abs(factor)
+    made: "Dict[int, List[float]]" = {}  # the last row made: its allowance is computed from it
+
+    def computed(r: int, other: bool = False) -> "List[float]":
+        cosines, sines = _pipeline(floats[r], frequencies, steps, factor, law, kind != "sin", kind != "cos", other)
+        if vectors is None:
+            return _round_row(_rope_arrange(setup, cosines if kind == "cos" else sines), dtype)
+        x = vectors[r]
+        row = [0.0] * setup.head_dim
+        for k, (a, b) in enumerate(setup.partners()):
+            row[a] = x[a] * cosines[k] - x[b] * sines[k]
+            row[b] = x[b] * cosines[k] + x[a] * sines[k]
+        return _round_row(row, dtype)
+
+    def make_row(r: int) -> "List[float]":
+        if r not in made:
+            made.clear()
+            made[r] = computed(r)
+        return made[r]
+
+    def tolerances(r: int) -> "List[float]":
+        try:
+            result = make_row(r)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return [0.0] * width  # no row: nothing reproduced
+        p = floats[r]
+        weight = [1.0 if vectors is None else 0.0] * width
+        if vectors is not None:
+            x = vectors[r]
+            for a, b in setup.partners():
+                weight[a] = weight[b] = abs(x[a]) + abs(x[b])
+        return [
+            scale * (1 + abs(p * frequencies[columns[c]])) * weight[c] + slack * max(1.0, abs(value))
+            for c, value in enumerate(result)
+        ]
+
+    candidate = _Candidate(description, make_row, None, len(floats), causes=causes)
+    candidate.tolerances = tolerances
+    if "angles" in steps:
+        candidate.other_rounding = lambda r: computed(r, True)
+    return candidate
 
 
 def _rope_failures(
@@ -5639,66 +5716,6 @@ def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: b
         at = _number(_add(found.last, (1, 1)))
         return f"rope({at}, {found.head_dim}{keywords})[{index}][:{seq_len}] (on the command line: {at} {found.head_dim} {options}, its first {seq_len} rows)"
     return f"rope({seq_len}, {found.head_dim}{keywords})[{index}] (on the command line: {options})"
-
-
-def _rope_candidate_row(
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
-    r: int,
-    p: float,
-    frequencies: "List[float]",
-    steps: "Dict[str, str]",
-    factor: float,
-    dtype: str,
-) -> "List[float]":
-    """Row r as a pipeline computes it in float64 with the given steps rounded (_pipeline), then rounded to dtype."""
-    h = setup.pairs
-    law = (_to_float(setup.base), [k / h for k in range(h)])
-    cosines, sines = _pipeline(p, frequencies, steps, factor, law, kind != "sin", kind != "cos")
-    if vectors is None:
-        return _round_row(_rope_arrange(setup, cosines if kind == "cos" else sines), dtype)
-    x = vectors[r]
-    row = [0.0] * setup.head_dim
-    for k, (a, b) in enumerate(setup.partners()):
-        row[a] = x[a] * cosines[k] - x[b] * sines[k]
-        row[b] = x[b] * cosines[k] + x[a] * sines[k]
-    return _round_row(row, dtype)
-
-
-def _rope_share(
-    sampled: "List[List[float]]",
-    sample_rows: "List[int]",
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
-    floats: "List[float]",
-    positions: "Optional[List[Tuple[int, int]]]",
-    steps: "Dict[str, str]",
-    factor: float,
-    dtype: str,
-) -> float:
-    """The share of the sampled elements the candidate gives within its allowance."""
-    frequencies = setup.float_frequencies(_last_position(positions, len(floats)))
-    columns = setup.columns()
-    slack = _power_of_two(1 - _DTYPES[dtype][0])
-    scale = _power_of_two(-18) * abs(factor)
-    reproduced = total = 0
-    for row, r in zip(sampled, sample_rows):
-        p = floats[r]
-        made = _rope_candidate_row(setup, kind, vectors, r, p, frequencies, steps, factor, dtype)
-        weight = [1.0] * len(row)
-        if vectors is not None:
-            x = vectors[r]
-            weight = [0.0] * len(row)
-            for a, b in setup.partners():
-                weight[a] = weight[b] = abs(x[a]) + abs(x[b])
-        for c, (actual, result) in enumerate(zip(row, made)):
-            bound = scale * (1 + abs(p * frequencies[columns[c]])) * weight[c] + slack * max(1.0, abs(result))
-            if abs(actual - result) <= bound:
-                reproduced += 1
-            total += 1
-    return reproduced / total if total else 0.0
 
 
 # A cache's layouts: each pair's value in columns k and k + h (half), 2k and 2k + 1 (interleaved), or once in

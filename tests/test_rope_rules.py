@@ -1,7 +1,7 @@
 """The rotary diagnosis's rules the mutation run found untested (tests/test_rope_cases.py has the whole-model cases)."""
 
 import math
-from typing import Dict
+from typing import Dict, List, Optional
 
 import mpmath
 import pytest
@@ -12,7 +12,9 @@ from tests import reference
 
 YARN = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 16}
 PREFIX = "Diagnosis: the table is the RoPE cos cache (half layout, base 10000, yarn scaling) "
-SUFFIX = "; that reproduces 100% of the sampled elements."
+# A known mistake's story, verified on every row as a table's is.
+FOLLOWS = "Diagnosis: the table follows the RoPE cos cache (half layout, base 10000, yarn scaling) "
+SUFFIX = "; it reproduces every element."
 
 
 YARN_CALL = "scaling={'rope_type': 'yarn', 'factor': 4, 'original_max_position_embeddings': 16}"
@@ -33,7 +35,7 @@ def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object])
     )
     report = compare_rope(cos, scaling=scaling, positions=list(range(40)))
     assert report.causes == ("base",)
-    assert report.diagnosis == PREFIX + "with base 500000" + SUFFIX
+    assert report.diagnosis == FOLLOWS + "with base 500000" + SUFFIX
 
 
 @pytest.mark.parametrize(
@@ -67,7 +69,17 @@ def test_each_other_scaling_with_the_same_factor_and_length_is_tried(made_with: 
     report = compare_rope(cos, scaling=YARN, positions=list(range(40)))
     assert report.causes == ("scaling",)
     kind = str(made_with["rope_type"])
-    assert report.diagnosis == PREFIX + f"with {kind} scaling instead" + SUFFIX
+    assert report.diagnosis == FOLLOWS + f"with {kind} scaling instead" + SUFFIX
+
+
+def rope_share(
+    row: "List[float]", setup: "pe_reference._Rope", kind: str, vector: "Optional[List[float]]", at: float, dtype: str
+) -> float:
+    """The share of one row at position ``at`` that the rotary candidate without a change reproduces."""
+    vectors = None if vector is None else [vector]
+    candidate = pe_reference._rope_candidate("", (), len(row), setup, kind, vectors, [at], None, {}, 1.0, dtype)
+    reproduced, compared = pe_reference._reproduced([row], candidate, [0], dtype)
+    return reproduced / compared
 
 
 @pytest.mark.parametrize("dtype, precision", [("bfloat16", 8), ("float16", 11), ("float32", 24)])
@@ -79,7 +91,7 @@ def test_a_candidate_reproduces_an_element_within_the_formats_storing_error(dtyp
     for error, share in ((storing, 1.0), (storing + 2.0**-17, 7 / 8)):
         row = [1.0] * 8
         row[3] = 1.0 - error
-        assert pe_reference._rope_share([row], [0], setup, "cos", None, [0.0], None, {}, 1.0, dtype) == share
+        assert rope_share(row, setup, "cos", None, 0.0, dtype) == share
 
 
 @pytest.mark.parametrize("exact", [False, True])
@@ -108,7 +120,7 @@ def test_the_arithmetic_allowance_grows_with_the_angle() -> None:
     def share(column: int, error: float) -> float:
         changed = list(row)
         changed[column] += error
-        return pe_reference._rope_share([changed], [0], setup, "cos", None, [1024.0], None, {}, 1.0, "float64")
+        return rope_share(changed, setup, "cos", None, 1024.0, "float64")
 
     assert share(0, 2.0**-9) == 1.0
     assert share(0, 2.0**-7) == 7 / 8
@@ -125,7 +137,7 @@ def test_a_rotated_elements_arithmetic_allowance_is_weighted_by_its_pair() -> No
     for column, error, share in ((0, 4 * 2.0**-19, 1.0), (0, 4 * 2.0**-17, 7 / 8), (1, 2.0**-40, 7 / 8)):
         row = list(vector)
         row[column] += error
-        found = pe_reference._rope_share([row], [0], setup, "rotated", [vector], [0.0], None, {}, 1.0, "float64")
+        found = rope_share(row, setup, "rotated", vector, 0.0, "float64")
         assert found == share
 
 
@@ -173,3 +185,38 @@ def test_the_pairs_layout_is_for_caches_and_takes_any_number_of_pairs() -> None:
     odd = r"^a half-layout cache must have an even number of columns \(head_dim\), got 3: .* takes layout='pairs'$"
     with pytest.raises(ValueError, match=odd):
         compare_rope(cos)
+
+
+def bfloat16_inv_freq_cache(seq_len: int, head_dim: int) -> "List[List[float]]":
+    """A cos cache whose inv_freq was rounded to bfloat16, the rest in float64, rounded to float32 (by struct)."""
+    inv_freq = [reference.round_to(10000.0 ** (-2 * k / head_dim), "bfloat16") for k in range(head_dim // 2)]
+    return [[reference.round_to(math.cos(p * w), "float32") for w in inv_freq] * 2 for p in range(seq_len)]
+
+
+def test_a_rotary_mistake_is_verified_on_every_row_and_its_damage_named() -> None:
+    # Before, a mistake's story was judged on the sampled rows alone ("reproduces 100% of the sampled
+    # elements"): rows zeroed between them went unmentioned, and rows wrong everywhere but there still
+    # got the story.
+    seq_len = 2000
+    sampled = set(pe_reference._sample_rows(seq_len))
+    quiet = [r for r in range(1000, seq_len) if r not in sampled]
+    positions = list(range(seq_len))
+    cache = bfloat16_inv_freq_cache(seq_len, 16)
+    report = compare_rope(cache, positions=positions, dtype="float32")
+    assert report.causes == ("inv_freq:bfloat16",), str(report)
+    assert report.diagnosis is not None and report.diagnosis.endswith("; it reproduces every element."), str(report)
+    zeroed = quiet[:2]
+    for r in zeroed:
+        cache[r] = [0.0] * 16
+    report = compare_rope(cache, positions=positions, dtype="float32")
+    assert report.causes == ("inv_freq:bfloat16", "damage"), str(report)
+    assert f"row {zeroed[0]}, all zeros" in str(report.diagnosis) and f"row {zeroed[1]}, all zeros" in str(
+        report.diagnosis
+    ), str(report)
+    for r in quiet[:400]:
+        cache[r] = [x + 0.25 for x in cache[r]]
+    report = compare_rope(cache, positions=positions, dtype="float32")
+    assert report.causes == (), str(report)
+    assert str(report.diagnosis).endswith("but elsewhere the table differs from it by more than local damage."), str(
+        report
+    )
