@@ -118,6 +118,11 @@ if TYPE_CHECKING:
     _Blend = Union["_Llama3", "_YarnRamp"]
     # Where a table to check comes from, and the table as the checker reads it (rounded to its format).
     _Table = Union[List[List[float]], "_Source"]
+    # What a family of the diagnosis's candidates yields: a candidate, or a convention with its words ('' for
+    # its own description).
+    _Made = Union["_Candidate", Tuple["Convention", str]]
+    # And a rotary cache's: (words, causes, the rope computed, the steps rounded, the attention factor).
+    _RopeMade = Tuple[str, Tuple[str, ...], "_Rope", Dict[str, str], float]
 
 
 # The module reads top-down; each section below starts with a header like this map's lines:
@@ -4547,8 +4552,9 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     return conventions
 
 
-# Bases tried by the diagnosis besides the one asked for.
-_OTHER_BASES = (100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0)
+# The bases the diagnosis tries besides the one asked for, for tables and rotary caches alike: the paper's and
+# those models use (Llama 3's 500000, Qwen's 1000000, ...), then small ones.  A constant tuple, in flash when frozen.
+_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000, 1000, 100)
 
 
 def _changed_fields(origin: "Convention", convention: "Convention", d_model: int) -> "List[Tuple[str, object]]":
@@ -4650,18 +4656,21 @@ def _candidates(
 ) -> "List[_Candidate]":
     """Every convention and known mistake the diagnosis tries, simplest first, the one asked for before all.
 
-    The conventions read from the table (_fit); each preset; the layouts,
-    spacings and odd rules from nearby first positions; the asked convention
-    counted the other way; other bases; the known mistakes; and last, the
-    positions read row by row.  All share the asked convention's given
-    positions.
+    Each family of candidates is a small generator, and the families are tried in the order of one tuple:
+    the convention asked for; the conventions read from the table (_fit); each preset; those read with a
+    number kept as read; the layouts, spacings and odd rules from nearby first positions, and the asked
+    convention counted the other way; other bases; the known mistakes (_mistakes); and last, the positions
+    read row by row.  A convention family yields (convention, words; '' for its own description), kept
+    once per table it makes; all share the asked convention's given positions.
 
-    Long because it is a list, in the order the candidates are tried, each a short block.
+    Long because each family is a short generator, with the tuple that orders them.
     """
     seq_len, d_model = len(table), len(table[0])
     found: "List[_Candidate]" = []
     seen = set()
     given = context._fields[9]
+    reference = asked if asked is not None else context.replace(odd="sine")
+    fitted_conventions = _fit(table, context, dtype)
 
     def add_convention(convention: Convention, description: str = "") -> None:
         if given is not None and convention._fields[9] is None:
@@ -4679,21 +4688,25 @@ def _candidates(
             _convention_candidate(description or _describe(convention, d_model), convention, seq_len, d_model, causes)
         )
 
-    if asked is not None:
-        add_convention(asked)
-    fitted_conventions = _fit(table, context, dtype)
-    for as_read, fitted in fitted_conventions:
-        if (fitted._fields[9] is None or given is not None) and not as_read:
-            add_convention(fitted)
+    def asked_first() -> "Iterator[_Made]":
+        if asked is not None:
+            yield asked, ""
 
-    for preset in PRESETS.values():
-        add_convention(preset)
-        if context._fields[3] != preset._fields[3]:
-            add_convention(preset.replace(base=context.base))
-    for as_read, fitted in fitted_conventions:  # those with a number kept as read: after every preset
-        if (fitted._fields[9] is None or given is not None) and as_read:
-            add_convention(fitted)
-    if given is None:
+    def fitted(as_read: bool) -> "Iterator[_Made]":
+        # The conventions read from the table, those with a number kept as read only after every preset.
+        for kept, convention in fitted_conventions:
+            if (convention._fields[9] is None or given is not None) and kept == as_read:
+                yield convention, ""
+
+    def presets() -> "Iterator[_Made]":
+        for preset in PRESETS.values():
+            yield preset, ""
+            if context._fields[3] != preset._fields[3]:
+                yield preset.replace(base=context.base), ""
+
+    def nearby() -> "Iterator[_Made]":
+        if given is not None:
+            return
         start, step = context._fields[6], context._fields[7]
         starts = [(0, 1), (1, 1), (2, 1)] + [_add(start, _times(step, k)) for k in (1, 2, -1, -2)]
         if shift:
@@ -4703,94 +4716,111 @@ def _candidates(
             for layout in _LAYOUTS:
                 for spacing in _SPACINGS:
                     for odd in odd_rules:
-                        add_convention(
-                            context.replace(layout=layout, spacing=spacing, shift=1, start=_number(first), odd=odd)
+                        yield (
+                            context.replace(layout=layout, spacing=spacing, shift=1, start=_number(first), odd=odd),
+                            "",
                         )
-        add_convention(context.replace(descending=not context.descending))
-    reference = asked if asked is not None else context.replace(odd="sine")
-    for other in _OTHER_BASES:
-        if (int(other), 1) != reference._fields[3]:
-            add_convention(
-                reference.replace(base=other),
-                f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}",
-            )
-    found.extend(_mistakes(table, reference, dtype))
-    # Positions read row by row, the least simple story: after every mistake, said as runs of consecutive
-    # positions, and only when they are few.
-    for _, fitted in fitted_conventions:
-        read = fitted._fields[9] if given is None else None
-        where = "" if read is None else _runs_text([position for position, _ in read])
-        if where:
-            add_convention(fitted, f"{_describe(fitted, d_model)}, with {where}")
+        yield context.replace(descending=not context.descending), ""
+
+    def bases() -> "Iterator[_Made]":
+        for other in _BASES:
+            if (other, 1) != reference._fields[3]:
+                words = f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}"
+                yield reference.replace(base=other), words
+
+    def mistakes() -> "Iterator[_Made]":
+        return _mistakes(table, reference, dtype)
+
+    def positions_read() -> "Iterator[_Made]":
+        # The least simple story, said as runs of consecutive positions, and only when they are few.
+        for _, convention in fitted_conventions:
+            read = convention._fields[9] if given is None else None
+            where = "" if read is None else _runs_text([position for position, _ in read])
+            if where:
+                yield convention, f"{_describe(convention, d_model)}, with {where}"
+
+    families = (asked_first, lambda: fitted(False), presets, lambda: fitted(True), nearby, bases, mistakes)
+    for family in families + (positions_read,):  # a new family of candidates: one generator, and its place here
+        for made in family():
+            if isinstance(made, _Candidate):
+                found.append(made)
+            else:
+                add_convention(*made)
     memo: "Dict[Tuple[object, ...], List[float]]" = {}
     for candidate in found:
         candidate.memo = memo  # candidates of one convention and precision share their allowances
     return found
 
 
-def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_Candidate]":
-    """The known mistakes: a wrong exponent, a cosine-first interleave, steps rounded to a narrow format, a transpose.
+def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterator[_Candidate]":
+    """The known mistakes, one family each, in the order of one tuple: a wrong exponent, a cosine-first
+    interleave, float32's errors, steps rounded to a narrow format, a transpose.
 
-    Long because it is a list: one short block per known mistake.
+    Long because each family is a short generator, with the tuple that orders them.
     """
     seq_len, d_model = len(table), len(table[0])
     plan = convention._plan(d_model)
-    exponents = convention._exponents(d_model)
     name = convention._name(d_model)
-    base = _to_float(convention._fields[3])
     scale = convention._float_scale(d_model)
-    found = []
+    precision = _DTYPES[dtype][0]
+    sample = _sample_rows(seq_len)
 
-    # Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
-    factor = _to_float(convention._fields[4]) * (2 * math.pi if convention.full_turns else 1.0)
-    exponent = [a / b for a, b in exponents]
-    odd_cosines = [
-        (dim if convention.layout == "interleaved" else exponents[pair][0] + 1) / exponents[pair][1]
-        if kind == _COSINE
-        else exponent[pair]
-        if kind == _SINE
-        else 0.0
-        for dim, (kind, pair) in enumerate(plan)
-    ]
-    wrong = (
-        (
-            "exponent:odd-column",
-            "cosine columns that use the odd column index in the exponent, base**(j/d) for column j, instead of"
-            " the pair's 2i",
-            odd_cosines,
-        ),
-        (
-            "exponent:column",
-            "every column's own index j in the exponent, base**(-2j/d), instead of the pair's 2i (so a pair's sine"
-            " and cosine have different frequencies)",
-            [2 * dim / d_model for dim in range(d_model)],
-        ),
-        (
-            "frequencies:inverted",
-            "the frequencies inverted, the angle pos * base**(2i/d) instead of pos / base**(2i/d) (pos / div_term"
-            " where div_term already holds base**(-2i/d))",
-            [-exponent[pair] if kind != _ZERO else 0.0 for kind, pair in plan],
-        ),
-    )
-    by_column = [(kind, column) for column, (kind, _) in enumerate(plan)]
-    for cause, words, exponent_of in wrong:
-        try:
-            frequency_of = [factor / math.pow(base, x) for x in exponent_of]
-        except (OverflowError, ZeroDivisionError):
-            continue
-
-        def wrong_row(r: int, frequency_of: "List[float]" = frequency_of) -> "List[float]":
-            # Each column its own frequency: the plan's pairs are its columns.
-            return _arranged(
-                by_column, *_pipeline(_to_float(convention._position(r, seq_len)), frequency_of, {}, scale)
-            )
-
-        candidate = _Candidate(
-            f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len, causes=(cause,)
+    def exponents() -> "Iterator[_Candidate]":
+        # Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
+        exponents = convention._exponents(d_model)
+        base = _to_float(convention._fields[3])
+        factor = _to_float(convention._fields[4]) * (2 * math.pi if convention.full_turns else 1.0)
+        exponent = [a / b for a, b in exponents]
+        odd_cosines = [
+            (dim if convention.layout == "interleaved" else exponents[pair][0] + 1) / exponents[pair][1]
+            if kind == _COSINE
+            else exponent[pair]
+            if kind == _SINE
+            else 0.0
+            for dim, (kind, pair) in enumerate(plan)
+        ]
+        wrong = (
+            (
+                "exponent:odd-column",
+                "cosine columns that use the odd column index in the exponent, base**(j/d) for column j, instead"
+                " of the pair's 2i",
+                odd_cosines,
+            ),
+            (
+                "exponent:column",
+                "every column's own index j in the exponent, base**(-2j/d), instead of the pair's 2i (so a pair's"
+                " sine and cosine have different frequencies)",
+                [2 * dim / d_model for dim in range(d_model)],
+            ),
+            (
+                "frequencies:inverted",
+                "the frequencies inverted, the angle pos * base**(2i/d) instead of pos / base**(2i/d) (pos /"
+                " div_term where div_term already holds base**(-2i/d))",
+                [-exponent[pair] if kind != _ZERO else 0.0 for kind, pair in plan],
+            ),
         )
-        candidate.frequencies, candidate.scale = frequency_of, scale  # its allowance follows its own angles
-        found.append(candidate)
-    if convention.layout == "interleaved":
+        by_column = [(kind, column) for column, (kind, _) in enumerate(plan)]
+        for cause, words, exponent_of in wrong:
+            try:
+                frequency_of = [factor / math.pow(base, x) for x in exponent_of]
+            except (OverflowError, ZeroDivisionError):
+                continue
+
+            def wrong_row(r: int, frequency_of: "List[float]" = frequency_of) -> "List[float]":
+                # Each column its own frequency: the plan's pairs are its columns.
+                return _arranged(
+                    by_column, *_pipeline(_to_float(convention._position(r, seq_len)), frequency_of, {}, scale)
+                )
+
+            candidate = _Candidate(
+                f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len, causes=(cause,)
+            )
+            candidate.frequencies, candidate.scale = frequency_of, scale  # its allowance follows its own angles
+            yield candidate
+
+    def cosine_first() -> "Iterator[_Candidate]":
+        if convention.layout != "interleaved":
+            return
         swapped = [
             (_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan
         ]
@@ -4798,56 +4828,59 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "List[_C
         if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
             swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
         frequencies = convention._float_frequencies(d_model)
-        found.append(
-            _Candidate(
-                "an interleave with the cosine first, [cos, sin] per pair",
-                lambda r: _arranged(
-                    swapped, *_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale)
-                ),
-                convention,
-                seq_len,
-                causes=("layout:cosine-first",),
-            )
+        yield _Candidate(
+            "an interleave with the cosine first, [cos, sin] per pair",
+            lambda r: _arranged(
+                swapped, *_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale)
+            ),
+            convention,
+            seq_len,
+            causes=("layout:cosine-first",),
         )
-    precision = _DTYPES[dtype][0]
-    if precision > 24:
-        float32 = _float32_errors(table, convention, d_model)
-        if float32 is not None:
-            found.append(float32)
-    sample = _sample_rows(seq_len)
-    for narrow in ("bfloat16", "float16"):
-        if _DTYPES[narrow][0] > precision or (narrow != dtype and _DTYPES[narrow][0] == precision):
-            continue
-        # In the table's own format its values are stored: the steps before the output may be computed in it.
-        # A step is a candidate only where its rounding can show: an output rounded to the format leaves
-        # values of the format (its fingerprint), positions rounded differ only past what the format holds.
-        steps = [
-            step
-            for step, _, _ in _STEPS
-            if step != "output" or (narrow != dtype and all(_round_row(table[r], narrow) == table[r] for r in sample))
-        ]
-        positions = [_to_float(convention._position(r, seq_len)) for r in sample]
-        if _round_row(positions, narrow) == positions:
-            steps.remove("positions")
-        for taken in _step_choices(dict((step, (narrow,)) for step in steps)):
-            found.append(_rounded_step(convention, seq_len, d_model, narrow, taken))
-    transposable = convention._fields[9] is None and not (convention.odd == "error" and seq_len % 2)
-    if seq_len * d_model <= 1 << 20 and seq_len != d_model and transposable:
+
+    def float32_errors() -> "Iterator[_Candidate]":
+        found = _float32_errors(table, convention, d_model) if precision > 24 else None
+        if found is not None:
+            yield found
+
+    def rounded_steps() -> "Iterator[_Candidate]":
+        for narrow in ("bfloat16", "float16"):
+            if _DTYPES[narrow][0] > precision or (narrow != dtype and _DTYPES[narrow][0] == precision):
+                continue
+            # In the table's own format its values are stored: the steps before the output may be computed in
+            # it.  A step is a candidate only where its rounding can show: an output rounded to the format
+            # leaves values of the format (its fingerprint), positions rounded differ only past what the
+            # format holds.
+            steps = [
+                step
+                for step, _, _ in _STEPS
+                if step != "output"
+                or (narrow != dtype and all(_round_row(table[r], narrow) == table[r] for r in sample))
+            ]
+            positions = [_to_float(convention._position(r, seq_len)) for r in sample]
+            if _round_row(positions, narrow) == positions:
+                steps.remove("positions")
+            for taken in _step_choices(dict((step, (narrow,)) for step in steps)):
+                yield _rounded_step(convention, seq_len, d_model, narrow, taken)
+
+    def transposed() -> "Iterator[_Candidate]":
+        transposable = convention._fields[9] is None and not (convention.odd == "error" and seq_len % 2)
+        if seq_len * d_model > 1 << 20 or seq_len == d_model or not transposable:
+            return
         try:
-            transposed = list(_rows(convention, d_model, seq_len, False, "float64"))
+            columns = list(_rows(convention, d_model, seq_len, False, "float64"))
         except (ValueError, OverflowError):
-            transposed = []  # angles beyond float64: no such candidate
-        if transposed:
-            found.append(
-                _Candidate(
-                    "the transposed table: rows are dimensions, columns positions",
-                    lambda r: [row[r] for row in transposed],
-                    convention,
-                    seq_len,
-                    causes=("transposed",),
-                )
-            )
-    return found
+            return  # angles beyond float64: no such candidate
+        yield _Candidate(
+            "the transposed table: rows are dimensions, columns positions",
+            lambda r: [row[r] for row in columns],
+            convention,
+            seq_len,
+            causes=("transposed",),
+        )
+
+    for family in (exponents, cosine_first, float32_errors, rounded_steps, transposed):  # a new mistake: one line
+        yield from family()
 
 
 def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> "Optional[_Candidate]":
@@ -4990,10 +5023,6 @@ def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
                 raise ValueError(
                     f"x[{r}] must have |x[a]| + |x[b]| finite for each pair, got {row[a]!r} and {row[b]!r} in columns {a}, {b}"
                 )
-
-
-# The bases the rotary diagnosis tries besides the one asked for: the ones models use.
-_ROPE_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000)
 
 
 def _diagnose_rope(
@@ -5237,52 +5266,62 @@ def _narrowest_format(table: "_Table", dtype: str) -> "Optional[str]":
     return found
 
 
-def _rope_candidates(setup: "_Rope") -> "Iterator[Tuple[str, Tuple[str, ...], _Rope, Dict[str, str], float]]":
-    """(words, causes, the rope computed, the steps rounded, the attention factor) for each way the table may have been made."""
+def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
+    """(words, causes, the rope computed, the steps rounded, the attention factor) for each way the table may
+    have been made: one family each, in the order of one tuple (the other layout, other bases, the scaling
+    left out or another variant, the attention factor missing or twice, steps rounded), simplest first."""
     base, layout, scaling = setup.inputs
-    if layout != "pairs":
-        other = "interleaved" if layout == "half" else "half"
-        yield (
-            f"in the {other} layout",
-            ("layout",),
-            _Rope(setup.head_dim, base, other, scaling),
-            {},
-            setup.attention_value,
-        )
-    for b in _ROPE_BASES:
-        if (b, 1) != setup.base:
+
+    def layouts() -> "Iterator[_RopeMade]":
+        if layout != "pairs":
+            other = "interleaved" if layout == "half" else "half"
+            variant = _Rope(setup.head_dim, base, other, scaling)
+            yield f"in the {other} layout", ("layout",), variant, {}, setup.attention_value
+
+    def bases() -> "Iterator[_RopeMade]":
+        for b in _BASES:
+            if (b, 1) != setup.base:
+                try:
+                    variant = _Rope(setup.head_dim, b, setup.layout, _without_theta(scaling))
+                except ValueError:
+                    continue
+                yield f"with base {b}", ("base",), variant, {}, variant.attention_value
+
+    def scalings() -> "Iterator[_RopeMade]":
+        if setup.kind != "default":
+            plain = _Rope(setup.head_dim, base, setup.layout, None)
+            yield f"without its {setup.kind} scaling", ("scaling",), plain, {}, 1.0
+        for kind, scaled in _other_scalings(setup):
             try:
-                variant = _Rope(setup.head_dim, b, setup.layout, _without_theta(scaling))
+                variant = _Rope(setup.head_dim, base, setup.layout, scaled)
             except ValueError:
                 continue
-            yield f"with base {b}", ("base",), variant, {}, variant.attention_value
-    if setup.kind != "default":
-        plain = _Rope(setup.head_dim, base, setup.layout, None)
-        yield f"without its {setup.kind} scaling", ("scaling",), plain, {}, 1.0
-    for kind, scaled in _other_scalings(setup):
-        try:
-            variant = _Rope(setup.head_dim, base, setup.layout, scaled)
-        except ValueError:
-            continue
-        yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention_value
-    if setup.attention_value != 1.0:
-        yield f"without its attention factor {setup.attention_value:.6g}", ("attention_factor:missing",), setup, {}, 1.0
-        twice = setup.attention_value * setup.attention_value
-        yield "with its attention factor applied twice", ("attention_factor:twice",), setup, {}, twice
-    narrow: "Tuple[str, ...]" = ("float16", "bfloat16")
-    formats = dict((step, narrow) for step, _, _ in _STEPS)
-    formats["frequencies"] = narrow + tuple(f"{fmt} arithmetic" for fmt in narrow)
-    for steps in _step_choices(formats):
+            yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention_value
+
+    def attention_factor() -> "Iterator[_RopeMade]":
+        value = setup.attention_value
+        if value != 1.0:
+            yield f"without its attention factor {value:.6g}", ("attention_factor:missing",), setup, {}, 1.0
+            yield "with its attention factor applied twice", ("attention_factor:twice",), setup, {}, value * value
+
+    def rounded_steps() -> "Iterator[_RopeMade]":
+        narrow: "Tuple[str, ...]" = ("float16", "bfloat16")
+        formats = dict((step, narrow) for step, _, _ in _STEPS)
+        formats["frequencies"] = narrow + tuple(f"{fmt} arithmetic" for fmt in narrow)
         named = dict((step, key) for step, _, key in _STEPS)
-        causes = tuple(f"{named[step]}:{fmt.split()[0]}" for step, fmt in steps.items())
-        words = []
-        for step, words_of, key in _STEPS:
-            fmt = steps.get(step, "")
-            if fmt.endswith("arithmetic"):
-                words.append(f"{key} computed in {fmt}")
-            elif fmt:
-                words.append(f"{key if step == 'frequencies' else words_of} rounded to {fmt}")
-        yield "with " + _join(words, ", "), causes, setup, steps, setup.attention_value
+        for steps in _step_choices(formats):
+            causes = tuple(f"{named[step]}:{fmt.split()[0]}" for step, fmt in steps.items())
+            words = []
+            for step, words_of, key in _STEPS:
+                fmt = steps.get(step, "")
+                if fmt.endswith("arithmetic"):
+                    words.append(f"{key} computed in {fmt}")
+                elif fmt:
+                    words.append(f"{key if step == 'frequencies' else words_of} rounded to {fmt}")
+            yield "with " + _join(words, ", "), causes, setup, steps, setup.attention_value
+
+    for family in (layouts, bases, scalings, attention_factor, rounded_steps):  # a new mistake: one line
+        yield from family()
 
 
 def _without_theta(scaling: object) -> "Optional[Dict[object, object]]":
@@ -5441,7 +5480,7 @@ def _rope_fit(
             step = math.log(speeds[0] / speeds[anchor]) / anchor
             spread = max(1e-12, 8 * h * (off[0] + off[anchor]) / anchor)
         bases = []
-        for b in [_simplest(math.exp(step * h), spread)] + [_number(setup.base)] + list(_ROPE_BASES):
+        for b in [_simplest(math.exp(step * h), spread)] + [_number(setup.base)] + list(_BASES):
             if b not in bases and abs(math.log(_to_float(_rational("base", b))) - step * h) <= spread:
                 bases.append(b)
         linear = _number(_rational("factor", _simplest(1 / speeds[0], near)))
