@@ -948,7 +948,7 @@ def compare_rope(
     ``dtype``:
 
     >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
-    Diagnosis: the table is the RoPE cos cache (half layout, base 10000) in the interleaved layout; it passes on every element. The call that reproduces it: rope(64, 8, layout='interleaved')[0] (on the command line: --rope cos --rope-layout interleaved).
+    Diagnosis: the table follows the RoPE cos cache (half layout, base 10000) in the interleaved layout; it reproduces every element. The call that reproduces it: rope(64, 8, layout='interleaved')[0] (on the command line: --rope cos --rope-layout interleaved).
     """
     kind = _check_choice("kind", kind, ("cos", "sin", "rotated"))
     table = _as_table(actual)
@@ -3551,6 +3551,10 @@ class _Candidate:
         self.other_rounding: "Optional[Callable[[int], List[float]]]" = None
         #: Each element's allowance in row r, where the candidate sets its own (a rotary cache's).
         self.tolerances: "Optional[Callable[[int], List[float]]]" = None
+        #: For a candidate checked on every element by the default rule (local), where it is not a table's
+        #: convention (a rotary setup): that check's tally, and the call that computes the candidate.
+        self.check: "Optional[Callable[[], _Comparison]]" = None
+        self.call = ""
 
     def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
         """Each element's allowance in row r (see _row_allowance)."""
@@ -3792,8 +3796,10 @@ def _explanation(
             # A convention: look for damage on every row, not on the sample only.
             checked = _candidate_damage(table, candidate, dtype)
             items = None if checked is None else checked[0]
-            assert candidate.convention is not None  # a convention's candidate (local) has one
-            call = _call(candidate.convention, len(table), d_model, dtype)
+            call = candidate.call
+            if not call:
+                assert candidate.convention is not None  # a table's convention
+                call = _call(candidate.convention, len(table), d_model, dtype)
             if items == []:
                 return (
                     f"the table follows {candidate.description}; it reproduces every element."
@@ -4000,10 +4006,13 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
     damaged: "Dict[int, List[int]]" = {}
     unjudged = 0
     if candidate.local:
-        # A convention's candidate (local): a table's, which has one.
-        assert candidate.convention is not None and isinstance(table, _Source)
         try:
-            comparison = _tally(table, candidate.convention, dtype, None, None, measure=False)
+            if candidate.check is not None:
+                comparison = candidate.check()
+            else:
+                # A table's convention.
+                assert candidate.convention is not None and isinstance(table, _Source)
+                comparison = _tally(table, candidate.convention, dtype, None, None, measure=False)
         except (ValueError, OverflowError):
             return None  # beyond float64
         if comparison.damaged_rows > _DAMAGE_ROWS:
@@ -5086,38 +5095,40 @@ def _diagnose_rope(
             (),
         )
     stored_words = f", its values rounded to {dtype}" if stored else ""
-    # The setup read from the table (one change or several), verified on the sample, then on every element:
-    # named at once if it passes on every element, else only if no candidate below explains the table.
-    fitted: "Optional[Tuple[str, Tuple[str, ...]]]" = None
+    # The setups read from the table (one change or several), each checked on every element as a table's
+    # conventions are, then the known mistakes: one list of candidates, scored, ranked and verified as a
+    # table's (_scored, _explanation).
+    candidates = []
     for variant, read in _rope_fit(table, setup, kind, dtype) if positions is None and vectors is None else []:
         words, causes = _rope_story(setup, variant, len(table))
         if read is not None:
             # Positions read row by row: said as runs, when they are few.
             where = _runs_text([position for position, _ in read])
             words, causes = (words + [f"with {where}"], causes + ("positions",)) if where else ([], ())
-        at = floats if read is None else [float(position) for position, _ in read]
-        candidate = _rope_candidate(
-            "", (), len(table[0]), variant, kind, None, at, read, {}, variant.attention_value, dtype
-        )
-        if not words or share(candidate) < _EXPLAINED_SHARE:
+        if not words:
             continue
-        failures = _rope_comparison(table, variant, kind, None, read, dtype, None, None, set()).failures
-        verdict = "it passes on every element. The call that reproduces it"
-        if failures:
-            verdict = (
-                f"it passes on all but {failures} of the {len(table) * len(table[0])} elements (damage)."
-                " The call that computes it without them"
-            )
-        fitted = (
-            f"Diagnosis: the table is the {name} {_join(words, ', ')}{stored_words}; {verdict}:"
-            f" {_rope_call(variant, len(table), kind, dtype, read is not None)}.",
+        at = floats if read is None else [float(position) for position, _ in read]
+        description = f"the {name} {_join(words, ', ')}{stored_words}"
+        candidate = _rope_candidate(
+            description,
             causes + stored,
+            len(table[0]),
+            variant,
+            kind,
+            None,
+            at,
+            read,
+            {},
+            variant.attention_value,
+            dtype,
         )
-        if not failures:
-            return fitted
-        break
-    # The known mistakes, scored, ranked and verified on every row as a table's are (_scored, _explanation).
-    candidates = []
+
+        def check(variant: "_Rope" = variant, read: "Optional[List[Tuple[int, int]]]" = read) -> _Comparison:
+            return _rope_comparison(table, variant, kind, None, read, dtype, None, None, set())
+
+        candidate.local, candidate.check = True, check
+        candidate.call = _rope_call(variant, len(table), kind, dtype, read is not None)
+        candidates.append(candidate)
     for text, causes, variant, steps, factor in _rope_candidates(setup):
         try:
             candidates.append(
@@ -5138,8 +5149,6 @@ def _diagnose_rope(
         except (ValueError, OverflowError, ZeroDivisionError):
             continue
     told, found = _explanation(table, _scored(table, candidates, None, dtype, sample), None, dtype, (0, 0), len(sample))
-    if not found and fitted is not None:
-        return fitted
     return "Diagnosis: " + told, found
 
 
@@ -5169,6 +5178,8 @@ def _rope_candidate(
     made: "Dict[int, List[float]]" = {}  # the last row made: its allowance is computed from it
 
     def computed(r: int, other: bool = False) -> "List[float]":
+        if not 0 <= r < len(floats):
+            raise ValueError(f"row must be in the table, got {r}")  # a row looked for past the table's ends
         cosines, sines = _pipeline(floats[r], frequencies, steps, factor, law, kind != "sin", kind != "cos", other)
         if vectors is None:
             return _round_row(_rope_arrange(setup, cosines if kind == "cos" else sines), dtype)

@@ -159,7 +159,7 @@ def test_a_cache_that_differs_in_several_ways_is_read_whole(case: str, kind: str
     for phrase in phrases:
         assert phrase in text, (case, kind, text)
     assert found == causes, (case, kind, text)
-    assert "it passes on every element" in text, text
+    assert "it reproduces every element" in text, text
     assert_rope_call_reproduces(text, table, kind)
 
 

@@ -11,9 +11,8 @@ from pe_reference import apply_rope, compare_rope, rope
 from tests import reference
 
 YARN = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 16}
-PREFIX = "Diagnosis: the table is the RoPE cos cache (half layout, base 10000, yarn scaling) "
-# A known mistake's story, verified on every row as a table's is.
-FOLLOWS = "Diagnosis: the table follows the RoPE cos cache (half layout, base 10000, yarn scaling) "
+# A setup read from the cache, or a known mistake: a story verified on every element, as a table's is.
+PREFIX = "Diagnosis: the table follows the RoPE cos cache (half layout, base 10000, yarn scaling) "
 SUFFIX = "; it reproduces every element."
 
 
@@ -29,13 +28,13 @@ def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object])
     cos, _ = rope(40, 16, base=500000, scaling=YARN)
     report = compare_rope(cos, scaling=scaling)
     assert report.causes == ("base",)
-    assert report.diagnosis == PREFIX + "with base 500000 instead of 10000; it passes on every element." + (
+    assert report.diagnosis == PREFIX + "with base 500000 instead of 10000; it reproduces every element." + (
         f" The call that reproduces it: rope(40, 16, base=500000, {YARN_CALL})[0]"
         f" (on the command line: --rope cos --base 500000 {YARN_OPTIONS})."
     )
     report = compare_rope(cos, scaling=scaling, positions=list(range(40)))
     assert report.causes == ("base",)
-    assert report.diagnosis == FOLLOWS + "with base 500000" + SUFFIX
+    assert report.diagnosis == PREFIX + "with base 500000" + SUFFIX
 
 
 @pytest.mark.parametrize(
@@ -65,11 +64,11 @@ def test_each_other_scaling_with_the_same_factor_and_length_is_tried(made_with: 
     report = compare_rope(cos, scaling=YARN)
     assert report.causes == ("scaling",)
     assert report.diagnosis is not None
-    assert report.diagnosis.startswith(PREFIX + f"with {words}; it passes on every element."), report.diagnosis
+    assert report.diagnosis.startswith(PREFIX + f"with {words}; it reproduces every element."), report.diagnosis
     report = compare_rope(cos, scaling=YARN, positions=list(range(40)))
     assert report.causes == ("scaling",)
     kind = str(made_with["rope_type"])
-    assert report.diagnosis == FOLLOWS + f"with {kind} scaling instead" + SUFFIX
+    assert report.diagnosis == PREFIX + f"with {kind} scaling instead" + SUFFIX
 
 
 def rope_share(
@@ -220,3 +219,20 @@ def test_a_rotary_mistake_is_verified_on_every_row_and_its_damage_named() -> Non
     assert str(report.diagnosis).endswith("but elsewhere the table differs from it by more than local damage."), str(
         report
     )
+
+
+def test_a_setup_read_from_a_cache_names_its_local_damage_as_a_tables_convention_does() -> None:
+    # The setup read from the cache is checked on every element, and what it misses is told as a table's
+    # damage is (rows zeroed, moved, isolated elements), with the cause "damage". Before, the rotary diagnosis
+    # counted the failures only ("it passes on all but 16 of the 32768 elements (damage)").
+    cos = rope(2048, 16, base=500000, layout="interleaved", dtype="float32")[0]
+    cos[700] = [0.0] * 16
+    report = compare_rope(cos, dtype="float32")
+    assert report.causes == ("layout", "base", "damage"), str(report)
+    assert report.diagnosis == (
+        "Diagnosis: the table follows the RoPE cos cache (half layout, base 10000) in the interleaved layout and"
+        " with base 500000 instead of 10000, except for row 700, all zeros (as the row of a padding index is)."
+        " The call that computes it without the damage: rope(2048, 16, base=500000, layout='interleaved',"
+        " dtype='float32')[0] (on the command line: --rope cos --base 500000 --rope-layout interleaved"
+        " --dtype float32)."
+    ), str(report)
