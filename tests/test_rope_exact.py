@@ -362,6 +362,27 @@ def test_rope_exact_is_the_model_rounded_once(case: Case) -> None:
     assert not found, f"{len(found)} mismatches; first: " + "\n".join(found[:8])
 
 
+@pytest.mark.parametrize(
+    "positions",
+    [
+        [Fraction(7 + 2 * r, 2) for r in range(1100)],  # a rising progression with a denominator, past an anchor
+        list(range(40, 1140)),  # one run from an offset
+        list(range(0, 3300, 3)),
+    ],
+    ids=["halves", "offset", "step-3"],
+)
+def test_positions_given_as_a_progression_are_the_model_rounded_once(positions: List[Position]) -> None:
+    # Given positions that rise by one step take the recurrence of positions 0, 1, 2, ..., anchored every
+    # 1024 rows, from the first position given (not each row computed alone): the values must be the same.
+    scaling = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 512}
+    cos_true, sin_true = Rope(16, 10000, scaling).table(positions, "half")
+    for dtype in ("float64", "bfloat16"):
+        cos, sin = rope(len(positions), 16, scaling=scaling, positions=positions, exact=True, dtype=dtype)
+        found = mismatches(cos, cos_true, dtype, positions, f"{dtype} cos")
+        found += mismatches(sin, sin_true, dtype, positions, f"{dtype} sin")
+        assert not found, f"{len(found)} mismatches; first: " + "\n".join(found[:8])
+
+
 def test_seq_len_rows_are_positions_0_to_n() -> None:
     # Without positions the rows are 0 .. seq_len-1 and L = seq_len: with L0 = 64, 70 rows change dynamic's base.
     scaling = {"rope_type": "dynamic", "factor": 4, "max_position_embeddings": 64}
