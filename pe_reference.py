@@ -2700,18 +2700,27 @@ def _fixed_rows_of(
     frequencies: "_Frequencies",
 ) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
     """_fixed_rows's or _fixed_rows_at's (position, values, error) at the positions given (None: 0, 1, 2, ...
-    up to count): by the recurrence when they are a rising progression with one denominator (positions given
-    as 0, 1, 2, ... or one run from an offset), else each row computed directly, five times slower or more.
+    up to count): each run of at least 8 positions that rise by one step with one denominator (0, 1, 2, ...,
+    an offset, packed sequences' runs) by the recurrence, anchored; the rows between, each computed directly
+    (five times slower or more).
     """
     if positions is None:
-        return _fixed_rows(count, 0, 1, 1, plan, exponents, frequencies)
-    if len(positions) >= 2:
-        (start, denominator), (second, other) = positions[0], positions[1]
-        step = second - start
-        if other == denominator and step > 0:
-            if all(position == (start + r * step, denominator) for r, position in enumerate(positions)):
-                return _fixed_rows(len(positions), start, step, denominator, plan, exponents, frequencies)
-    return _fixed_rows_at(positions, plan, exponents, frequencies)
+        yield from _fixed_rows(count, 0, 1, 1, plan, exponents, frequencies)
+        return
+    first = 0
+    while first < len(positions):
+        start, denominator = positions[first]
+        step = 1
+        end = first + 1
+        if end < len(positions) and positions[end][1] == denominator and positions[end][0] > start:
+            step = positions[end][0] - start
+            while end < len(positions) and positions[end] == (start + (end - first) * step, denominator):
+                end += 1
+        if end - first >= 8:
+            yield from _fixed_rows(end - first, start, step, denominator, plan, exponents, frequencies)
+        else:
+            yield from _fixed_rows_at(positions[first:end], plan, exponents, frequencies)
+        first = end
 
 
 def _fixed_rows_at(

@@ -368,12 +368,13 @@ def test_rope_exact_is_the_model_rounded_once(case: Case) -> None:
         [Fraction(7 + 2 * r, 2) for r in range(1100)],  # a rising progression with a denominator, past an anchor
         list(range(40, 1140)),  # one run from an offset
         list(range(0, 3300, 3)),
+        list(range(600)) + [9, 4, 5] + list(range(500)) + [Fraction(1, 3)],  # packed runs, rows between
     ],
-    ids=["halves", "offset", "step-3"],
+    ids=["halves", "offset", "step-3", "packed"],
 )
 def test_positions_given_as_a_progression_are_the_model_rounded_once(positions: List[Position]) -> None:
     # Given positions that rise by one step take the recurrence of positions 0, 1, 2, ..., anchored every
-    # 1024 rows, from the first position given (not each row computed alone): the values must be the same.
+    # 1024 rows, from the first position of each run (not each row computed alone): the values must be the same.
     scaling = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 512}
     cos_true, sin_true = Rope(16, 10000, scaling).table(positions, "half")
     for dtype in ("float64", "bfloat16"):
