@@ -3530,7 +3530,12 @@ def _references(
 # ---------------------------------------------------------------------------
 #
 # A candidate is a way of computing the table: a convention, a base, a known
-# mistake.  It reproduces an element when it gives it within the element's
+# mistake.  A rotary cache's candidates (a setup, a mistake) go through the
+# same engine: one sample, one simulator of a narrow-format pipeline
+# (_pipeline), one scoring and ranking (_scored), one check on every row
+# (_explanation); only their allowance is their own (_rope_candidate).
+#
+# A table's candidate reproduces an element when it gives it within the element's
 # allowance: twice the default tolerance (the candidates compute in float64
 # with math.sin, not exactly), in the narrow format of a precision mistake,
 # capped at 2**-10.  It explains the table when it reproduces at least 99% of
@@ -5077,19 +5082,19 @@ def _diagnose_rope(
     """What explains a rotary table that fails: (the diagnosis in words, the cause keys).
 
     1. Values all held by a narrower format than dtype: ``output:FORMAT``.
-    2. A cos or sin cache checked without positions: the setup its values
-       say (_rope_fit: layout, base, scaling and its parameters, attention
-       factor, all at once; or the rows' positions, read one by one), when
-       it explains the sample as in 3; then checked on every element, and
-       printed with the rope() call.
-    3. Else each candidate (the other layout, another base, a missing or
-       different scaling, the attention factor missing or twice, and each
-       combination of steps rounded to float16 or bfloat16) computes the
-       sampled rows in float64 with that change; one reproduces the table
-       when at least 99% of the sampled elements lie within 2**-18 (1 +
-       |angle|) A of it (float32 arithmetic in the rest of a pipeline) plus
-       an ulp of the table's format.  The simplest such candidate is named,
-       the one reproducing most among equals; nothing is named otherwise.
+    2. The cache computed in floating point explains the sample (as in 3): no cause.
+    3. The candidates, in one list and through a table's engine (_scored,
+       _explanation): for a cos or sin cache checked without positions, the
+       setups its values say (_rope_fit: layout, base, scaling and its
+       parameters, attention factor, all at once; or the rows' positions,
+       read one by one), each checked on every element by the default rule
+       as a table's convention is, with the rope() call; then the known
+       mistakes (_rope_candidates), each checked on every row within its
+       allowance.  A candidate explains the sample when at least 99% of the
+       sampled elements lie within 2**-18 (1 + |angle|) A of it (float32
+       arithmetic in the rest of a pipeline) plus an ulp of the table's
+       format (_rope_candidate); the first that also holds on every row,
+       but for local damage, is named.
 
     Long because its numbered steps run in order on one sample of rows.
     """

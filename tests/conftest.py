@@ -1,4 +1,4 @@
-"""The --long option.
+"""The --long option, and the at_size marker.
 
 The mpmath reference is tests/reference.py, which sets its own precision.
 """
@@ -14,6 +14,9 @@ def pytest_addoption(parser: "pytest.Parser") -> None:
 
 def pytest_configure(config: "pytest.Config") -> None:
     config.addinivalue_line("markers", "long: the long runs, selected with --long")
+    # CI's fresh runs on the oldest and newest CPython leave these to python3's (.ci/readme.py ci): how memory
+    # grows with a table is the module's, not the interpreter version's.
+    config.addinivalue_line("markers", "at_size: a measure of memory on a table at the sizes models use")
 
 
 def pytest_collection_modifyitems(config: "pytest.Config", items: "List[pytest.Item]") -> None:

@@ -225,6 +225,7 @@ def test_huge_table_streams_and_stops_at_once() -> None:
     process.stderr.close()
 
 
+@pytest.mark.at_size
 def test_output_memory_is_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
     class Sink:
         """A standard output that forgets what it is given."""

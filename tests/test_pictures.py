@@ -66,6 +66,7 @@ def test_heatmap_has_a_colour_bar_and_labels(tmp_path: Path) -> None:
     assert any(pixel == (40, 40, 40) for pixel in title)
 
 
+@pytest.mark.at_size
 def test_large_tables_are_sampled(tmp_path: Path) -> None:
     path = tmp_path / "big.png"
     assert run("5000", "1024", "--plot", str(path), "--exact")[0] == 0

@@ -13,6 +13,8 @@ import tracemalloc
 from pathlib import Path
 from typing import List
 
+import pytest
+
 import pe_reference
 from pe_reference import compare, encoding, main
 
@@ -111,6 +113,7 @@ def peak_of_check(path: Path, *options: str) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.at_size
 def test_checking_a_npy_file_allocates_far_less_than_its_table_as_lists(tmp_path: Path) -> None:
     # 2048 x 512 float32: 1M values, 32 MB as lists of Python floats; a block is 64K values.
     path = tmp_path / "table.npy"
