@@ -4065,7 +4065,10 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
             unjudged += allowance.count(_INF)
             columns = [c for c, (a, b, t) in enumerate(zip(row, made, allowance)) if not abs(a - b) <= t]
             if columns and other is not None:
-                alternative = _round_row(other(r), dtype)
+                try:
+                    alternative = _round_row(other(r), dtype)
+                except (ValueError, OverflowError, ZeroDivisionError):
+                    alternative = made  # the other neighbour is past the format (an infinite angle): none
                 columns = [c for c in columns if not abs(row[c] - alternative[c]) <= allowance[c]]
             if columns:
                 damaged[r] = columns
@@ -4644,7 +4647,8 @@ def _step_choices(formats: "Dict[str, Tuple[str, ...]]") -> "List[Dict[str, str]
     choices: "List[Dict[str, str]]" = [{}]
     for step, _, _ in _STEPS:
         choices += [dict(list(c.items()) + [(step, fmt)]) for c in choices for fmt in formats.get(step, ())]
-    return sorted(choices[1:], key=len)
+    # By the index among equals: MicroPython's sort is not stable.
+    return [c for _, c in sorted(enumerate(choices[1:]), key=lambda item: (len(item[1]), item[0]))]
 
 
 def _pipeline(
@@ -5184,6 +5188,8 @@ def _diagnose_rope(
             )
         except (ValueError, OverflowError, ZeroDivisionError):
             continue
+    # The simplest story first: the fewest causes, then the order tried (a setup read before a mistake).
+    candidates = [c for _, c in sorted(enumerate(candidates), key=lambda item: (len(item[1].causes), item[0]))]
     told, found = _explanation(table, _scored(table, candidates, None, dtype, sample), None, dtype, (0, 0), len(sample))
     return "Diagnosis: " + told, found
 
@@ -5357,7 +5363,8 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
         formats["frequencies"] = narrow + tuple(f"{fmt} arithmetic" for fmt in narrow)
         named = dict((step, key) for step, _, key in _STEPS)
         for steps in _step_choices(formats):
-            causes = tuple(f"{named[step]}:{fmt.split()[0]}" for step, fmt in steps.items())
+            # In _STEPS order: a MicroPython dict keeps no order of insertion.
+            causes = tuple(f"{named[step]}:{steps[step].split()[0]}" for step, _, _ in _STEPS if step in steps)
             words = []
             for step, words_of, key in _STEPS:
                 fmt = steps.get(step, "")

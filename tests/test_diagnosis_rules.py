@@ -10,6 +10,7 @@ from typing import List, Tuple
 
 import pytest
 
+import pe_reference
 from pe_reference import compare, encoding
 
 EXCEPT = "Diagnosis: the table follows the paper convention except for "
@@ -247,3 +248,19 @@ def test_a_candidates_allowance_is_at_least_one_unit_of_a_narrow_format() -> Non
     assert _row_allowance([0.01], 1000.0, 11, 1.0, 2.0**-19) == [2.0**-10]
     assert _row_allowance([0.3], 1000.0, 24, 1.0, 2.0**-19) == [2.0**-10]
     assert _row_allowance([1.0], 1000.0, 24, 1.0, 2.0**-19) == [2.0**-19 * 1001.0]
+
+
+def test_a_table_angle_whose_other_rounding_is_past_float16_is_judged_without_it() -> None:
+    # The table's twin of the rotary rule: angles from 65512 round to 65504 in float16, and their other
+    # neighbour is infinite. Before, the whole row's other rounding raised ValueError (math domain error).
+    def half(angle: float) -> float:
+        return pe_reference._round_float(angle, "float16")
+
+    table = []
+    for p in range(65512, 65520):  # the paper's d_model 64, sin and cos interleaved; pair 0 turns by 1 radian
+        angles = [half(p * 10000.0 ** (-2 * i / 64)) for i in range(32)]
+        table.append([f(angle) for angle in angles for f in (math.sin, math.cos)])
+    table[3][40] = 5.0
+    report = compare(table, start=65512)
+    assert report.causes == ("angles:float16", "damage"), str(report)
+    assert "except for 1 element: [3][40] is 5.0" in str(report.diagnosis), str(report)

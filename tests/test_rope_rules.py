@@ -236,3 +236,27 @@ def test_a_setup_read_from_a_cache_names_its_local_damage_as_a_tables_convention
         " dtype='float32')[0] (on the command line: --rope cos --base 500000 --rope-layout interleaved"
         " --dtype float32)."
     ), str(report)
+
+
+def test_an_angle_whose_other_rounding_is_past_float16_is_judged_without_it() -> None:
+    # Angles in [65512, 65520) round to 65504 in float16; their other neighbour, 2a - 65504, is past the
+    # format (infinite), whose cosine cannot be taken: that element has no other rounding, and the
+    # diagnosis goes on (it raised ValueError: math domain error).
+    positions = [65512 + i for i in range(8)]
+    inv_freq = [10000.0 ** (-k / 64) for k in range(64)]
+    cache = [[math.cos(pe_reference._round_float(p * w, "float16")) for w in inv_freq] * 2 for p in positions]
+    cache[3][70] = 5.0
+    report = compare_rope(cache, positions=positions)
+    assert report.causes == ("angles:float16", "damage"), str(report)
+    assert "except for 1 element: [3][70] is 5.0" in str(report.diagnosis), str(report)
+
+
+def test_a_damaged_cache_is_told_by_its_simplest_story() -> None:
+    # One element off in a cache of base 500000: the setup read from it picks up a yarn scaling of factor 1
+    # that changes nothing, while the story with one cause (the base) explains it as well; the fewest causes
+    # win, as they did when the sample alone was judged.
+    cos = rope(32, 8, base=500000, dtype="float32")[0]
+    cos[5][1] = 0.3
+    report = compare_rope(cos, dtype="float32")
+    assert report.causes == ("base", "damage"), str(report)
+    assert "with base 500000, except for 1 element: [5][1] is 0.30000001192092896" in str(report.diagnosis)
