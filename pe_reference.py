@@ -2700,9 +2700,9 @@ def _fixed_rows_of(
     frequencies: "_Frequencies",
 ) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
     """_fixed_rows's or _fixed_rows_at's (position, values, error) at the positions given (None: 0, 1, 2, ...
-    up to count): each run of at least 8 positions that rise by one step with one denominator (0, 1, 2, ...,
-    an offset, packed sequences' runs) by the recurrence, anchored; the rows between, each computed directly
-    (five times slower or more).
+    up to count): each run of at least 8 positions that rise by one step (0, 1, 2, ..., an offset, halves,
+    packed sequences' runs) by the recurrence, anchored; the rows between, each computed directly (five
+    times slower or more).
     """
     if positions is None:
         yield from _fixed_rows(count, 0, 1, 1, plan, exponents, frequencies)
@@ -2710,11 +2710,19 @@ def _fixed_rows_of(
     first = 0
     while first < len(positions):
         start, denominator = positions[first]
-        step = 1
-        end = first + 1
-        if end < len(positions) and positions[end][1] == denominator and positions[end][0] > start:
-            step = positions[end][0] - start
-            while end < len(positions) and positions[end] == (start + (end - first) * step, denominator):
+        step, end = 0, first + 1
+        if end < len(positions):
+            # Over the least denominator of the first two (0, 1/2, 1, 3/2, ... are held in lowest terms), the
+            # start and step are whole numbers: the run goes on while position k is (start + k step) / common.
+            numerator, other = positions[end]
+            common = denominator * other // _gcd(denominator, other)
+            start, step, denominator = start * (common // denominator), numerator * (common // other), common
+            step -= start
+            while (
+                step > 0
+                and end < len(positions)
+                and positions[end][0] * denominator == (start + (end - first) * step) * positions[end][1]
+            ):
                 end += 1
         if end - first >= 8:
             yield from _fixed_rows(end - first, start, step, denominator, plan, exponents, frequencies)

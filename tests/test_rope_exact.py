@@ -369,8 +369,9 @@ def test_rope_exact_is_the_model_rounded_once(case: Case) -> None:
         list(range(40, 1140)),  # one run from an offset
         list(range(0, 3300, 3)),
         list(range(600)) + [9, 4, 5] + list(range(500)) + [Fraction(1, 3)],  # packed runs, rows between
+        [Fraction(r, 2) for r in range(1100)],  # halves from 0: denominators 1 and 2 in turn, in lowest terms
     ],
-    ids=["halves", "offset", "step-3", "packed"],
+    ids=["halves", "offset", "step-3", "packed", "halves-from-0"],
 )
 def test_positions_given_as_a_progression_are_the_model_rounded_once(positions: List[Position]) -> None:
     # Given positions that rise by one step take the recurrence of positions 0, 1, 2, ..., anchored every
