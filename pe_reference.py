@@ -4634,12 +4634,12 @@ def _changed_fields(origin: "Convention", convention: "Convention", d_model: int
 
 
 # The steps of a computation a precision mistake can round, in order, for tables and rotary caches alike:
-# (step, its words, its Report.causes key in a rotary cache, whose code names the frequencies inv_freq).  A
+# (step, its words and its Report.causes key in a rotary cache, whose code names the frequencies inv_freq).  A
 # step is rounded to a narrow format; the frequencies may also be computed in one ("float16 arithmetic",
 # the base and exponents rounded first).  A constant tuple, in flash when frozen.
 _STEPS = (
     ("positions", "the positions", "positions"),
-    ("frequencies", "the frequencies", "inv_freq"),
+    ("frequencies", "inv_freq", "inv_freq"),
     ("angles", "the angles", "angles"),
     ("output", "the values", "output"),
 )
@@ -4796,8 +4796,17 @@ def _candidates(
             if where:
                 yield convention, f"{_describe(convention, d_model)}, with {where}"
 
-    families = (asked_first, lambda: fitted(False), presets, lambda: fitted(True), nearby, bases, mistakes)
-    for family in families + (positions_read,):  # a new family of candidates: one generator, and its place here
+    families = (
+        asked_first,
+        lambda: fitted(False),
+        presets,
+        lambda: fitted(True),
+        nearby,
+        bases,
+        mistakes,
+        positions_read,
+    )
+    for family in families:  # a new family of candidates: one generator, and its place here
         for made in family():
             if isinstance(made, _Candidate):
                 found.append(made)
@@ -5232,13 +5241,13 @@ def _rope_candidate(
             raise ValueError(f"row must be in the table, got {r}")  # a row looked for past the table's ends
         cosines, sines = _pipeline(floats[r], frequencies, steps, factor, law, kind != "sin", kind != "cos", other)
         if vectors is None:
-            return _round_row(_rope_arrange(setup, cosines if kind == "cos" else sines), dtype)
+            return _rope_arrange(setup, cosines if kind == "cos" else sines)
         x = vectors[r]
         row = [0.0] * setup.head_dim
         for k, (a, b) in enumerate(setup.partners()):
             row[a] = x[a] * cosines[k] - x[b] * sines[k]
             row[b] = x[b] * cosines[k] + x[a] * sines[k]
-        return _round_row(row, dtype)
+        return row  # rounded to dtype by _Candidate.row, as the other rounding is by _candidate_damage
 
     def make_row(r: int) -> "List[float]":
         if r not in made:
@@ -5369,17 +5378,15 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
         narrow: "Tuple[str, ...]" = ("float16", "bfloat16")
         formats = dict((step, narrow) for step, _, _ in _STEPS)
         formats["frequencies"] = narrow + tuple(f"{fmt} arithmetic" for fmt in narrow)
-        named = dict((step, key) for step, _, key in _STEPS)
         for steps in _step_choices(formats):
-            # In _STEPS order: a MicroPython dict keeps no order of insertion.
-            causes = tuple(f"{named[step]}:{steps[step].split()[0]}" for step, _, _ in _STEPS if step in steps)
+            causes: "Tuple[str, ...]" = ()
             words = []
-            for step, words_of, key in _STEPS:
+            for step, said, key in _STEPS:  # in _STEPS order: a MicroPython dict keeps no order of insertion
                 fmt = steps.get(step, "")
-                if fmt.endswith("arithmetic"):
-                    words.append(f"{key} computed in {fmt}")
-                elif fmt:
-                    words.append(f"{key if step == 'frequencies' else words_of} rounded to {fmt}")
+                if fmt:
+                    causes += (f"{key}:{fmt.split()[0]}",)
+                    how = "computed in" if fmt.endswith("arithmetic") else "rounded to"
+                    words.append(f"{said} {how} {fmt}")
             yield "with " + _join(words, ", "), causes, setup, steps, setup.attention_value
 
     for family in (layouts, bases, scalings, attention_factor, rounded_steps):  # a new mistake: one line
