@@ -28,7 +28,7 @@ def exact_only(monkeypatch: pytest.MonkeyPatch) -> None:
         dtype: str,
         exact_row: Callable[[int], List[float]],
         fast: object,
-    ) -> Iterator[Tuple[List[float], List[float], None]]:
+    ) -> Iterator[Tuple[List[float], Callable[[], List[float]], None]]:
         return original(exact_rows, dtype, exact_row, None)  # type: ignore[return-value]
 
     monkeypatch.setattr(pe_reference, "_references", references)
@@ -45,6 +45,20 @@ def counted(monkeypatch: pytest.MonkeyPatch, name: str) -> List[int]:
 
     monkeypatch.setattr(pe_reference, name, wrapper)
     return calls
+
+
+def decided_rows(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    """Count the rows _Comparison._decided tallies from the float64 row alone: [rows]."""
+    rows = [0]
+    original = pe_reference._Comparison._decided
+
+    def wrapper(self: Any, *arguments: Any) -> Any:
+        decided, judged = original(self, *arguments)
+        rows[0] += decided is not None
+        return decided, judged
+
+    monkeypatch.setattr(pe_reference._Comparison, "_decided", wrapper)
+    return rows
 
 
 def summary(report: Report) -> Tuple[object, ...]:
@@ -72,10 +86,13 @@ def float32_next(x: float, places: int) -> float:
     return result
 
 
-def test_elements_at_the_tolerances_edge_get_the_exact_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("flipped", [False, True], ids=["passing", "a sign flipped first"])
+def test_elements_at_the_tolerances_edge_get_the_exact_verdict(monkeypatch: pytest.MonkeyPatch, flipped: bool) -> None:
     # Pair 0 of a float32 table (frequency 1, angle = position), positions 8192 to 32767 (judged, coarse):
     # each element set to the float32 number nearest the edge of its tolerance, kept when it lies within
     # 2**-48 (1 + angle) of the edge, closer than the float64 values' own error (about 2**-52 angle) can tell.
+    # With cos 0 negated first, the largest errors are reached at once, and the rows are tallied from their
+    # float64 rows where those decide them (_Comparison._decided), the verdicts alone too.
     n = 32768
     exact = encoding(n, 2, exact=True)  # the float64 roundings the rule judges against
     table = encoding(n, 2, exact=True, dtype="float32")
@@ -99,10 +116,19 @@ def test_elements_at_the_tolerances_edge_get_the_exact_verdict(monkeypatch: pyte
                     else:
                         outside += 1
     assert inside > 100 and outside > 100, (inside, outside)
+    if flipped:
+        table[0][1] = -1.0
+        outside += 1
     settled = counted(monkeypatch, "_exact_value")
+    decided = decided_rows(monkeypatch)
     report = compare(table, dtype="float32")
     assert report.failures == outside
     assert settled[0] > 0  # the nearest went to the exact kernel
+    source = pe_reference._source(table)
+    source.rounding = "float32"
+    verdicts = pe_reference._tally(source, pe_reference.Convention(), "float32", None, None, measure=False)
+    assert verdicts.failures == outside
+    assert decided[0] > (n if flipped else n // 2)  # most rows, in one tally or both
     monkeypatch.undo()
     exact_only(monkeypatch)
     assert summary(compare(table, dtype="float32")) == summary(report)
@@ -227,3 +253,95 @@ def test_every_convention_gets_the_same_report_from_fast_and_exact_references(
     assert [
         summary(compare(table, dtype=dtype, **rule, **fields)) for rule in ({}, {"atol": 1e-4}, {"ulps": 3})
     ] == reports
+
+
+@pytest.mark.parametrize("fields", [{}, {"scale": "sqrt(1/d)"}, {"preset": "tensor2tensor"}], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_a_failing_table_gets_the_same_report_from_rows_decided_by_the_float64_row(
+    monkeypatch: pytest.MonkeyPatch, fields: Dict[str, Any], dtype: str
+) -> None:
+    # Once a sign has flipped (the largest distance in places past 2**p), a row whose errors from the float64 row
+    # are clear of their tolerance by its bound, and that cannot reach the largest errors, is tallied without its
+    # rounding to dtype.  Elements moved by amounts on both sides of the tolerance, of both signs, in every row:
+    # the verdicts, the largest errors, the worst element and the damage found are those of the exact rows.
+    seq_len, d_model = 300, 16
+    table = [[float(x) for x in row] for row in encoding(seq_len, d_model, **fields)]
+    table[0][1] = -table[0][1]  # cos 0 negated in the first row
+    for k in range(d_model, seq_len * d_model, 3):
+        table[k // d_model][k % d_model] += (-1) ** k * 2.0 ** -(4 + k % 23)
+    table[200][5] = -table[200][5] * 1.5  # a larger distance in places, later
+
+    def reports() -> List[Tuple[object, ...]]:
+        rules: Tuple[Dict[str, Any], ...] = ({}, {"atol": 1e-4})
+        found = [summary(compare(table, dtype=dtype, **rule, **fields)) for rule in rules]
+        asked = pe_reference._convention("compare", d_model, None, dict(fields), refuse_odd=False)
+        source = pe_reference._source(table)
+        source.rounding = dtype
+        verdicts = pe_reference._tally(source, asked, dtype, None, None, measure=False)
+        return found + [(verdicts.failures, verdicts.damaged_rows, verdicts.damaged)]
+
+    decided = decided_rows(monkeypatch)
+    fast = reports()
+    assert decided[0] > seq_len // 2  # rows decided, in the tallies of both kinds
+    exact_only(monkeypatch)
+    assert reports() == fast
+
+
+def captured_rows(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[Any, int, List[float], Any, List[float], List[float]]]:
+    """Record each row compare() tallies with the fast references: (comparison, r, row, float64 row, exact row in dtype, bound)."""
+    rows: List[Tuple[Any, int, List[float], Any, List[float], List[float]]] = []
+    original = pe_reference._Comparison.add
+
+    def add(self: Any, r: int, row: List[float], exact: Any, expect: Any, bad: bool, bound: Any, settle: Any) -> None:
+        if bound is not None and not bad:
+            rows.append((self, r, row, exact, expect(), bound))
+        original(self, r, row, exact, expect, bad, bound, settle)
+
+    monkeypatch.setattr(pe_reference._Comparison, "add", add)
+    return rows
+
+
+def places(values: List[float], dtype: str) -> List[int]:
+    return list(pe_reference._ordered(values, dtype, True))
+
+
+FAILING: List[Tuple[Dict[str, Any], float]] = [  # (fields the table is made with, its factor): checked as the paper's
+    ({"preset": "tensor2tensor"}, 1.0),
+    ({"scale": "sqrt(1/d)"}, 1.0),
+    ({"base": 500000}, -1.0),
+    ({}, 0.5),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_rows_decided_by_the_float64_row_keep_to_the_rule(monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
+    # The three facts _Comparison._decided rests on, on each row of failing tables (other layouts, scales,
+    # bases, signs): an error at most the pass line passes the rule by 2 B, one beyond the fail line fails it
+    # by 2 B; no error from the exact rounding is more than the error from the float64 row + _reach's margin,
+    # nor further from 0 in places than its place; and _beyond_places says so whenever an element is further
+    # in places from its exact rounding than the largest distance so far.
+    rows = captured_rows(monkeypatch)
+    for fields, factor in FAILING:
+        table = [[factor * float(x) for x in row] for row in encoding(96, 16, **fields)]
+        compare(table, dtype=dtype)
+    assert len(rows) >= 4 * 96  # the diagnosis tallies others
+    told = 0
+    for comparison, r, row, exact, expected, bound in rows:
+        allowance = comparison.allowance
+        largest = max(abs(x) for x in row)
+        tolerances = allowance.row(r, row)
+        for bounds in (bound, [b * 2.0**30 for b in bound]):  # the bound given, and one the margins cannot hide
+            lines = allowance.lines(r, bounds, row, largest)
+            assert lines is not None
+            for c, (passing, failing, tolerance, b) in enumerate(zip(*lines, tolerances, bounds)):
+                assert passing <= tolerance - 2 * b and failing >= tolerance + 2 * b, (r, c)
+        margin, top = comparison._reach(bound)
+        judged = max(abs(x - f) for x, f in zip(row, exact))
+        assert max(abs(x - e) for x, e in zip(row, expected)) <= judged + margin
+        assert max(map(abs, places(expected, dtype))) <= top
+        distance = max(abs(a - b) for a, b in zip(places(row, dtype), places(expected, dtype)))
+        if distance > 1 << allowance.precision:
+            comparison.max_ulps = distance - 1
+            assert comparison._beyond_places(row, exact, bound, largest), r
+            told += 1
+    assert told > 100

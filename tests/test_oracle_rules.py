@@ -141,6 +141,6 @@ def test_a_float64_reference_halfway_between_two_numbers_takes_the_kernels_round
         return iter([[tie, 0.5]])
 
     for truth in (below, above):
-        (exact, expected, _), *rest = list(pe_reference._references(exact_rows, dtype, lambda r: [truth, 0.5], None))
-        assert not rest and exact == [tie, 0.5] and expected == [truth, 0.5]
+        (exact, expect, _), *rest = list(pe_reference._references(exact_rows, dtype, lambda r: [truth, 0.5], None))
+        assert not rest and exact == [tie, 0.5] and expect() == [truth, 0.5]
     assert asked == ["float64", "float64"]
