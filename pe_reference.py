@@ -3340,6 +3340,7 @@ class _Comparison:
         self._margins: "List[float]" = []
         # The last bound given, and _decided's margin and place of the largest value for it.
         self._margin: "Tuple[Optional[List[float]], float, int]" = (None, 0.0, 0)
+        self._misses = 0  # the rows in a row whose largest errors _decided could not rule out
 
     def add(
         self,
@@ -3363,7 +3364,8 @@ class _Comparison:
         """
         sub = self.allowance.sub
         judged: "Optional[List[float]]" = None
-        decided: "Optional[List[int]]" = None  # the damaged columns of a row _decided() tallies
+        decided: "Optional[List[int]]" = None  # the damaged columns of a row whose verdicts _decided() gives
+        short = False  # whether the row cannot reach the largest errors (_decided)
         if (
             bound is not None
             and self.default
@@ -3371,11 +3373,11 @@ class _Comparison:
             and (not self.measure or (self.worst is not None and self.max_ulps > 1 << self.allowance.precision))
         ):
             # Verdicts alone, or a failing table whose largest errors are known: the float64 row may decide.
-            decided, judged = self._decided(r, row, exact, bound)
+            decided, judged, short = self._decided(r, row, exact, bound)
         expected: "List[float]" = []
         errors: "List[float]" = []
-        largest = -1.0  # not wanted: the verdicts alone, or a row decided
-        if decided is None:
+        largest = -1.0  # not wanted: the verdicts alone, or a row that cannot reach the largest errors
+        if decided is None or (self.measure and not short):
             expected = expect()
             errors = list(map(abs, map(sub, row, expected)))
             if not self.measure:
@@ -3449,7 +3451,7 @@ class _Comparison:
             self.failures += len(damaged)
         elif self.ulps == 0.0:
             self.failures += sum(1 for error in errors if not error <= self.atol)
-        if not self.measure or decided is not None:
+        if not self.measure or short:
             return
         by_place = not self.default and self.ulps != 0.0  # whether each element's distance in places is wanted
         if not (has_not_finite or by_place) and self.max_ulps > 1 << self.allowance.precision:
@@ -3483,47 +3485,42 @@ class _Comparison:
 
     def _decided(
         self, r: int, row: "List[float]", exact: "Sequence[float]", bound: "List[float]"
-    ) -> "Tuple[Optional[List[int]], Optional[List[float]]]":
-        """Tally row r under the default rule from exact, a float64 row within bound of the exact one, if that decides it.
+    ) -> "Tuple[Optional[List[int]], List[float], bool]":
+        """Row r's verdicts under the default rule from exact, a float64 row within bound of the exact one, if that decides them.
 
-        It decides it where the error of every element from exact is below its pass line or beyond its fail
-        line (_Allowance.lines), and, when the largest errors are measured, where the row cannot reach them:
-        no element is further in places from its exact value's rounding than _beyond_places() allows, and
-        no error from it is more than the error from exact + B + half a unit of dtype at A (|exact| <= A).
-        Return the columns outside the tolerance where it does, else None (add() then tallies the row as it
-        does without), and the errors from exact, if made.
+        It decides them where the error of every element from exact is below its pass line or beyond its
+        fail line (_Allowance.lines).  Return the columns outside the tolerance where it does, else None
+        (add() then judges the row as it does without); the errors from exact; and whether the row cannot
+        reach the largest errors measured, which add() then need not measure: no error from the exact
+        values rounded to dtype is more than the error from exact + B + half a unit of dtype at A
+        (|exact| <= A, see _reach), and no element is further in places than _beyond_places() allows.
         """
         allowance = self.allowance
-        largest: "Optional[float]" = None
-        if self.measure:
-            high, low = max(row), -min(row)
-            largest = high if high > low else low
-            if self._beyond_places(row, exact, bound, largest):
-                return None, None
-        lines = allowance.lines(r, bound, row, largest)
-        if lines is None:
-            return None, None
-        passing, failing = lines
         judged = list(map(abs, map(allowance.sub, row, exact)))
-        if self.measure and max(judged) + self._reach(bound)[0] > self.max_abs:
-            return None, judged
-        le = allowance.le
-        damaged: "List[int]" = []
-        if not all(map(le, judged, passing)):
-            if not failing:
+        lines = allowance.lines(r, bound, row)
+        damaged: "Optional[List[int]]" = None
+        if lines is not None:
+            le, passing = allowance.le, lines[0]
+            damaged = []
+            if not all(map(le, judged, passing)):
                 high, low = max(row), -min(row)
                 lines = allowance.lines(r, bound, row, high if high > low else low)
-                if lines is None:
-                    return None, judged
-                failing = lines[1]
-            within = sum(map(le, judged, failing))
-            if within != sum(map(le, judged, passing)):
-                return None, judged  # some elements lie between their lines: the exact values decide them
-            if self.damaged_cells > self.KEPT_CELLS:
-                damaged = [0] * (len(row) - within)  # counted, not kept
-            else:
-                damaged = allowance.outside(judged, failing)
-        return damaged, judged
+                failing = [] if lines is None else lines[1]
+                within = sum(map(le, judged, failing)) if failing else -1
+                if within != sum(map(le, judged, passing)):
+                    damaged = None  # some elements lie between their lines: the exact values decide them
+                elif self.damaged_cells > self.KEPT_CELLS:
+                    damaged = [0] * (len(row) - within)  # counted, not kept
+                else:
+                    damaged = allowance.outside(judged, failing)
+        reached = True
+        # Tried on every row while it helps, else on one row in 16 (a table whose rows keep coming near the
+        # largest distance in places would pay for it on every row, for nothing).
+        if self.measure and (self._misses < 4 or not r % 16) and max(judged) + self._reach(bound)[0] <= self.max_abs:
+            high, low = max(row), -min(row)
+            reached = self._beyond_places(row, exact, bound, high if high > low else low)
+            self._misses = self._misses + 1 if reached else 0
+        return damaged, judged, not reached
 
     def _reach(self, bound: "List[float]") -> "Tuple[float, int]":
         """How far the exact values' rounding to dtype can be from a float64 row within bound of them: (in value, in place).
@@ -3546,9 +3543,10 @@ class _Comparison:
         """Whether an element of row could be further in places from its exact value's rounding than max_ulps (or cannot be told).
 
         Its rounding E lies between the roundings of exact[c] -+ B[c] (rounding is monotone), and E's place
-        is at most T (_reach).  Values of one sign are at most the larger of their places
-        apart; of opposite signs, their places summed: so only an element whose own place is beyond
-        max_ulps - T could be further, and each such element is measured against both roundings.
+        is at most T (_reach).  Values of one sign (or a zero) are at most the larger of their places apart;
+        of opposite signs, their places summed.  So only an element x whose sign may differ from E's (x f <
+        2 B A: f's sign is E's where |f| > B) and whose own place is beyond max_ulps - T could be further;
+        each such element is measured against both roundings.
         """
         top, most = self._reach(bound)[1], self.max_ulps
         place = _ordered([largest], self.dtype, False)[0]
@@ -3562,10 +3560,11 @@ class _Comparison:
         code, pattern = {"float16": ("e", "H"), "bfloat16": ("f", "I")}.get(self.dtype, ("f", "I"))
         bits = int(most) - top if self.dtype != "bfloat16" else (int(most) - top) << 16
         edge = struct.unpack("<" + code, struct.pack("<" + pattern, bits))[0]
-        if 2.0 * edge <= largest:
-            return True  # likely too many to measure one by one (below)
-        suspects = self.allowance.outside(list(map(abs, row)), [edge] * len(row))
-        if len(suspects) > 64:
+        n = len(row)
+        products = list(map(self.allowance.mul, row, exact))
+        signs = self.allowance.outside([2.0 * max(bound) * largest] * n, products)  # x f < 2 B A
+        suspects = [c for c in signs if abs(row[c]) > edge]
+        if len(suspects) > 16:
             return True  # too many to measure one by one: the row is tallied in full
         for c in suspects:
             low, high = _round_row([exact[c] - bound[c], exact[c] + bound[c]], self.dtype)
@@ -4188,18 +4187,29 @@ def _row_allowance(
     fastest = 1.0 + reach * (max(frequencies) if frequencies else 0.0)  # the largest growth: it rises with w
     if reach < _INF and fastest < _INF and unit * fastest < least:
         return [unit * (1.0 + reach * w) for w in frequencies]  # the common row: every element within the cap
-    tolerances = []
-    for w in frequencies:
+    tolerances = [unit * (1.0 + reach * w) for w in frequencies] if 0.0 < reach < _INF and fastest < _INF else []
+    if tolerances:
+        # Only the columns past the cap or not judged differ from the common row (growth rises with w): those
+        # beyond the smaller of the two edges, found in one pass and made below.
+        edge = (least if least < _Allowance.UNJUDGED * unit / judged else _Allowance.UNJUDGED * unit / judged) * (
+            1.0 - _power_of_two(-40)
+        )
+        columns = [c for c, t in enumerate(tolerances) if not t < edge]
+    else:
+        columns = list(range(len(frequencies)))
+        tolerances = [0.0] * len(frequencies)
+    for c in columns:
+        w = frequencies[c]
         growth = 1.0 + reach * w if w else 1.0
         if growth != growth:
-            tolerances.append(_CAP)  # position 0 times an infinite frequency
+            tolerances[c] = _CAP  # position 0 times an infinite frequency
         elif not growth < _INF or judged * growth > _Allowance.UNJUDGED:
-            tolerances.append(_INF)  # not judged
+            tolerances[c] = _INF  # not judged
         else:
             own = judged * growth * scale
             cap = least if own < least else own
             t = unit * growth
-            tolerances.append(t if t < cap else cap)
+            tolerances[c] = t if t < cap else cap
     return tolerances
 
 
@@ -5058,18 +5068,27 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
                 [-exponent[pair] if kind != _ZERO else 0.0 for kind, pair in plan],
             ),
         )
-        by_column = [(kind, column) for column, (kind, _) in enumerate(plan)]
+        # Each column its own frequency: its sine or cosine is the next of its kind, made alone.
+        sine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _SINE]
+        cosine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _COSINE]
+        by_column = [
+            (kind, (sine_columns if kind == _SINE else cosine_columns).index(column) if kind != _ZERO else 0)
+            for column, (kind, _) in enumerate(plan)
+        ]
         for cause, words, exponent_of in wrong:
             try:
                 frequency_of = [factor / math.pow(base, x) for x in exponent_of]
             except (OverflowError, ZeroDivisionError):
                 continue
 
-            def wrong_row(r: int, frequency_of: "List[float]" = frequency_of) -> "List[float]":
-                # Each column its own frequency: the plan's pairs are its columns.
-                return _arranged(
-                    by_column, *_pipeline(_to_float(convention._position(r, seq_len)), frequency_of, {}, scale)
-                )
+            def wrong_row(
+                r: int,
+                sines: "List[float]" = [frequency_of[column] for column in sine_columns],
+                cosines: "List[float]" = [frequency_of[column] for column in cosine_columns],
+            ) -> "List[float]":
+                p = _to_float(convention._position(r, seq_len))
+                made_cosines = _pipeline(p, cosines, {}, scale, sines=False)[0]
+                return _arranged(by_column, made_cosines, _pipeline(p, sines, {}, scale, cosines=False)[1])
 
             candidate = _Candidate(
                 f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len, causes=(cause,)
@@ -7261,9 +7280,10 @@ class _Source:
         return row
 
     def __iter__(self) -> "Iterator[List[float]]":
+        rounding = "float64" if self.dtype == self.rounding else self.rounding  # a format's values are its numbers
         for block in self.blocks(0, self.count):
             for row in block:
-                yield _round_row(row, self.rounding)
+                yield _round_row(row, rounding)
 
     def read(self) -> "Iterator[Tuple[List[float], bool]]":
         """Each row rounded, and whether it may hold a value that is not finite (NaN, infinity, beyond the format).

@@ -48,14 +48,14 @@ def counted(monkeypatch: pytest.MonkeyPatch, name: str) -> List[int]:
 
 
 def decided_rows(monkeypatch: pytest.MonkeyPatch) -> List[int]:
-    """Count the rows _Comparison._decided tallies from the float64 row alone: [rows]."""
+    """Count the rows whose verdicts _Comparison._decided gives from the float64 row alone: [rows]."""
     rows = [0]
     original = pe_reference._Comparison._decided
 
     def wrapper(self: Any, *arguments: Any) -> Any:
-        decided, judged = original(self, *arguments)
+        decided, judged, short = original(self, *arguments)
         rows[0] += decided is not None
-        return decided, judged
+        return decided, judged, short
 
     monkeypatch.setattr(pe_reference._Comparison, "_decided", wrapper)
     return rows
