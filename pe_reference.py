@@ -4238,7 +4238,56 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
     default rule does not judge (its angle too large for the format) is
     counted apart.  The items are [] when nothing is damaged; None when the
     damage is more than local.
+
+    Long because a mistake's rows are checked in one streamed loop, with the floor of its allowance
+    (which spares most rows their own) beside it.
     """
+
+    def allowance_floor() -> "Tuple[List[float], Callable[[int], int]]":
+        """The least allowance any element of a table's candidate has (a row of it), and how many of row r's
+        elements its allowance does not judge.
+
+        _row_allowance never gives less than min(u, _CAP), u = 2**(6 - precision) * scale, where no frequency is
+        negative; a row whose every error is within that needs no allowance of its own, but for the count of
+        elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is no
+        such floor (a rotary candidate's own allowance, a negative frequency).
+        """
+        if candidate.tolerances is not None or candidate.convention is None:
+            return [], lambda r: 0
+        candidate.allowance(0, dtype, d_model)  # its frequencies and scale, as its allowance takes them
+        assert candidate.frequencies is not None
+        ascending = sorted(candidate.frequencies)
+        if not ascending or not ascending[0] >= 0.0:
+            return [], lambda r: 0
+        precision = min(candidate.precision, _DTYPES[dtype][0])
+        unit = _power_of_two(6 - precision) * candidate.scale
+        least = _power_of_two(1 - precision) * candidate.scale
+        least = least if least > _CAP else _CAP
+        judged = _Allowance([], [], dtype).unit
+        convention = candidate.convention
+
+        def not_judged(r: int) -> int:
+            # As _row_allowance: none in the common row; else each nonzero w with 1 + |p| w infinite or past UNJUDGED.
+            try:
+                reach = abs(float(_to_float(convention._position(r, candidate.seq_len))))
+            except OverflowError:
+                reach = _INF
+            fastest = 1.0 + reach * ascending[-1]
+            if reach < _INF and fastest < _INF and unit * fastest < least:
+                return 0
+            low, high = 0, len(ascending)
+            while low < high:  # the first w not judged
+                middle = (low + high) // 2
+                w = ascending[middle]
+                growth = 1.0 + reach * w if w else 1.0
+                if growth == growth and (not growth < _INF or judged * growth > _Allowance.UNJUDGED):
+                    high = middle
+                else:
+                    low = middle + 1
+            return len(ascending) - low
+
+        return [unit if unit < _CAP else _CAP] * len(candidate.frequencies), not_judged
+
     d_model = len(table[0])
     damaged: "Dict[int, List[int]]" = {}
     unjudged = 0
@@ -4258,15 +4307,19 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
     else:
         other = candidate.other_rounding
         rows = _Allowance([], [], dtype)  # the arithmetic of whole rows
+        floors, not_judged = allowance_floor()
         for r, row in enumerate(table):  # streamed
             made = candidate.row(r, dtype)
             if made is None:
                 return None
+            errors = list(map(abs, map(rows.sub, row, made)))
+            if floors and all(map(rows.le, errors, floors)):
+                unjudged += not_judged(r)
+                continue  # the common row: within the least allowance any element has, decided in C loops
             allowance = candidate.allowance(r, dtype, d_model)
             unjudged += allowance.count(_INF)
-            errors = list(map(abs, map(rows.sub, row, made)))
             if all(map(rows.le, errors, allowance)):
-                continue  # the common row, decided in C loops
+                continue  # decided in C loops
             columns = rows.outside(errors, allowance)
             if columns and other is not None:
                 try:

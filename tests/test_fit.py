@@ -271,15 +271,26 @@ def test_an_exponent_of_the_column_not_the_pair_is_named(seq_len: int, d_model: 
     assert "it reproduces every element" in text, text
 
 
+@pytest.mark.parametrize("computed", ["float32", "float64"])
 @pytest.mark.parametrize("seq_len, d_model", [(2048, 256), (4096, 512)])
-def test_inverted_frequencies_are_named_and_what_cannot_be_judged_is_said(seq_len: int, d_model: int) -> None:
-    positions = numpy.arange(seq_len, dtype=numpy.float32)[:, None]
-    table = numpy_table(positions / div_term(d_model)[None, :])
+def test_inverted_frequencies_are_named_and_what_cannot_be_judged_is_said(
+    seq_len: int, d_model: int, computed: str
+) -> None:
+    # Computed in float32 as the reports do, or in float64 (the frequencies as the mistake's own, 1 / 10000**(-2i/d))
+    # and stored in float32: every row then within the least allowance any element has, even where not judged.
+    frequencies = numpy.array([1.0 / math.pow(10000.0, -(2 * (c // 2) / d_model)) for c in range(d_model)])
+    if computed == "float32":
+        table = numpy_table(numpy.arange(seq_len, dtype=numpy.float32)[:, None] / div_term(d_model)[None, :])
+    else:
+        table = numpy_table(numpy.arange(seq_len, dtype=numpy.float64)[:, None] * frequencies[None, 0::2])
     text = diagnosis_of(table)
     assert "a known mistake: the frequencies inverted, the angle pos * base**(2i/d)" in text, text
-    # Most angles pass what float32 holds to 2**-4: the story says how many elements it judged.
+    # Most angles pass what float32 holds to 2**-4: the story says how many elements it judged, those whose
+    # growth 1 + pos * w keeps the default rule's 2**-19 (1 + |angle|) within 2**-4, for the inverted frequency
+    # w = 1 / 10000**(-2i/d) of each column's pair i.
     judged = text.split("it judges ")[1].split(" of their ")[0]
-    assert 0 < int(judged) < seq_len * d_model, text
+    growths = 1.0 + numpy.arange(seq_len, dtype=numpy.float64)[:, None] * frequencies[None, :]
+    assert int(judged) == int(numpy.count_nonzero(2.0**-19 * growths <= 2.0**-4)), text
 
 
 @pytest.mark.parametrize("seq_len, d_model", [(2048, 256), pytest.param(16384, 256, marks=pytest.mark.long)])
