@@ -3217,7 +3217,7 @@ class _Allowance:
         return self._screen
 
     def lines(
-        self, r: int, bound: "List[float]", values: "List[float]", largest: "Optional[float]" = None
+        self, r: int, bound: "List[float]", values: "Optional[List[float]]", largest: "Optional[float]" = None
     ) -> "Optional[Tuple[List[float], List[float]]]":
         """Row r's pass and fail lines for errors from a float64 row within bound B of the exact one; None for rotated vectors.
 
@@ -3228,7 +3228,7 @@ class _Allowance:
         fail line (u A + 2**-p V)(1 + 2**-40) + 2 B at a position at least |p|, for V the power of two above
         largest and A; both infinite for the elements not judged.  2**-40 covers the rounding of the
         tolerances and errors (see screen), B the reference's distance from the exact value.  Without
-        largest, the pass line alone.  Each line is made for positions within 1/16 of |p| (5 bits, rounded
+        largest, the pass line alone; without values, the fail line alone.  Each line is made for positions within 1/16 of |p| (5 bits, rounded
         down or up) and kept for the rows that follow with the same, with the same bound (and V).
         """
         position = abs(float(self.positions[r]))
@@ -3246,8 +3246,8 @@ class _Allowance:
             for c in self._order[:count]:
                 passing[c] = _INF
             self._passing_key, self._passing = (below, count), (bound, passing)
-        passing = self._passing[1]
-        if self.precision < 24:
+        passing = self._passing[1] if values is not None else []
+        if self.precision < 24 and values is not None:
             # A narrow format: its storing term is most of each tolerance, kept in the pass line, element by element.
             passing = list(map(add, passing, map(mul, map(abs, values), [self.storing] * n)))
         if largest is None:
@@ -3305,8 +3305,8 @@ class _Comparison:
     """The running tally of a check: failures, largest errors, coarse and unjudged elements, damaged cells.
 
     add() takes each row as the table holds it (rounded to dtype), the exact row rounded to float64 (what the
-    default rule judges against) and rounded to dtype (what atol and ulps, the largest errors and the worst
-    element are measured against; the same list for float64).
+    default rule judges against) and a call giving it rounded to dtype (what atol and ulps, the largest errors
+    and the worst element are measured against; the same list for float64).
     """
 
     # Damaged elements kept for the diagnosis, at most: a table wrong everywhere is counted, not held.
@@ -3338,8 +3338,8 @@ class _Comparison:
         self.damaged_rows = self.damaged_cells = 0
         self._bound: "Optional[List[float]]" = None  # the last bound given, and twice it
         self._margins: "List[float]" = []
-        # The last bound given, and _decided's margin and place of the largest value for it.
-        self._margin: "Tuple[Optional[List[float]], float, int]" = (None, 0.0, 0)
+        # The last bound given to _reach, and its reach for it (in value, in place).
+        self._reached: "Tuple[Optional[List[float]], float, int]" = (None, 0.0, 0)
         self._misses = 0  # the rows in a row whose largest errors _decided could not rule out
 
     def add(
@@ -3357,7 +3357,8 @@ class _Comparison:
         expect() gives the exact row rounded to dtype.  With a bound (see _references), an element whose
         error from exact is more than bound[c] from its tolerance is settled by that error; one nearer the
         edge is judged against settle(r, c), its exact value rounded to float64.  The verdict is the same
-        as with the exact row.  A row that _decided() settles from exact alone is not rounded to dtype.
+        as with the exact row.  A row whose verdicts _decided() gives from exact alone, and that it shows cannot
+        reach the largest errors (or whose errors are not measured), is not rounded to dtype.
 
         Long because a row's tally is one sequence: the largest error, the classes, the verdict of each
         element, the distance in places.
@@ -3504,7 +3505,7 @@ class _Comparison:
             damaged = []
             if not all(map(le, judged, passing)):
                 high, low = max(row), -min(row)
-                lines = allowance.lines(r, bound, row, high if high > low else low)
+                lines = allowance.lines(r, bound, None, high if high > low else low)
                 failing = [] if lines is None else lines[1]
                 within = sum(map(le, judged, failing)) if failing else -1
                 if within != sum(map(le, judged, passing)):
@@ -3525,17 +3526,20 @@ class _Comparison:
     def _reach(self, bound: "List[float]") -> "Tuple[float, int]":
         """How far the exact values' rounding to dtype can be from a float64 row within bound of them: (in value, in place).
 
-        In value: B, and half a unit of dtype at A and at its subnormals, doubled for the rounding of these sums
-        (|exact| <= A, the factor).  In place: the place of A + B rounded to dtype, since |exact| <= A (1 + 2**-53)
-        <= A + B, and rounding is monotone: no exact value's rounding is further from 0.  Kept for the same bound.
+        |exact| <= A (1 + 2**-53) <= A + B for A the factor, and rounding is monotone: no exact value's rounding
+        is further from 0 than A + B's.  In value: B and half a unit of dtype at A and at its subnormals, doubled
+        for the rounding of these sums and for a binade A's float64 rounding may have left; infinite where A + B
+        rounds past the format (an exact value's rounding may be infinite there).  In place: the place of A + B
+        rounded to dtype.  Kept for the same bound.
         """
-        if self._margin[0] is not bound:
+        if self._reached[0] is not bound:
             precision, smallest, _ = _DTYPES[self.dtype]
             factor, most = self.allowance.factor, max(bound)
             half = factor * _power_of_two(-precision) + _power_of_two(smallest - precision)
-            top = _ordered(_round_row([factor + most], self.dtype), self.dtype, False)[0]
-            self._margin = (bound, 2.0 * (most + half), top)
-        return self._margin[1], self._margin[2]
+            rounded = _round_row([factor + most], self.dtype)
+            margin = 2.0 * (most + half) if rounded[0] < _INF else _INF
+            self._reached = (bound, margin, _ordered(rounded, self.dtype, False)[0])
+        return self._reached[1], self._reached[2]
 
     def _beyond_places(
         self, row: "List[float]", exact: "Sequence[float]", bound: "List[float]", largest: float
@@ -3545,7 +3549,7 @@ class _Comparison:
         Its rounding E lies between the roundings of exact[c] -+ B[c] (rounding is monotone), and E's place
         is at most T (_reach).  Values of one sign (or a zero) are at most the larger of their places apart;
         of opposite signs, their places summed.  So only an element x whose sign may differ from E's (x f <
-        2 B A: f's sign is E's where |f| > B) and whose own place is beyond max_ulps - T could be further;
+        2 B L, L the row's largest |x|: elsewhere |f| >= 2 B > B, and f's sign is E's) and whose own place is beyond max_ulps - T could be further;
         each such element is measured against both roundings.
         """
         top, most = self._reach(bound)[1], self.max_ulps
@@ -3562,7 +3566,7 @@ class _Comparison:
         edge = struct.unpack("<" + code, struct.pack("<" + pattern, bits))[0]
         n = len(row)
         products = list(map(self.allowance.mul, row, exact))
-        signs = self.allowance.outside([2.0 * max(bound) * largest] * n, products)  # x f < 2 B A
+        signs = self.allowance.outside([2.0 * max(bound) * largest] * n, products)  # x f < 2 B L
         suspects = [c for c in signs if abs(row[c]) > edge]
         if len(suspects) > 16:
             return True  # too many to measure one by one: the row is tallied in full
@@ -4189,8 +4193,8 @@ def _row_allowance(
         return [unit * (1.0 + reach * w) for w in frequencies]  # the common row: every element within the cap
     tolerances = [unit * (1.0 + reach * w) for w in frequencies] if 0.0 < reach < _INF and fastest < _INF else []
     if tolerances:
-        # Only the columns past the cap or not judged differ from the common row (growth rises with w): those
-        # beyond the smaller of the two edges, found in one pass and made below.
+        # Only the columns past the cap or not judged differ from the common row: those beyond the smaller of
+        # the two edges, found in one pass and made below.
         edge = (least if least < _Allowance.UNJUDGED * unit / judged else _Allowance.UNJUDGED * unit / judged) * (
             1.0 - _power_of_two(-40)
         )
@@ -4257,10 +4261,10 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
         candidate.allowance(0, dtype, d_model)  # its frequencies and scale, as its allowance takes them
         assert candidate.frequencies is not None
         ascending = sorted(candidate.frequencies)
-        if not ascending or not ascending[0] >= 0.0:
-            return [], lambda r: 0
         precision = min(candidate.precision, _DTYPES[dtype][0])
         unit = _power_of_two(6 - precision) * candidate.scale
+        if not ascending or not ascending[0] >= 0.0 or not 0.0 < unit < _INF:
+            return [], lambda r: 0
         least = _power_of_two(1 - precision) * candidate.scale
         least = least if least > _CAP else _CAP
         judged = _Allowance([], [], dtype).unit
@@ -4286,7 +4290,7 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
                     low = middle + 1
             return len(ascending) - low
 
-        return [unit if unit < _CAP else _CAP] * len(candidate.frequencies), not_judged
+        return [unit if unit < _CAP else _CAP] * d_model, not_judged
 
     d_model = len(table[0])
     damaged: "Dict[int, List[int]]" = {}
@@ -5124,10 +5128,9 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
         # Each column its own frequency: its sine or cosine is the next of its kind, made alone.
         sine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _SINE]
         cosine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _COSINE]
-        by_column = [
-            (kind, (sine_columns if kind == _SINE else cosine_columns).index(column) if kind != _ZERO else 0)
-            for column, (kind, _) in enumerate(plan)
-        ]
+        within = dict((column, i) for i, column in enumerate(sine_columns))
+        within.update(dict((column, i) for i, column in enumerate(cosine_columns)))
+        by_column = [(kind, within.get(column, 0)) for column, (kind, _) in enumerate(plan)]
         for cause, words, exponent_of in wrong:
             try:
                 frequency_of = [factor / math.pow(base, x) for x in exponent_of]
