@@ -3500,12 +3500,18 @@ class _Comparison:
         judged = list(map(abs, map(allowance.sub, row, exact)))
         lines = allowance.lines(r, bound, row)
         damaged: "Optional[List[int]]" = None
+        largest = -1.0  # the row's largest magnitude, once made
+
+        def magnitude() -> float:
+            high, low = max(row), -min(row)
+            return high if high > low else low
+
         if lines is not None:
             le, passing = allowance.le, lines[0]
             damaged = []
             if not all(map(le, judged, passing)):
-                high, low = max(row), -min(row)
-                lines = allowance.lines(r, bound, None, high if high > low else low)
+                largest = magnitude()
+                lines = allowance.lines(r, bound, None, largest)
                 failing = [] if lines is None else lines[1]
                 within = sum(map(le, judged, failing)) if failing else -1
                 if within != sum(map(le, judged, passing)):
@@ -3518,8 +3524,7 @@ class _Comparison:
         # Tried on every row while it helps, else on one row in 16 (a table whose rows keep coming near the
         # largest distance in places would pay for it on every row, for nothing).
         if self.measure and (self._misses < 4 or not r % 16) and max(judged) + self._reach(bound)[0] <= self.max_abs:
-            high, low = max(row), -min(row)
-            reached = self._beyond_places(row, exact, bound, high if high > low else low)
+            reached = self._beyond_places(row, exact, bound, largest if largest >= 0.0 else magnitude())
             self._misses = self._misses + 1 if reached else 0
         return damaged, judged, not reached
 
