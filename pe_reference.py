@@ -3569,9 +3569,11 @@ class _Comparison:
         code, pattern = {"float16": ("e", "H"), "bfloat16": ("f", "I")}.get(self.dtype, ("f", "I"))
         bits = int(most) - top if self.dtype != "bfloat16" else (int(most) - top) << 16
         edge = struct.unpack("<" + code, struct.pack("<" + pattern, bits))[0]
-        n = len(row)
+        n, threshold = len(row), 2.0 * max(bound) * largest
+        if min(map(self.allowance.mul, row, exact)) >= threshold:
+            return False  # no element's sign may differ from its exact value's: the common row, in one C loop
         products = list(map(self.allowance.mul, row, exact))
-        signs = self.allowance.outside([2.0 * max(bound) * largest] * n, products)  # x f < 2 B L
+        signs = self.allowance.outside([threshold] * n, products)  # x f < 2 B L
         suspects = [c for c in signs if abs(row[c]) > edge]
         if len(suspects) > 16:
             return True  # too many to measure one by one: the row is tallied in full
@@ -3832,15 +3834,36 @@ def _convention_candidate(
     plan = convention._plan(d_model)
     scale = convention._float_scale(d_model)
 
+    arranged = _arranged(plan)
+
     def make_row(r: int) -> "List[float]":
-        return _arranged(plan, *_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale))
+        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale))
 
     return _Candidate(description, make_row, convention, seq_len, local=True, causes=causes)
 
 
-def _arranged(plan: "List[Tuple[int, int]]", cosines: "List[float]", sines: "List[float]") -> "List[float]":
-    """A row from each pair's cosine and sine (_pipeline's), in the columns a plan of (kind, pair) gives them."""
-    return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
+def _arranged(plan: "List[Tuple[int, int]]") -> "Callable[[List[float], List[float]], List[float]]":
+    """The call that puts each pair's cosine and sine (_pipeline's) in the columns a plan of (kind, pair) gives them.
+
+    >>> _arranged([(_SINE, 0), (_COSINE, 0), (_SINE, 1), (_ZERO, 0)])([1.0, 0.5], [0.0, 0.25])
+    [0.0, 1.0, 0.25, 0.0]
+    """
+    getters: "Dict[int, Callable[[List[float]], Sequence[float]]]" = {}  # by the number of cosines
+
+    def arranged(cosines: "List[float]", sines: "List[float]") -> "List[float]":
+        k = len(cosines)
+        getter = getters.get(k)
+        if getter is None:
+            try:
+                from operator import itemgetter
+            except ImportError:
+                return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
+            # One C loop over the cosines, the sines and a zero, in one list.
+            index = [k + pair if kind == _SINE else pair if kind == _COSINE else k + len(sines) for kind, pair in plan]
+            getter = getters[k] = itemgetter(*index) if len(index) > 1 else (lambda values: [values[index[0]]])
+        return list(getter(cosines + sines + [0.0]))
+
+    return arranged
 
 
 def _diagnose(
@@ -4194,16 +4217,26 @@ def _row_allowance(
     except OverflowError:
         reach = _INF
     fastest = 1.0 + reach * (max(frequencies) if frequencies else 0.0)  # the largest growth: it rises with w
-    if reach < _INF and fastest < _INF and unit * fastest < least:
-        return [unit * (1.0 + reach * w) for w in frequencies]  # the common row: every element within the cap
-    tolerances = [unit * (1.0 + reach * w) for w in frequencies] if 0.0 < reach < _INF and fastest < _INF else []
+    tolerances: "List[float]" = []
+    if reach < _INF and fastest < _INF:
+        n = len(frequencies)
+        try:
+            from operator import add, mul  # unit * (1 + reach * w) in C loops, where there is operator
+
+            tolerances = list(map(mul, [unit] * n, map(add, [1.0] * n, map(mul, [reach] * n, frequencies))))
+        except ImportError:
+            tolerances = [unit * (1.0 + reach * w) for w in frequencies]
+        if unit * fastest < least:
+            return tolerances  # the common row: every element within the cap
+        if not reach > 0.0:
+            tolerances = []  # position 0: every column below
     if tolerances:
         # Only the columns past the cap or not judged differ from the common row: those beyond the smaller of
         # the two edges, found in one pass and made below.
         edge = (least if least < _Allowance.UNJUDGED * unit / judged else _Allowance.UNJUDGED * unit / judged) * (
             1.0 - _power_of_two(-40)
         )
-        columns = [c for c, t in enumerate(tolerances) if not t < edge]
+        columns = [] if max(tolerances) < edge else [c for c, t in enumerate(tolerances) if not t < edge]
     else:
         columns = list(range(len(frequencies)))
         tolerances = [0.0] * len(frequencies)
@@ -5135,7 +5168,7 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
         cosine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _COSINE]
         within = dict((column, i) for i, column in enumerate(sine_columns))
         within.update(dict((column, i) for i, column in enumerate(cosine_columns)))
-        by_column = [(kind, within.get(column, 0)) for column, (kind, _) in enumerate(plan)]
+        arranged = _arranged([(kind, within.get(column, 0)) for column, (kind, _) in enumerate(plan)])
         for cause, words, exponent_of in wrong:
             try:
                 frequency_of = [factor / math.pow(base, x) for x in exponent_of]
@@ -5149,7 +5182,7 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
             ) -> "List[float]":
                 p = _to_float(convention._position(r, seq_len))
                 made_cosines = _pipeline(p, cosines, {}, scale, sines=False)[0]
-                return _arranged(by_column, made_cosines, _pipeline(p, sines, {}, scale, cosines=False)[1])
+                return arranged(made_cosines, _pipeline(p, sines, {}, scale, cosines=False)[1])
 
             candidate = _Candidate(
                 f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len, causes=(cause,)
@@ -5167,11 +5200,10 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
         if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
             swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
         frequencies = convention._float_frequencies(d_model)
+        arranged = _arranged(swapped)
         yield _Candidate(
             "an interleave with the cosine first, [cos, sin] per pair",
-            lambda r: _arranged(
-                swapped, *_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale)
-            ),
+            lambda r: arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale)),
             convention,
             seq_len,
             causes=("layout:cosine-first",),
@@ -5273,12 +5305,14 @@ def _rounded_step(
     scale = convention._float_scale(d_model)
     limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
 
+    arranged = _arranged(plan)
+
     def make_row(r: int) -> "List[float]":
-        return _arranged(plan, *_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale))
+        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale))
 
     def other_rounding(r: int) -> "List[float]":
         position = _to_float(convention._position(r, seq_len))
-        return _arranged(plan, *_pipeline(position, frequencies, steps, scale, other=True))
+        return arranged(*_pipeline(position, frequencies, steps, scale, other=True))
 
     name = convention._name(d_model)
     taken = [step for step, _, _ in _STEPS if step in steps]
