@@ -4285,35 +4285,55 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
     (which spares most rows their own) beside it.
     """
 
-    def allowance_floor() -> "Tuple[List[float], Callable[[int], int]]":
-        """The least allowance any element of a table's candidate has (a row of it), and how many of row r's
-        elements its allowance does not judge.
+    def allowance_floor() -> "Tuple[Callable[[int], List[float]], Callable[[int], int]]":
+        """Calls giving a floor under row r's allowance of a table's candidate (a row of it), and how many of
+        row r's elements its allowance does not judge.
 
-        _row_allowance never gives less than min(u, _CAP), u = 2**(6 - precision) * scale, where no frequency is
-        negative; a row whose every error is within that needs no allowance of its own, but for the count of
-        elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is no
-        such floor (a rotary candidate's own allowance, a negative frequency).
+        _row_allowance never gives less than min(t, least) for t = unit * (1 + |p| w), the least allowance
+        of any element least = max(2**(1 - precision) * scale, _CAP), where no frequency is negative or
+        infinite: t rises with |p| (and so does its rounding), so the floor made at a position at most |p|
+        (5 bits of it, rounded down) holds for every row of that band of positions, and is kept for them.
+        A row whose every error is within its floor needs no allowance of its own, but for the count of
+        elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is
+        no such floor (a rotary candidate's own allowance, a negative or infinite frequency).
         """
         if candidate.tolerances is not None or candidate.convention is None:
-            return [], lambda r: 0
+            return lambda r: [], lambda r: 0
         candidate.allowance(0, dtype, d_model)  # its frequencies and scale, as its allowance takes them
         assert candidate.frequencies is not None
-        ascending = sorted(candidate.frequencies)
+        frequencies = candidate.frequencies
+        ascending = sorted(frequencies)
         precision = min(candidate.precision, _DTYPES[dtype][0])
         unit = _power_of_two(6 - precision) * candidate.scale
-        if not ascending or not ascending[0] >= 0.0 or not 0.0 < unit < _INF:
-            return [], lambda r: 0
+        if not ascending or not 0.0 <= ascending[0] <= ascending[-1] < _INF or not 0.0 < unit < _INF:
+            return lambda r: [], lambda r: 0
         least = _power_of_two(1 - precision) * candidate.scale
         least = least if least > _CAP else _CAP
         judged = _Allowance([], [], dtype).unit
         convention = candidate.convention
+        band: "List[Any]" = [-1.0, []]  # the last band's position, and its floor
+
+        def reach_of(r: int) -> float:
+            try:
+                return abs(float(_to_float(convention._position(r, candidate.seq_len))))
+            except OverflowError:
+                return _INF
+
+        def floor_of(r: int) -> "List[float]":
+            reach = reach_of(r)
+            if not reach < _INF:
+                return []
+            m, e = math.frexp(reach)
+            below = math.ldexp(float(math.floor(m * 32)), e - 5)
+            if below != band[0]:
+                band[0] = below
+                band[1] = [t if t < least else least for t in [unit * (1.0 + below * w) for w in frequencies]]
+            floor: "List[float]" = band[1]
+            return floor
 
         def not_judged(r: int) -> int:
             # As _row_allowance: none in the common row; else each nonzero w with 1 + |p| w infinite or past UNJUDGED.
-            try:
-                reach = abs(float(_to_float(convention._position(r, candidate.seq_len))))
-            except OverflowError:
-                reach = _INF
+            reach = reach_of(r)
             fastest = 1.0 + reach * ascending[-1]
             if reach < _INF and fastest < _INF and unit * fastest < least:
                 return 0
@@ -4328,7 +4348,7 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
                     low = middle + 1
             return len(ascending) - low
 
-        return [unit if unit < _CAP else _CAP] * d_model, not_judged
+        return floor_of, not_judged
 
     d_model = len(table[0])
     damaged: "Dict[int, List[int]]" = {}
@@ -4349,12 +4369,13 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
     else:
         other = candidate.other_rounding
         rows = _Allowance([], [], dtype)  # the arithmetic of whole rows
-        floors, not_judged = allowance_floor()
+        floor_of, not_judged = allowance_floor()
         for r, row in enumerate(table):  # streamed
             made = candidate.row(r, dtype)
             if made is None:
                 return None
             errors = list(map(abs, map(rows.sub, row, made)))
+            floors = floor_of(r)
             if floors and all(map(rows.le, errors, floors)):
                 unjudged += not_judged(r)
                 continue  # the common row: within the least allowance any element has, decided in C loops

@@ -195,7 +195,30 @@ def test_isolated_element_changes_are_found_at_their_place() -> None:
     for case in missed[:10]:
         print("missed:", case)
     assert found >= 0.99 * trials, missed[:10]
-    assert elapsed < 20.0
+
+
+@pytest.mark.parametrize("c", [20, 11])
+@pytest.mark.parametrize("r", [77, 513, 2049, 3000, 4095])
+def test_a_mistakes_story_finds_an_element_just_beyond_its_allowance_on_any_row(r: int, c: int) -> None:
+    # The column-exponent mistake computed in float64 and stored in float32, as its candidate computes it: its
+    # errors are 0 but for the element moved.  Its allowance in float32 is the rule's t = 2**-18 (1 + p w), capped
+    # at the larger of 2**-10 and the default rule's 2**-19 (1 + p w): column 20 is below the cap on these rows
+    # (p w < 255), column 11 past it from row 1243 on.  Moved just beyond it, the element is damage; just
+    # within, it is not.
+    seq_len, d_model = 4096, 128
+    w = 1.0 / numpy.power(10000.0, 2 * numpy.arange(d_model) / d_model)
+    angles = numpy.arange(seq_len, dtype=numpy.float64)[:, None] * w[None, :]
+    exact = numpy.where(numpy.arange(d_model) % 2 == 0, numpy.sin(angles), numpy.cos(angles))
+    growth = 1.0 + r * w[c]
+    allowance = min(2.0**-18 * growth, max(2.0**-10, 2.0**-19 * growth))
+    for share, damaged in ((1.015, True), (0.985, False)):
+        table = exact.astype(numpy.float32)
+        table[r, c] = numpy.float32(exact[r, c] + share * allowance)
+        error = abs(float(table[r, c]) - float(exact[r, c].astype(numpy.float32)))
+        assert abs(error / allowance - share) < 0.005  # float32 holds the moved value closely enough
+        text = diagnosis_of(table)
+        assert "a known mistake: every column's own index j in the exponent" in text, text
+        assert (f"except for 1 element: [{r}][{c}] is" in text) == damaged, text
 
 
 # ---------------------------------------------------------------------------
