@@ -3554,8 +3554,10 @@ class _Comparison:
         Its rounding E lies between the roundings of exact[c] -+ B[c] (rounding is monotone), and E's place
         is at most T (_reach).  Values of one sign (or a zero) are at most the larger of their places apart;
         of opposite signs, their places summed.  So only an element x whose sign may differ from E's (x f <
-        2 B L, L the row's largest |x|: elsewhere |f| >= 2 B > B, and f's sign is E's) and whose own place is beyond max_ulps - T could be further;
-        each such element is measured against both roundings.
+        2 B L, L the row's largest |x|: elsewhere |f| >= 2 B > B, and f's sign is E's) and whose own place is
+        beyond max_ulps - T could be further.  Up to 16 such elements are each measured against both
+        roundings; more are bounded together: |E| is at most |f| + B rounded, so x and E are at most the
+        places of |x| and of that rounding apart, summed.
         """
         top, most = self._reach(bound)[1], self.max_ulps
         place = _ordered([largest], self.dtype, False)[0]
@@ -3570,13 +3572,17 @@ class _Comparison:
         bits = int(most) - top if self.dtype != "bfloat16" else (int(most) - top) << 16
         edge = struct.unpack("<" + code, struct.pack("<" + pattern, bits))[0]
         n, threshold = len(row), 2.0 * max(bound) * largest
-        if min(map(self.allowance.mul, row, exact)) >= threshold:
-            return False  # no element's sign may differ from its exact value's: the common row, in one C loop
         products = list(map(self.allowance.mul, row, exact))
+        if min(products) >= threshold:
+            return False  # no element's sign may differ from its exact value's: the common row
         signs = self.allowance.outside([threshold] * n, products)  # x f < 2 B L
         suspects = [c for c in signs if abs(row[c]) > edge]
         if len(suspects) > 16:
-            return True  # too many to measure one by one: the row is tallied in full
+            # Too many to measure one by one (a table whose signs differ from the reference's): in C loops.
+            outer = _round_row([abs(exact[c]) + bound[c] for c in suspects], self.dtype)
+            own = _ordered([abs(row[c]) for c in suspects], self.dtype, False)
+            farthest: int = max(map(self.allowance.add, own, _ordered(outer, self.dtype, False)))
+            return farthest > most
         for c in suspects:
             low, high = _round_row([exact[c] - bound[c], exact[c] + bound[c]], self.dtype)
             places = _ordered([row[c], low, high], self.dtype, True)

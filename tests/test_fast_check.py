@@ -339,12 +339,14 @@ def test_rows_decided_by_the_float64_row_keep_to_the_rule(monkeypatch: pytest.Mo
     # bases, signs): an error at most the pass line passes the rule by 2 B, one beyond the fail line fails it
     # by 2 B; no error from the exact rounding is more than the error from the float64 row + _reach's margin,
     # nor further from 0 in places than its place; and _beyond_places says so whenever an element is further
-    # in places from its exact rounding than the largest distance so far.
+    # in places from its exact rounding than the largest distance so far (at 64 columns, more than the 16
+    # elements whose signs may differ it measures one by one).
     rows = captured_rows(monkeypatch)
-    for fields, factor in FAILING:
-        table = [[factor * float(x) for x in row] for row in encoding(96, 16, **fields)]
-        compare(table, dtype=dtype)
-    assert len(rows) >= 4 * 96  # the diagnosis tallies others
+    for d_model in (16, 64):
+        for fields, factor in FAILING:
+            table = [[factor * float(x) for x in row] for row in encoding(96, d_model, **fields)]
+            compare(table, dtype=dtype)
+    assert len(rows) >= 8 * 96  # the diagnosis tallies others
     told = 0
     for comparison, r, row, exact, expected, bound in rows:
         allowance = comparison.allowance
@@ -365,3 +367,25 @@ def test_rows_decided_by_the_float64_row_keep_to_the_rule(monkeypatch: pytest.Mo
             assert comparison._beyond_places(row, exact, bound, largest), r
             told += 1
     assert told > 100
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("count", [4, 40])  # measured one by one, and bounded together
+def test_an_exact_value_that_may_round_to_the_next_number_is_taken_as_it(
+    monkeypatch: pytest.MonkeyPatch, dtype: str, count: int
+) -> None:
+    # A float64 row f is within B of the exact values: where f lies just below a midpoint of dtype and f + B
+    # beyond it, the exact value may round to the number above, one place further from an element of the other
+    # sign.  _beyond_places must count that place, whether it measures the elements one by one or together.
+    rows = captured_rows(monkeypatch)
+    compare(encoding(8, 64), dtype=dtype)
+    comparison, _, _, _, _, bound = rows[-1]  # a comparison, and the bound of one of its rows
+    step = 2.0**-24 if dtype == "float32" else 2.0**-11  # one unit of dtype at 0.5
+    lows = [0.5 + c * step for c in range(count)]
+    row = [-low for low in lows] + [0.25] * (64 - count)  # the table: signs opposite to the exact values'
+    exact = [low + step / 2 - b / 2 for low, b in zip(lows, bound)] + [0.25] * (64 - count)
+    assert all(pe_reference._round_row([f], dtype) == [low] for f, low in zip(exact, lows))  # f rounds down
+    assert all(f + b > low + step / 2 for f, b, low in zip(exact, bound, lows))  # f + B rounds up
+    distances = [a + b for a, b in zip(places(lows, dtype), places(lows, dtype))]
+    comparison.max_ulps = max(distances)  # reached if the exact value rounds as f does; beyond if it rounds up
+    assert comparison._beyond_places(row, exact, bound, lows[-1])
