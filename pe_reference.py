@@ -3575,7 +3575,13 @@ class _Comparison:
         products = list(map(self.allowance.mul, row, exact))
         if min(products) >= threshold:
             return False  # no element's sign may differ from its exact value's: the common row
-        signs = self.allowance.outside([threshold] * n, products)  # x f < 2 B L
+        try:
+            from itertools import compress
+            from operator import gt
+
+            signs: "Iterator[int]" = iter(compress(range(n), map(gt, [threshold] * n, products)))  # x f < 2 B L
+        except ImportError:
+            signs = iter([c for c, product in enumerate(products) if product < threshold])
         suspects = [c for c in signs if abs(row[c]) > edge]
         if len(suspects) > 16:
             # Too many to measure one by one (a table whose signs differ from the reference's): in C loops.
@@ -4295,10 +4301,11 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
         """Calls giving a floor under row r's allowance of a table's candidate (a row of it), and how many of
         row r's elements its allowance does not judge.
 
-        _row_allowance never gives less than min(t, least) for t = unit * (1 + |p| w), the least allowance
-        of any element least = max(2**(1 - precision) * scale, _CAP), where no frequency is negative or
-        infinite: t rises with |p| (and so does its rounding), so the floor made at a position at most |p|
-        (5 bits of it, rounded down) holds for every row of that band of positions, and is kept for them.
+        _row_allowance never gives less than min(t, max(least, own)) for growth g = 1 + |p| w, t = unit * g,
+        own = judged * g * scale (the default rule's allowance) and least = max(2**(1 - precision) * scale,
+        _CAP), where no frequency is negative or infinite: each rises with |p| (and so does its rounding),
+        so the floor made at a position at most |p| (5 bits of it, rounded down) holds for every row of that
+        band of positions, and is kept for them.
         A row whose every error is within its floor needs no allowance of its own, but for the count of
         elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is
         no such floor (a rotary candidate's own allowance, a negative or infinite frequency).
@@ -4315,7 +4322,7 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
             return lambda r: [], lambda r: 0
         least = _power_of_two(1 - precision) * candidate.scale
         least = least if least > _CAP else _CAP
-        judged = _Allowance([], [], dtype).unit
+        judged, scale = _Allowance([], [], dtype).unit, candidate.scale
         convention = candidate.convention
         band: "List[Any]" = [-1.0, []]  # the last band's position, and its floor
 
@@ -4333,7 +4340,13 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
             below = math.ldexp(float(math.floor(m * 32)), e - 5)
             if below != band[0]:
                 band[0] = below
-                band[1] = [t if t < least else least for t in [unit * (1.0 + below * w) for w in frequencies]]
+                for_band = []
+                for w in frequencies:
+                    growth = 1.0 + below * w
+                    t, own = unit * growth, judged * growth * scale
+                    cap = least if own < least else own
+                    for_band.append(t if t < cap else cap)
+                band[1] = for_band
             floor: "List[float]" = band[1]
             return floor
 
