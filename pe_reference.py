@@ -158,6 +158,17 @@ if TYPE_CHECKING:
 DEFAULT_BASE = 10000.0
 
 
+def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
+    """Return ``base**(a/b)``, the divisor of a pair's angle, for its exponent (a, b); inf past float64.
+
+    The paper's pair i has the exponent (2i, d_model): its angle is pos / base**(2i/d_model).
+    """
+    try:
+        return math.pow(base, exponent[0] / exponent[1])
+    except OverflowError:
+        return _INF
+
+
 def _paper_row(position: float, denominators: "List[float]", d_model: int) -> "List[float]":
     """One row of the paper's table in float64, as the formula reads.
 
@@ -1087,14 +1098,6 @@ def _fast_rows(
         if scale != 1.0:
             row = [x * scale for x in row]
         yield row
-
-
-def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
-    """Return ``base**(a/b)``, the divisor of a pair's angle, for its exponent (a, b); inf past float64."""
-    try:
-        return math.pow(base, exponent[0] / exponent[1])
-    except OverflowError:
-        return _INF
 
 
 def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:

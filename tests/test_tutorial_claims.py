@@ -57,18 +57,25 @@ def test_the_fast_path_examples_at_large_positions_use_a_column_that_errs() -> N
     assert 10**9 / 10000 ** (0 / 512) == 10**9
     column_0 = reference.distance(math.sin(1e9), reference.element(10**9, 0, 512, 10000))
     assert column_0 <= 2.0**-53
-    errors = {
-        dim: float(
+    # The fast formula's error in every column at 10**9, against mpmath: largest among the first columns (their
+    # angles are the largest), falling quarter by quarter, and column 2's small.
+    errors = [
+        float(
             reference.distance(
-                math.sin(10**9 / 10000 ** (2 * (dim // 2) / 512)), reference.element(10**9, dim, 512, 10000)
+                (math.sin if dim % 2 == 0 else math.cos)(10**9 / 10000 ** (2 * (dim // 2) / 512)),
+                reference.element(10**9, dim, 512, 10000),
             )
         )
-        for dim in (2, 100)
-    }
-    assert errors[100] > 1e-9
+        for dim in range(512)
+    ]
+    worst = max(range(512), key=lambda dim: errors[dim])
+    quarters = [max(errors[start : start + 128]) for start in range(0, 512, 128)]
+    assert worst < 16 and quarters == sorted(quarters, reverse=True) and errors[2] < errors[worst] / 100
     tutorial = page("docs/tutorial/5-precision.md")
-    for dim, error in errors.items():
-        assert f"{error:.1e}" in tutorial, (dim, f"{error:.1e}")
+    assert f"the worst of all 512 is column {worst}" in tutorial
+    for error in (errors[worst], errors[2]):
+        assert f"{error:.1e}" in tutorial, f"{error:.1e}"
+    assert "The error does not grow with the column" in tutorial
     # No page shows the fast path at column 0 as its error at a large position: a
     # comparison there may only say that the two agree to the last bit.
     for name in ("README.md", "docs/tutorial/5-precision.md", "docs/accuracy.md"):
@@ -223,3 +230,52 @@ def test_the_captions_say_where_the_cosine_columns_turn_negative() -> None:
         assert "about 6.28" in text and "jagged triangles" in text, name
     assert "](../heatmap.png)" in page("docs/tutorial/2-wavelengths.md")
     assert "](../waves.png)" in page("docs/tutorial/2-wavelengths.md")
+
+
+# Issue 26: the formula's lines linked from page 1, and four sentences made true.
+
+
+def test_page_1_links_the_lines_that_compute_the_formula() -> None:
+    text = (ROOT / "docs/tutorial/1-the-formula.md").read_text(encoding="utf-8")
+    found = re.search(r"\]\(\.\./\.\./pe_reference\.py#L(\d+)-L(\d+)\)", text)
+    assert found, "page 1 links no lines of pe_reference.py"
+    first, last = int(found.group(1)), int(found.group(2))
+    lines = (ROOT / "pe_reference.py").read_text(encoding="utf-8").splitlines()[first - 1 : last]
+    # From the base's comment to _paper_row's return, with the denominators between: update the link if it moved.
+    assert lines[0].startswith("# The base of the paper"), lines[0]
+    assert lines[-1] == "    return row", lines[-1]
+    code = "\n".join(lines)
+    assert "DEFAULT_BASE = 10000.0" in code and "def _denominator(" in code and "def _paper_row(" in code
+    assert "math.pow(base, exponent[0] / exponent[1])" in code and "map(math.sin, angles)" in code
+    assert sum(1 for line in lines if line.startswith("def ")) == 2
+
+
+def test_page_2_says_how_far_short_of_10000_times_2_pi_the_longest_wavelength_is() -> None:
+    text = page("docs/tutorial/2-wavelengths.md")
+    assert "from 2 pi to almost 10000 times 2 pi" not in text
+    with mpmath.workprec(60):
+        shares = {d: float(mpmath.power(10000, mpmath.mpf(-2) / d)) for d in (512, 64, 16)}
+        slowest_of_16 = float(2 * mpmath.pi * mpmath.power(10000, mpmath.mpf(14) / 16))
+    assert [round(shares[d], 3) for d in (512, 64, 16)] == [0.965, 0.75, 0.316]
+    assert "0.965 at `d_model = 512`, but only 0.32 at `d_model = 16`" in text
+    assert f"once every {round(slowest_of_16)} positions" in text
+
+
+def test_page_3_says_nothing_undoes_the_rotation_and_shows_sines_alone_fail() -> None:
+    text = page("docs/tutorial/3-relative-positions.md")
+    assert "mix the pairs and undo it" not in text and "where they can undo it" not in text
+    assert "nothing undoes it; what is lost is the dependence on the distance alone" in text
+    # Sines alone: positions 0 and 22 (w = 1) have nearly equal sines and opposite ones five positions on.
+    assert abs(math.sin(0) - math.sin(22)) < 0.01 and math.sin(5) < -0.95 and math.sin(27) > 0.95
+    assert math.cos(0) == 1.0 and math.cos(22) < -0.9999
+    assert "positions 0 and 22 have sines 0 and -0.009" in text
+
+
+def test_page_5_says_the_error_passes_at_most_unchanged_and_where_it_is_largest() -> None:
+    text = page("docs/tutorial/5-precision.md")
+    assert "pass the error on unchanged" not in text and "column 100 by" not in text
+    # The sine's slope is at most 1: over many angles and steps, the change is at most the step.
+    for k in range(1000):
+        angle, step = k * 0.0137, 2.0**-11
+        assert abs(math.sin(angle + step) - math.sin(angle)) <= step * (1 + 2.0**-40)
+    assert "Sine and cosine pass that error on at most unchanged" in text
