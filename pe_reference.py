@@ -8062,6 +8062,7 @@ _FONT = (
     (",", "000000000C0408"),
     ("+", "0004041F040400"),
     ("x", "0000110A040A11"),
+    ("_", "0000000000001F"),
     (" ", "00000000000000"),
 )
 
@@ -8243,7 +8244,7 @@ def _waves(request: "_Request") -> bytes:
     width = 800
     left, top, right, bottom = 190, 60, 30, 70
     canvas = _Canvas(left + width + right, top + shown * _WAVE_HEIGHT + bottom)
-    canvas.text(left, 18, f"THE FIRST {shown} DIMENSIONS OVER {seq_len} POSITIONS")
+    canvas.text(left, 18, f"D_MODEL = {d_model}: THE FIRST {shown} DIMENSIONS OVER {seq_len} POSITIONS")
     # Sample the positions so that every pixel column has one.
     samples = sorted({x * max(seq_len - 1, 0) // (width - 1) for x in range(width)}) if seq_len > 1 else [0]
     values = [row[:shown] for row in request.sampled_rows(samples)]
@@ -8252,9 +8253,12 @@ def _waves(request: "_Request") -> bytes:
     colours = ((178, 24, 43), (33, 102, 172))
     for dim in range(shown):
         middle = top + dim * _WAVE_HEIGHT + _WAVE_HEIGHT // 2
-        amplitude = _WAVE_HEIGHT // 2 - 6
+        amplitude = _WAVE_HEIGHT // 2 - 9  # room between strips for their -1 and 1 marks
         canvas.rectangle(left, middle, width, 1, zero_line)
         canvas.text(10, middle - 7, f"DIM {dim} {names[dim].upper().replace('_', ' ')}")
+        for mark, y in (("1", middle - amplitude), ("-1", middle + amplitude)):  # the strip's scale, with ticks
+            canvas.rectangle(left - 6, y, 6, 1, axis)
+            canvas.text(left - 10 - _text_width(mark, 1), y - 3, mark, axis, 1)
         colour = colours[0] if names[dim].startswith("sin") else colours[1]
         previous = None
         for pos, row in zip(samples, values):

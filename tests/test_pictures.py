@@ -1,5 +1,6 @@
 """--plot and --waves: PNG images decoded by a real decoder (Pillow), and their failures."""
 
+import io
 import os
 import subprocess
 import sys
@@ -80,10 +81,33 @@ def test_waves(tmp_path: Path) -> None:
     image = decode(path)
     assert image.size == (190 + 800 + 30, 60 + 8 * 70 + 70)
     # Strip 1 is cos over the positions: at position 0 it is 1, at the top of its strip, in blue.
-    middle, amplitude = 60 + 70 + 35, 35 - 6
+    middle, amplitude = 60 + 70 + 35, 35 - 9
     assert image.getpixel((190, middle - amplitude)) == BLUE
     # Strip 0 is sin: at position 0 it is 0, on the strip's middle line, in red.
     assert image.getpixel((190, 60 + 35)) == RED
+
+
+def test_the_waves_say_their_width_and_mark_1_and_minus_1_on_each_strip(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts: List[Tuple[int, int, str]] = []
+    original = pe_reference._Canvas.text
+
+    def record(self: Any, x: int, y: int, text: str, *rest: Any) -> int:
+        texts.append((x, y, text))
+        return original(self, x, y, text, *rest)
+
+    monkeypatch.setattr(pe_reference._Canvas, "text", record)
+    image = Image.open(io.BytesIO(pe_reference._waves(pe_reference._Request(100, 12)))).convert("RGB")
+    assert texts[0][2] == "D_MODEL = 12: THE FIRST 8 DIMENSIONS OVER 100 POSITIONS"
+    for dim in range(8):
+        middle, amplitude = 60 + 70 * dim + 35, 35 - 9
+        # Each mark's text sits at the height of the value it names, beside a tick drawn there, left of the plot.
+        for mark, y in (("1", middle - amplitude), ("-1", middle + amplitude)):
+            (x, top, _), *_ = [found for found in texts if found[2] == mark and found[1] == y - 3]
+            assert x + len(mark) * 6 - 1 <= 190 - 10
+            # (the tick's last pixel may be under a curve starting at that value)
+            assert all(image.getpixel((190 - 6 + k, y)) == (40, 40, 40) for k in range(5))
+    # A cosine at position 0 is 1: its strip's curve starts at the height of its 1 mark.
+    assert image.getpixel((190, 60 + 70 + 35 - (35 - 9))) == BLUE
 
 
 def test_waves_of_a_narrow_table(tmp_path: Path) -> None:
