@@ -3,6 +3,7 @@
 import ast
 import io
 import os
+import re
 import struct
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
@@ -18,6 +19,21 @@ PEERS_INSTALL = 'pip install -e ".[test,peers]"'
 
 #: What a skip for each peer says to install; a peer that has no entry says PEERS_INSTALL alone.
 PEER_NOTES = {"torch": " (the CPU build: see the README)"}
+
+
+def section_headers(lines: List[str]) -> List[Tuple[int, str]]:
+    """(line number, title) of each section header of pe_reference.py: a title between two rules of dashes.
+
+    The one definition of a section, for the layout tests and the mutation script.
+    """
+    rule = re.compile(r"# -{20,}\s*$")
+    found = []
+    for index in range(len(lines) - 2):
+        if rule.match(lines[index]) and rule.match(lines[index + 2]):
+            title = lines[index + 1]
+            if title.startswith("# ") and not rule.match(title):
+                found.append((index + 2, title[2:].strip()))
+    return found
 
 
 def need(name: str) -> Any:

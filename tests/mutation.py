@@ -80,11 +80,15 @@ from collections.abc import Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = "pe_reference.py"
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)  # run as a script: tests/ is on the path, the repository's root is not
+
+from tests.helpers import section_headers  # noqa: E402  (after the path)
 
 # Title words -> the test files nearest the code under that title; the first rule that matches wins
 # (so "Exact numbers" is matched before "Exact kernel", and "Float64 kernel" before "kernel").
 # The files are ordered fast first: with -x the first failure ends the run.  Files that do not
-# exist are skipped, so a rule may name the rule files this branch adds.  Left out everywhere:
+# exist are skipped.  Left out everywhere:
 # test_project.py (mypy and the docs, a minute), test_boards.py (MicroPython builds) but for Portability,
 # test_rope_cases.py (50 seconds of whole-model cases; the rotary rules files stand for it) and
 # test_frameworks.py and test_peers.py (torch-built tables; test_diagnosis.py checks those presets).
@@ -102,22 +106,22 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # The oracle: compare(), Report, tolerances, allowances, table coercion.
     (
         ("oracle", "compare"),
-        ("test_oracle_rules.py", "test_oracle.py", "test_diagnosis.py"),
+        ("test_oracle.py", "test_diagnosis.py"),
     ),
     # Fractions: the Convention fields' numbers and their parsing.
     (
         ("exact numbers", "fraction"),
-        ("test_fraction_rules.py", "test_fields.py", "test_conventions.py", "test_errors.py", "test_derivation.py"),
+        ("test_exact.py", "test_fields.py", "test_conventions.py", "test_errors.py", "test_derivation.py"),
     ),
     # The float64 path: encoding() without exact=True, and the formula as the paper writes it.
     (
         ("float64 kernel", "fast path", "the formula"),
-        ("test_fast_rules.py", "test_api.py", "test_seeds.py", "test_conventions.py", "test_fields.py"),
+        ("test_conventions.py", "test_api.py", "test_seeds.py", "test_fields.py"),
     ),
     # derivation()'s text.
     (
         ("derivation",),
-        ("test_derivation_rules.py", "test_derivation.py", "test_api.py"),
+        ("test_derivation.py", "test_api.py"),
     ),
     # Readers of tables to check (npy, csv, json) and the golden vectors.
     (
@@ -127,47 +131,45 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # PNG pictures.
     (
         ("picture", "png"),
-        ("test_picture_rules.py", "test_pictures.py"),
+        ("test_pictures.py",),
     ),
     # The command line.
     (
         ("command line", "cli"),
-        ("test_cli_rules.py", "test_cli.py", "test_rope_cli.py", "test_check.py", "test_errors_catalogue.py"),
+        ("test_cli.py", "test_rope_cli.py", "test_check.py", "test_errors_catalogue.py"),
     ),
     # Convention: presets, fields, the text it shows.
     (
         ("convention",),
-        ("test_convention_rules.py", "test_conventions.py", "test_fields.py", "test_errors.py"),
+        ("test_conventions.py", "test_fields.py", "test_errors.py"),
     ),
     # Argument checks.
     (
         ("validation",),
-        ("test_validation_rules.py", "test_errors.py", "test_errors_catalogue.py", "test_api.py", "test_fields.py"),
+        ("test_errors.py", "test_errors_catalogue.py", "test_api.py", "test_fields.py"),
     ),
     # IEEE bits and rounding to each format: the kernel's rules and the oracle's rounding of bfloat16 rows.
     (
         ("binary formats", "ieee"),
-        ("test_kernel_rules.py", "test_oracle_rules.py", "test_exact.py", "test_api.py"),
+        ("test_exact.py", "test_oracle.py", "test_api.py"),
     ),
     # The fixed-point kernel: correctly rounded values in every format, tables across anchors.
     (
         ("kernel", "exact"),
-        ("test_kernel_rules.py", "test_exact.py", "test_fields.py", "test_conventions.py"),
+        ("test_exact.py", "test_fields.py", "test_conventions.py"),
     ),
     # encoding(), rows(), value(), derivation(); compare(), Report, rope(), compare_rope(), main(): the public
     # functions come first in the module, and their rule files are fast.
     (
         ("public api", "api"),
         (
-            "test_api_rules.py",
-            "test_derivation_rules.py",
-            "test_oracle_rules.py",
-            "test_rope_rules.py",
-            "test_cli_rules.py",
             "test_api.py",
+            "test_derivation.py",
+            "test_oracle.py",
+            "test_rope_rules.py",
+            "test_cli.py",
             "test_seeds.py",
             "test_errors.py",
-            "test_derivation.py",
             "test_fields.py",
         ),
     ),
@@ -175,21 +177,13 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # others (test_boards.py, 10 seconds).
     (
         ("portability",),
-        ("test_api_rules.py", "test_kernel_rules.py", "test_boards.py", "test_api.py", "test_exact.py"),
+        ("test_api.py", "test_exact.py", "test_boards.py"),
     ),
     # The lines above the first header: constants the whole module uses (NaN in compare's reports, the
     # broken pipe of the command line, the imports only a type checker runs).
     (
         ("module header",),
-        (
-            "test_api_rules.py",
-            "test_oracle_rules.py",
-            "test_cli_rules.py",
-            "test_api.py",
-            "test_seeds.py",
-            "test_errors.py",
-            "test_reliability.py",
-        ),
+        ("test_api.py", "test_oracle.py", "test_cli.py", "test_seeds.py", "test_errors.py", "test_reliability.py"),
     ),
 ]
 FALLBACK = ("test_api.py", "test_seeds.py", "test_errors.py", "test_exact.py", "test_oracle.py", "test_cli.py")
@@ -200,8 +194,6 @@ DESELECT = (
     "tests/test_cli.py::test_output_memory_is_one_row",  # 11 s: the memory of streaming, measured
     "tests/test_reliability.py::test_ctrl_c_is_one_line_and_130",  # 3 s: a signal to a subprocess
 )
-
-HEADER_RULE = re.compile(r"# -{20,}\s*$")
 
 
 class Section:
@@ -262,13 +254,8 @@ def code_of(line: str) -> str:
 
 
 def sections_of(lines: list[str]) -> list[Section]:
-    """The sections of the module, from its three-line headers."""
-    found = [Section("Module header", 1)]
-    for index in range(len(lines) - 2):
-        if HEADER_RULE.match(lines[index]) and HEADER_RULE.match(lines[index + 2]):
-            title = lines[index + 1]
-            if title.startswith("# ") and not HEADER_RULE.match(title):
-                found.append(Section(title[2:].strip(), index + 1))
+    """The sections of the module, from its three-line headers (tests/helpers.py's section_headers)."""
+    found = [Section("Module header", 1)] + [Section(title, first - 1) for first, title in section_headers(lines)]
     for index in range(len(found) - 1):
         found[index].last = found[index + 1].first - 1
     found[-1].last = len(lines)
