@@ -45,6 +45,23 @@ def need(name: str) -> Any:
     return pytest.importorskip(name, reason=f"needs {name}: {PEERS_INSTALL}{PEER_NOTES.get(name, '')}")
 
 
+class _Peer:
+    """A peer imported when a test first uses it: that test skips without it, the module's others still run."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):
+            raise AttributeError(attribute)  # pytest's questions while it collects (fixture markers) import nothing
+        return getattr(need(self._name), attribute)
+
+
+def peer(name: str) -> Any:
+    """The optional peer ``name``, imported on first use (see need): for a module whose tests use it only in part."""
+    return _Peer(name)
+
+
 def printed_call(text: str) -> Tuple[int, int, Dict[str, Any]]:
     """The encoding() call a diagnosis prints, read back: (seq_len, d_model, its keywords)."""
     start = text.index("encoding(")

@@ -101,7 +101,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # The diagnosis: candidates, mistakes, damage; the oracle tests exercise it through compare().
     (
         ("diagnos",),
-        ("test_diagnosis_rules.py", "test_oracle.py", "test_diagnosis.py"),
+        ("test_diagnosis.py", "test_oracle.py"),
     ),
     # The oracle: compare(), Report, tolerances, allowances, table coercion.
     (
@@ -126,7 +126,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # Readers of tables to check (npy, csv, json) and the golden vectors.
     (
         ("input", "output", "parser", "vectors"),
-        ("test_io_rules.py", "test_vectors.py", "test_check.py", "test_reliability.py", "test_rope_cli.py"),
+        ("test_io.py", "test_check.py", "test_reliability.py", "test_rope_cli.py"),
     ),
     # PNG pictures.
     (
