@@ -90,13 +90,13 @@ from tests.helpers import section_headers  # noqa: E402  (after the path)
 # The files are ordered fast first: with -x the first failure ends the run.  Files that do not
 # exist are skipped.  Left out everywhere:
 # test_project.py (mypy and the docs, a minute), test_boards.py (MicroPython builds) but for Portability,
-# test_rope_cases.py (50 seconds of whole-model cases; the rotary rules files stand for it) and
+# test_rope_cases.py (50 seconds of whole-model cases; tests/test_rope.py stands for it) and
 # test_frameworks.py and test_peers.py (torch-built tables; test_diagnosis.py checks those presets).
 NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # Rotary embeddings: the cache, rotation, scalings, its oracle and its command.
     (
         ("rotary", "rope"),
-        ("test_rope_rules.py", "test_rope_review.py", "test_rope_cli.py", "test_rope_exact.py"),
+        ("test_rope.py",),
     ),
     # The diagnosis: candidates, mistakes, damage; the oracle tests exercise it through compare().
     (
@@ -126,7 +126,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # Readers of tables to check (npy, csv, json) and the golden vectors.
     (
         ("input", "output", "parser", "vectors"),
-        ("test_io.py", "test_check.py", "test_reliability.py", "test_rope_cli.py"),
+        ("test_io.py", "test_check.py", "test_reliability.py", "test_rope.py"),
     ),
     # PNG pictures.
     (
@@ -136,7 +136,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # The command line.
     (
         ("command line", "cli"),
-        ("test_cli.py", "test_rope_cli.py", "test_check.py", "test_errors_catalogue.py"),
+        ("test_cli.py", "test_check.py", "test_errors_catalogue.py", "test_rope.py"),
     ),
     # Convention: presets, fields, the text it shows.
     (
@@ -166,7 +166,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
             "test_api.py",
             "test_derivation.py",
             "test_oracle.py",
-            "test_rope_rules.py",
+            "test_rope.py",
             "test_cli.py",
             "test_seeds.py",
             "test_errors.py",

@@ -1,6 +1,10 @@
-"""RoPE's exact mode against tests/rope_reference.py (mpmath), bit for bit; and that model against HF's own code.
+"""Rotary position embeddings: exact values, the command line's tables, the diagnosis's rules, review regressions.
 
-The model is the real-number definition of each scaling variant (docs: /work/notes/rope_api.md), written
+The whole-model caches built by the frameworks are tests/test_rope_cases.py's and tests/test_rope_fit.py's
+(they need torch and transformers to import).
+
+The first part checks RoPE's exact mode against tests/rope_reference.py (mpmath), bit for bit; and that
+model against HF's own code.  The model is the real-number definition of each scaling variant (docs: /work/notes/rope_api.md), written
 from transformers' modeling_rope_utils.py, not from pe_reference.  Here:
 - rope(..., exact=True) and apply_rope(..., exact=True) give the model's values rounded once, in all four formats;
 - rope's fast path (float64 math) is within 2**-44 * (1 + |angle|) * max(1, A) of the model (why: see
@@ -10,19 +14,22 @@ from transformers' modeling_rope_utils.py, not from pe_reference.  Here:
   its L > L0 decisions with HF's dynamic_rope_update, and its rotation with Llama's and GPT-J's code.
 """
 
+import json
 import math
 import random
 import struct
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import mpmath
 import pytest
 
-from pe_reference import apply_rope, rope
-from tests import reference
+import pe_reference
+from pe_reference import apply_rope, compare_rope, rope
+from tests import reference, rope_reference
 from tests import rope_reference as model
-from tests.helpers import need
+from tests.helpers import need, run_main
 from tests.rope_reference import Rope, Value, column_pair, exact, rounded
 
 DTYPES = list(reference.FORMATS)
@@ -797,3 +804,538 @@ def test_the_model_interleaved_layout_is_gptjs() -> None:
         assert max(abs(a - float(b)) for a, b in zip(rotated[0, p, 0].tolist(), want)) <= 1e-12 * (
             1 + max(abs(v) for v in row)
         )
+
+
+# ---------------------------------------------------------------------------
+# The command line's rotary tables: --rope cos|sin|rotated, printed and checked
+# ---------------------------------------------------------------------------
+
+
+YARN_TEXT = '{"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 16}'
+
+
+def csv_rows(text: str) -> List[List[float]]:
+    return [[float(x) for x in line.split(",")] for line in text.splitlines()]
+
+
+def write_csv(path: Path, table: List[List[float]]) -> None:
+    path.write_text("".join(",".join(repr(x) for x in row) + "\n" for row in table))
+
+
+@pytest.mark.parametrize("kind", ["cos", "sin"])
+def test_printed_cache_is_the_functions_cache(capsys: "pytest.CaptureFixture[str]", kind: str) -> None:
+    status, out, err = run_main(
+        capsys, "5", "8", "--rope", kind, "--format", "csv", "--rope-scaling", YARN_TEXT, "--exact"
+    )
+    assert (status, err) == (0, "")
+    cos, sin = rope(5, 8, scaling=json.loads(YARN_TEXT), exact=True)
+    assert csv_rows(out) == (cos if kind == "cos" else sin)
+
+
+def test_hex_is_each_values_bits(capsys: "pytest.CaptureFixture[str]") -> None:
+    status, out, _ = run_main(capsys, "3", "4", "--rope", "sin", "--format", "hex", "--exact", "--dtype", "float32")
+    assert status == 0
+    expected = rope(3, 4, exact=True, dtype="float32")[1]
+    bits = [[int(cell, 16) for cell in line.split(",")] for line in out.splitlines()]
+    assert bits == [[struct.unpack("<I", struct.pack("<f", x))[0] for x in row] for row in expected]
+
+
+def test_interleaved_header_names_each_columns_pair(capsys: "pytest.CaptureFixture[str]") -> None:
+    status, out, _ = run_main(
+        capsys, "1", "6", "--rope", "cos", "--rope-layout", "interleaved", "--format", "csv", "--header"
+    )
+    assert status == 0
+    assert out.splitlines()[0] == "cos_0,cos_0,cos_1,cos_1,cos_2,cos_2"
+
+
+def test_pairs_layout_prints_and_checks_one_column_per_pair(
+    capsys: "pytest.CaptureFixture[str]", tmp_path: Path
+) -> None:
+    # D_MODEL is the head's width; a pairs cache has one column per pair, D_MODEL / 2 of them.
+    status, out, _ = run_main(
+        capsys, "4", "8", "--rope", "sin", "--rope-layout", "pairs", "--format", "csv", "--header", "--exact"
+    )
+    assert status == 0
+    assert out.splitlines()[0] == "sin_0,sin_1,sin_2,sin_3"
+    assert csv_rows("\n".join(out.splitlines()[1:])) == rope(4, 8, layout="pairs", exact=True)[1]
+    table = tmp_path / "pairs.csv"
+    write_csv(table, rope(40, 8, layout="pairs")[0])
+    for shape in ([], ["40", "8"]):  # the head's width taken from the file's 4 columns, or given
+        status, out, _ = run_main(capsys, *shape, "--check", str(table), "--rope", "cos", "--rope-layout", "pairs")
+        assert status == 0 and out.startswith("40 x 4 table") and out.rstrip().endswith("within tolerance"), out
+    status, out, _ = run_main(capsys, "40", "6", "--check", str(table), "--rope", "cos", "--rope-layout", "pairs")
+    assert status == 1 and out.strip() == "shape mismatch: the table has 40 x 4 values, expected 40 x 3"
+    # Checked without the layout, the diagnosis reads it and prints the call.
+    status, out, _ = run_main(capsys, "--check", str(table), "--rope", "cos")
+    assert status == 1 and "in the pairs layout (one column per pair: head_dim 8)" in out
+    assert "--rope-layout pairs" in out
+
+
+def test_golden_vectors_hold_all_four_formats(capsys: "pytest.CaptureFixture[str]") -> None:
+    status, out, _ = run_main(
+        capsys, "3", "4", "--rope", "cos", "--format", "vectors", "--positions", "0,0.5,1e4", "--base", "500000"
+    )
+    assert status == 0
+    document = json.loads(out)
+    assert document["schema"] == "pe_reference.rope-vectors/1"
+    assert document["parameters"]["positions"] == ["0", "0.5", "10000"]
+    cos = rope(3, 4, base=500000, positions=[0, 0.5, 10000], exact=True, dtype="float16")[0]
+    assert [[int(b, 16) for b in row] for row in document["bits"]["float16"]] == [
+        [struct.unpack("<H", struct.pack("<e", x))[0] for x in row] for row in cos
+    ]
+
+
+def test_check_passes_a_right_cache_and_fails_a_wrong_one(capsys: "pytest.CaptureFixture[str]", tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    write_csv(good, rope(40, 8, base=500000)[0])
+    write_csv(bad, rope(40, 8, base=10000)[0])
+    status, out, _ = run_main(capsys, "--check", str(good), "--rope", "cos", "--base", "500000")
+    assert status == 0 and out.rstrip().endswith("within tolerance")
+    status, out, _ = run_main(capsys, "--check", str(bad), "--rope", "cos", "--base", "500000")
+    assert status == 1 and "MISMATCH" in out and "with base 10000" in out
+
+
+def test_rotated_vectors_printed_and_checked(capsys: "pytest.CaptureFixture[str]", tmp_path: Path) -> None:
+    vectors = [[1.0, -2.0, 0.5, 3.0], [0.25, 1.0, -1.0, 2.0], [4.0, 0.0, 0.0, -4.0]]
+    source = tmp_path / "x.csv"
+    write_csv(source, vectors)
+    status, out, _ = run_main(capsys, "--rope", "rotated", "--input", str(source), "--format", "csv", "--exact")
+    assert status == 0
+    assert csv_rows(out) == apply_rope(vectors, exact=True)
+    rotated = tmp_path / "rotated.csv"
+    write_csv(rotated, apply_rope(vectors))
+    status, out, _ = run_main(capsys, "--check", str(rotated), "--rope", "rotated", "--input", str(source))
+    assert status == 0, out
+    write_csv(rotated, apply_rope(vectors, layout="interleaved"))
+    status, out, _ = run_main(capsys, "--check", str(rotated), "--rope", "rotated", "--input", str(source))
+    assert status == 1 and "interleaved layout" in out
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["4", "4", "--rope", "cos", "--start", "2"], "--rope takes --base and --positions, not --start"),
+        (["4", "4", "--rope", "cos", "--rope-scaling", "[1]"], "--rope-scaling must be a JSON object"),
+        (["4", "4", "--rope", "sin", "--input", "x.csv"], "--input goes with --rope rotated"),
+        (["4", "4", "--rope", "cos", "--explain"], "--rope takes no --explain"),
+        (["4", "4", "--rope-scaling", YARN_TEXT], "--rope-scaling goes with --rope"),
+        (
+            [
+                "4",
+                "6",
+                "--rope",
+                "cos",
+                "--rope-scaling",
+                '{"rope_type": "longrope", "original_max_position_embeddings": 8}',
+            ],
+            "needs 'short_factor'",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line_and_status_2(
+    capsys: "pytest.CaptureFixture[str]", arguments: List[str], message: str
+) -> None:
+    status, out, err = run_main(capsys, *arguments)
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and message in err
+
+
+def test_check_shape_mismatch_is_status_1(capsys: "pytest.CaptureFixture[str]", tmp_path: Path) -> None:
+    table = tmp_path / "t.csv"
+    write_csv(table, rope(3, 4)[0])
+    status, out, _ = run_main(capsys, "5", "4", "--check", str(table), "--rope", "cos")
+    assert status == 1 and "shape mismatch" in out
+
+
+def test_fast_cache_agrees_with_exact_to_float64_rounding() -> None:
+    # The fast path computes p * w_k and cos in float64: within a few ulps of the angle's size.
+    scaling = {
+        "rope_type": "llama3",
+        "factor": 8,
+        "low_freq_factor": 1,
+        "high_freq_factor": 4,
+        "original_max_position_embeddings": 64,
+    }
+    fast = rope(300, 16, base=500000, scaling=scaling)
+    exact = rope(300, 16, base=500000, scaling=scaling, exact=True)
+    for table_fast, table_exact in zip(fast, exact):
+        for r, (row_fast, row_exact) in enumerate(zip(table_fast, table_exact)):
+            for a, b in zip(row_fast, row_exact):
+                assert abs(a - b) <= 2.0**-50 * (1 + r), (r, a, b)
+    assert any(a != b for row_f, row_e in zip(fast[0], exact[0]) for a, b in zip(row_f, row_e))
+    assert math.isfinite(fast[0][-1][0])
+
+
+# ---------------------------------------------------------------------------
+# The rotary diagnosis: bases tried with a scaling kept, mistakes, setups read from the cache
+# ---------------------------------------------------------------------------
+
+
+YARN: Dict[str, object] = json.loads(YARN_TEXT)  # the command line's scaling, as rope() takes it
+# A setup read from the cache, or a known mistake: a story verified on every element, as a table's is.
+PREFIX = "Diagnosis: the table follows the RoPE cos cache (half layout, base 10000, yarn scaling) "
+SUFFIX = "; it reproduces every element."
+
+
+YARN_CALL = "scaling={'rope_type': 'yarn', 'factor': 4, 'original_max_position_embeddings': 16}"
+YARN_OPTIONS = """--rope-scaling '{"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 16}'"""
+
+
+@pytest.mark.parametrize("scaling", [YARN, dict(YARN, rope_theta=10000)])
+def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object]) -> None:
+    # The table has yarn scaling at base 500000: only a setup keeping the scaling (and dropping the
+    # scaling's own rope_theta) reproduces it. Read from the table when its rows are positions 0, 1, ...;
+    # among the candidates tried one change at a time when the positions are given.
+    cos, _ = rope(40, 16, base=500000, scaling=YARN)
+    report = compare_rope(cos, scaling=scaling)
+    assert report.causes == ("base",)
+    assert report.diagnosis == PREFIX + "with base 500000 instead of 10000; it reproduces every element." + (
+        f" The call that reproduces it: rope(40, 16, base=500000, {YARN_CALL})[0]"
+        f" (on the command line: --rope cos --base 500000 {YARN_OPTIONS})."
+    )
+    report = compare_rope(cos, scaling=scaling, positions=list(range(40)))
+    assert report.causes == ("base",)
+    assert report.diagnosis == PREFIX + "with base 500000" + SUFFIX
+
+
+@pytest.mark.parametrize(
+    "made_with, words",
+    [
+        (
+            {"rope_type": "dynamic", "factor": 4, "max_position_embeddings": 16},
+            "dynamic scaling (factor 4, max_position_embeddings 16) instead of yarn",
+        ),
+        ({"rope_type": "linear", "factor": 4}, "linear scaling (factor 4) instead of yarn"),
+        (
+            {
+                "rope_type": "llama3",
+                "factor": 4,
+                "low_freq_factor": 1,
+                "high_freq_factor": 4,
+                "original_max_position_embeddings": 16,
+            },
+            "llama3 scaling (factor 4, low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 16)"
+            " instead of yarn",
+        ),
+    ],
+)
+def test_each_other_scaling_with_the_same_factor_and_length_is_tried(made_with: Dict[str, object], words: str) -> None:
+    # 40 rows, past the length 16: dynamic's base has grown.
+    cos, _ = rope(40, 16, scaling=made_with)
+    report = compare_rope(cos, scaling=YARN)
+    assert report.causes == ("scaling",)
+    assert report.diagnosis is not None
+    assert report.diagnosis.startswith(PREFIX + f"with {words}; it reproduces every element."), report.diagnosis
+    report = compare_rope(cos, scaling=YARN, positions=list(range(40)))
+    assert report.causes == ("scaling",)
+    kind = str(made_with["rope_type"])
+    assert report.diagnosis == PREFIX + f"with {kind} scaling instead" + SUFFIX
+
+
+def rope_share(
+    row: "List[float]", setup: "pe_reference._Rope", kind: str, vector: "Optional[List[float]]", at: float, dtype: str
+) -> float:
+    """The share of one row at position ``at`` that the rotary candidate without a change reproduces."""
+    vectors = None if vector is None else [vector]
+    candidate = pe_reference._rope_candidate("", (), len(row), setup, kind, vectors, [at], None, {}, 1.0, dtype)
+    reproduced, compared = pe_reference._reproduced([row], candidate, [0], dtype)
+    return reproduced / compared
+
+
+@pytest.mark.parametrize("dtype, precision", [("bfloat16", 8), ("float16", 11), ("float32", 24)])
+def test_a_candidate_reproduces_an_element_within_the_formats_storing_error(dtype: str, precision: int) -> None:
+    # At position 0 every cos is 1: the allowance is 2**-18 (1 + |angle| = 1) for the arithmetic plus
+    # 2**(1 - p) max(1, |value|) for storing, so 2**(1-p) + 2**-18 in all.
+    setup = pe_reference._Rope(8, None, "half", None)
+    storing = 2.0 ** (1 - precision)
+    for error, share in ((storing, 1.0), (storing + 2.0**-17, 7 / 8)):
+        row = [1.0] * 8
+        row[3] = 1.0 - error
+        assert rope_share(row, setup, "cos", None, 0.0, dtype) == share
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_apply_rope_refuses_a_vector_that_is_not_finite_or_whose_pair_could_overflow(exact: bool) -> None:
+    with pytest.raises(ValueError, match=r"^x\[1\]\[2\] must be finite, got nan$"):
+        apply_rope([[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, math.nan, 0.0]], exact=exact)
+    # In the half layout columns 0 and 2 turn together: 1e308 + 1e308 is past float64.
+    with pytest.raises(ValueError, match=r"^x\[0\] must have \|x\[a\]\| \+ \|x\[b\]\| finite for each pair"):
+        apply_rope([[1e308, 0.0, -1e308, 0.0]], exact=exact)
+
+
+def test_comparing_rotated_vectors_needs_the_vectors_before_rotation() -> None:
+    with pytest.raises(
+        ValueError, match=r"^x must be given for kind 'rotated': the vectors before rotation, got None$"
+    ):
+        compare_rope(rope(2, 4)[0], kind="rotated")
+
+
+def test_the_arithmetic_allowance_grows_with_the_angle() -> None:
+    # cos at position 1024, head_dim 8: column 0 turns by w_0 = 1, so its allowance is
+    # 2**-18 (1 + 1024), about 2**-8; column 3 turns by w_3 = 10000**-0.75 = 0.001, allowance
+    # 2**-18 (1 + 1.024), about 2**-17.
+    setup = pe_reference._Rope(8, None, "half", None)
+    row = rope(1025, 8)[0][1024]
+
+    def share(column: int, error: float) -> float:
+        changed = list(row)
+        changed[column] += error
+        return rope_share(changed, setup, "cos", None, 1024.0, "float64")
+
+    assert share(0, 2.0**-9) == 1.0
+    assert share(0, 2.0**-7) == 7 / 8
+    assert share(3, 2.0**-18) == 1.0
+    assert share(3, 2.0**-16) == 7 / 8
+
+
+def test_a_rotated_elements_arithmetic_allowance_is_weighted_by_its_pair() -> None:
+    # Rotation at position 0 leaves the vector as it was.  In the half layout columns 0 and 4 turn
+    # together: their weight is |x[0]| + |x[4]| = 4, so 4 * 2**-19 is within 4 * 2**-18; the pair of
+    # columns 1 and 5 is zero, so no arithmetic allowance at all is left for them, only storing's.
+    setup = pe_reference._Rope(8, None, "half", None)
+    vector = [4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    for column, error, share in ((0, 4 * 2.0**-19, 1.0), (0, 4 * 2.0**-17, 7 / 8), (1, 2.0**-40, 7 / 8)):
+        row = list(vector)
+        row[column] += error
+        found = rope_share(row, setup, "rotated", vector, 0.0, "float64")
+        assert found == share
+
+
+@pytest.mark.parametrize("position", [1, 2, 3, 4, 8, 100])
+def test_a_rotary_element_left_to_the_ziv_loop_is_the_sine_of_its_angle_in_radians(position: int) -> None:
+    # The float64 finish leaves the rare element it cannot decide to _exact_value with the rotary
+    # law; pair 0 turns by w_0 = 1 radian per position, so its sine is sin(position), never the
+    # sine of a whole number of full turns (0).
+    law = pe_reference._Rope(8, None, "half", None).law((position, 1))
+    for kind, function in ((pe_reference._SINE, mpmath.sin), (pe_reference._COSINE, mpmath.cos)):
+        with mpmath.workprec(reference.PRECISION):
+            expected = reference.round_to(function(position), "float64")
+        assert pe_reference._exact_value((position, 1), kind, (0, 4), law, (1, 1), "float64") == expected
+
+
+@pytest.mark.parametrize("size", [2.0**200, 1e300])
+def test_a_huge_vector_is_rotated_exactly(size: float) -> None:
+    # Its elements are whole multiples of 2**q with q far above 105, the kernel's fraction bits:
+    # the rotated sum is moved onto the kernel's grid (its fraction bits go to 0), then rounded once.
+    x = [[size, 0.0, 0.0, -size], [size, 0.0, 0.0, -size]]
+    rotated = apply_rope(x, exact=True)
+    with mpmath.workprec(reference.PRECISION):
+        # Half layout, head_dim 4: pairs (0, 2) and (1, 3), w_0 = 1 and w_1 = 10000**-0.5 = 1/100.
+        expected = [
+            size * mpmath.cos(1),
+            size * mpmath.sin(mpmath.mpf(1) / 100),
+            size * mpmath.sin(1),
+            -size * mpmath.cos(mpmath.mpf(1) / 100),
+        ]
+    assert rotated[0] == x[0]
+    assert rotated[1] == [reference.round_to(value, "float64") for value in expected]
+
+
+def test_the_pairs_layout_is_for_caches_and_takes_any_number_of_pairs() -> None:
+    # Vectors have head_dim columns, two per pair: the pairs layout is refused for them, naming the layouts that fit.
+    refused = r"^layout 'pairs' is a cache's \(one column per pair\), not a vector's, got 'pairs': rotate vectors"
+    with pytest.raises(ValueError, match=refused):
+        apply_rope([[1.0, 0.0]], layout="pairs")
+    with pytest.raises(ValueError, match=refused):
+        compare_rope([[1.0, 0.0]], kind="rotated", x=[[1.0, 0.0]], layout="pairs")
+    # Three pairs (head_dim 6): three columns, which the other layouts refuse, saying which layout takes them.
+    cos, sin = rope(8, 6, layout="pairs")
+    assert [len(row) for row in cos + sin] == [3] * 16
+    assert compare_rope(cos, layout="pairs").ok and compare_rope(sin, kind="sin", layout="pairs").ok
+    odd = r"^a half-layout cache must have an even number of columns \(head_dim\), got 3: .* takes layout='pairs'$"
+    with pytest.raises(ValueError, match=odd):
+        compare_rope(cos)
+
+
+def bfloat16_inv_freq_cache(seq_len: int, head_dim: int) -> "List[List[float]]":
+    """A cos cache whose inv_freq was rounded to bfloat16, the rest in float64, rounded to float32 (by struct)."""
+    inv_freq = [reference.round_to(10000.0 ** (-2 * k / head_dim), "bfloat16") for k in range(head_dim // 2)]
+    return [[reference.round_to(math.cos(p * w), "float32") for w in inv_freq] * 2 for p in range(seq_len)]
+
+
+def test_a_rotary_mistake_is_verified_on_every_row_and_its_damage_named() -> None:
+    # Before, a mistake's story was judged on the sampled rows alone ("reproduces 100% of the sampled
+    # elements"): rows zeroed between them went unmentioned, and rows wrong everywhere but there still
+    # got the story.
+    seq_len = 2000
+    sampled = set(pe_reference._sample_rows(seq_len))
+    quiet = [r for r in range(1000, seq_len) if r not in sampled]
+    positions = list(range(seq_len))
+    cache = bfloat16_inv_freq_cache(seq_len, 16)
+    report = compare_rope(cache, positions=positions, dtype="float32")
+    assert report.causes == ("inv_freq:bfloat16",), str(report)
+    assert report.diagnosis is not None and report.diagnosis.endswith("; it reproduces every element."), str(report)
+    zeroed = quiet[:2]
+    for r in zeroed:
+        cache[r] = [0.0] * 16
+    report = compare_rope(cache, positions=positions, dtype="float32")
+    assert report.causes == ("inv_freq:bfloat16", "damage"), str(report)
+    assert f"row {zeroed[0]}, all zeros" in str(report.diagnosis) and f"row {zeroed[1]}, all zeros" in str(
+        report.diagnosis
+    ), str(report)
+    for r in quiet[:400]:
+        cache[r] = [x + 0.25 for x in cache[r]]
+    report = compare_rope(cache, positions=positions, dtype="float32")
+    assert report.causes == (), str(report)
+    assert str(report.diagnosis).endswith("but elsewhere the table differs from it by more than local damage."), str(
+        report
+    )
+
+
+def test_a_setup_read_from_a_cache_names_its_local_damage_as_a_tables_convention_does() -> None:
+    # The setup read from the cache is checked on every element, and what it misses is told as a table's
+    # damage is (rows zeroed, moved, isolated elements), with the cause "damage". Before, the rotary diagnosis
+    # counted the failures only ("it passes on all but 16 of the 32768 elements (damage)").
+    cos = rope(2048, 16, base=500000, layout="interleaved", dtype="float32")[0]
+    cos[700] = [0.0] * 16
+    report = compare_rope(cos, dtype="float32")
+    assert report.causes == ("layout", "base", "damage"), str(report)
+    assert report.diagnosis == (
+        "Diagnosis: the table follows the RoPE cos cache (half layout, base 10000) in the interleaved layout and"
+        " with base 500000 instead of 10000, except for row 700, all zeros (as the row of a padding index is)."
+        " The call that computes it without the damage: rope(2048, 16, base=500000, layout='interleaved',"
+        " dtype='float32')[0] (on the command line: --rope cos --base 500000 --rope-layout interleaved"
+        " --dtype float32)."
+    ), str(report)
+
+
+def test_an_angle_whose_other_rounding_is_past_float16_is_judged_without_it() -> None:
+    # Angles in [65512, 65520) round to 65504 in float16; their other neighbour, 2a - 65504, is past the
+    # format (infinite), whose cosine cannot be taken: that element has no other rounding, and the
+    # diagnosis goes on (it raised ValueError: math domain error).
+    positions = [65512 + i for i in range(8)]
+    inv_freq = [10000.0 ** (-k / 64) for k in range(64)]
+    cache = [[math.cos(pe_reference._round_float(p * w, "float16")) for w in inv_freq] * 2 for p in positions]
+    cache[3][70] = 5.0
+    report = compare_rope(cache, positions=positions)
+    assert report.causes == ("angles:float16", "damage"), str(report)
+    assert "except for 1 element: [3][70] is 5.0" in str(report.diagnosis), str(report)
+
+
+def test_a_damaged_cache_is_told_by_its_simplest_story() -> None:
+    # One element off in a cache of base 500000: the setup read from it picks up a yarn scaling of factor 1
+    # that changes nothing, while the story with one cause (the base) explains it as well; the fewest causes
+    # win, as they did when the sample alone was judged.
+    cos = rope(32, 8, base=500000, dtype="float32")[0]
+    cos[5][1] = 0.3
+    report = compare_rope(cos, dtype="float32")
+    assert report.causes == ("base", "damage"), str(report)
+    assert "with base 500000, except for 1 element: [5][1] is 0.30000001192092896" in str(report.diagnosis)
+
+
+# ---------------------------------------------------------------------------
+# Regressions from the review of the rotary code: each failed before its fix
+# ---------------------------------------------------------------------------
+
+
+def test_rotated_check_refuses_vectors_that_are_not_finite_or_overflow() -> None:
+    with pytest.raises(ValueError, match=r"x\[0\]\[0\] must be finite, got inf"):
+        compare_rope([[1.0, 2.0]], kind="rotated", x=[[math.inf, 0.0]], positions=[1])
+    # |x[a]| + |x[b]| past float64 made the tolerance infinite, and any table passed.
+    with pytest.raises(ValueError, match="finite for each pair"):
+        compare_rope([[1.0, 2.0]], kind="rotated", x=[[1e308, 1e308]], positions=[1])
+    with pytest.raises(ValueError, match="finite for each pair"):
+        apply_rope([[1e308, -1e308]])
+
+
+def test_a_constant_table_is_not_blamed_on_its_format() -> None:
+    report = compare_rope([[0.5] * 8] * 64)
+    assert not report.ok and report.causes == ()
+
+
+def test_a_narrow_table_with_another_mistake_names_both() -> None:
+    table = rope(64, 8, base=500000, dtype="bfloat16")[0]
+    report = compare_rope(table, dtype="float32")
+    assert set(report.causes) == {"base", "output:bfloat16"}
+    assert compare_rope(rope(64, 8, dtype="float32")[0]).causes == ("output:float32",)
+
+
+def test_angles_float32_is_named_only_for_a_pairs_own_error() -> None:
+    # Rows of ones rotated, but pair 0 left unrotated: errors near 2, not a float32 angle's.
+    positions = list(range(60000, 60064))
+    x = [[1.0] * 128 for _ in positions]
+    table = apply_rope(x, positions=positions)
+    for row, vector in zip(table, x):
+        row[0], row[64] = vector[0], vector[64]
+    report = compare_rope(table, kind="rotated", x=x, positions=positions)
+    assert not report.ok and "angles:float32" not in report.causes
+
+
+def test_zeros_at_large_positions_are_not_a_float32_angle() -> None:
+    positions = [2**22 + r for r in range(16)]
+    report = compare_rope([[0.0, 0.0]] * 16, positions=positions)
+    assert not report.ok and report.causes == ()
+
+
+@pytest.mark.parametrize(
+    "base, length",
+    [(3, 4096), (10000, 4), ("1.5", 4096)],
+)
+def test_yarn_untruncated_with_bounds_clamped_out_of_order(base: object, length: int) -> None:
+    scaling = {"rope_type": "yarn", "factor": 8, "original_max_position_embeddings": length, "truncate": False}
+    positions = [0, 1, 37, 1000]
+    cos, sin = rope(len(positions), 16, base=base, scaling=scaling, positions=positions, exact=True)
+    model = rope_reference.Rope(16, base, scaling)  # type: ignore[arg-type]
+    expected_cos, expected_sin = model.table(positions)
+    assert cos == [[rounded(v, "float64") for v in row] for row in expected_cos]
+    assert sin == [[rounded(v, "float64") for v in row] for row in expected_sin]
+
+
+def test_yarn_untruncated_fast_path_with_a_base_float64_rounds_to_one() -> None:
+    scaling = {"rope_type": "yarn", "factor": 8, "original_max_position_embeddings": 4096, "truncate": False}
+    base = "1.0000000000000000000000000001"
+    fast = rope(2, 16, base=base, scaling=scaling)[0]
+    exact = rope(2, 16, base=base, scaling=scaling, exact=True)[0]
+    assert all(abs(a - b) < 1e-12 for a, b in zip(fast[1], exact[1]))
+
+
+def test_huge_attention_factor_at_a_tiny_angle_is_rounded_right() -> None:
+    # A just above a float64 midpoint M; A cos(theta) lies below M by A theta**2 / 2, which the
+    # tiny-angle cosine ignored: it returned M's upper neighbour.
+    midpoint = 2**200 + 2**147
+    factor = Fraction(3 * 2**20 * midpoint + 1, 3 * 2**20)
+    scaling = {
+        "rope_type": "yarn",
+        "factor": 4,
+        "original_max_position_embeddings": 64,
+        "attention_factor": f"{factor.numerator}/{factor.denominator}",
+    }
+    cos = rope(1, 2, positions=[2.0**-105], scaling=scaling, exact=True)[0]
+    assert cos[0][0] == 2.0**200
+
+
+def test_golden_vectors_write_infinity_as_its_bits(capsys: "pytest.CaptureFixture[str]", tmp_path: object) -> None:
+    assert pe_reference._bit_pattern(math.inf, "float16") == 0x7C00
+    assert pe_reference._bit_pattern(-math.inf, "float32") == 0xFF800000
+    assert pe_reference._bit_pattern(math.inf, "bfloat16") == 0x7F80
+
+
+@pytest.mark.parametrize(
+    "scaling",
+    ['{"rope_type": "linear", "factor": true}', '{"rope_type": ["linear"]}', '{"factor": {"a": 1}}'],
+)
+def test_cli_scaling_of_a_wrong_type_is_a_usage_error(capsys: "pytest.CaptureFixture[str]", scaling: str) -> None:
+    status, out, err = run_main(capsys, "2", "4", "--rope", "cos", "--rope-scaling", scaling)
+    assert status == 2 and out == "" and len(err.splitlines()) == 1, err
+
+
+def test_cli_shape_mismatch_names_both_shapes(capsys: "pytest.CaptureFixture[str]", tmp_path: "object") -> None:
+    from pathlib import Path
+
+    folder = Path(str(tmp_path))
+    (folder / "x.csv").write_text("1,2\n3,4\n")
+    (folder / "t.csv").write_text("1,2,3,4\n5,6,7,8\n")
+    status, out, _ = run_main(
+        capsys, "--rope", "rotated", "--input", str(folder / "x.csv"), "--check", str(folder / "t.csv")
+    )
+    assert status == 1 and "the table has 2 x 4 values, expected 2 x 2" in out
+
+
+def test_rotated_header_names_columns(capsys: "pytest.CaptureFixture[str]", tmp_path: "object") -> None:
+    from pathlib import Path
+
+    source = Path(str(tmp_path)) / "x.csv"
+    source.write_text("1,2,3,4\n")
+    status, out, _ = run_main(capsys, "--rope", "rotated", "--input", str(source), "--format", "csv", "--header")
+    assert status == 0 and out.splitlines()[0] == "x_0,x_1,x_2,x_3"
+    assert json.loads("[" + out.splitlines()[1] + "]") == apply_rope([[1.0, 2.0, 3.0, 4.0]])[0]
