@@ -3860,22 +3860,33 @@ def _convention_candidate(
 def _arranged(plan: "List[Tuple[int, int]]") -> "Callable[[List[float], List[float]], List[float]]":
     """The call that puts each pair's cosine and sine (_pipeline's) in the columns a plan of (kind, pair) gives them.
 
+    Its index is made once for each pair of lengths of the cosines and sines given (by a comprehension
+    where there is no operator module, or fewer than two columns).
+
     >>> _arranged([(_SINE, 0), (_COSINE, 0), (_SINE, 1), (_ZERO, 0)])([1.0, 0.5], [0.0, 0.25])
     [0.0, 1.0, 0.25, 0.0]
+    >>> arrange = _arranged([(_ZERO, 0), (_COSINE, 0), (_SINE, 1)])
+    >>> arrange([1.0], [0.0, 0.5]), arrange([1.0], [0.0, 0.5, 0.75])  # the padding is 0.0 whatever the lengths
+    ([0.0, 1.0, 0.5], [0.0, 1.0, 0.5])
     """
-    getters: "Dict[int, Callable[[List[float]], Sequence[float]]]" = {}  # by the number of cosines
+    # By the numbers of cosines and sines given: where each column's value sits in cosines + sines + [0.0].
+    getters: "Dict[Tuple[int, int], Callable[[List[float]], Sequence[float]]]" = {}
 
     def arranged(cosines: "List[float]", sines: "List[float]") -> "List[float]":
-        k = len(cosines)
-        getter = getters.get(k)
-        if getter is None:
+        key = (len(cosines), len(sines))
+        getter = getters.get(key)
+        if getter is None and len(plan) > 1:
             try:
                 from operator import itemgetter
+
+                # One C loop over the cosines, the sines and a zero, in one list.
+                k, zero = key[0], key[0] + key[1]
+                index = [k + pair if kind == _SINE else pair if kind == _COSINE else zero for kind, pair in plan]
+                getter = getters[key] = itemgetter(*index)
             except ImportError:
-                return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
-            # One C loop over the cosines, the sines and a zero, in one list.
-            index = [k + pair if kind == _SINE else pair if kind == _COSINE else k + len(sines) for kind, pair in plan]
-            getter = getters[k] = itemgetter(*index) if len(index) > 1 else (lambda values: [values[index[0]]])
+                pass
+        if getter is None:
+            return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
         return list(getter(cosines + sines + [0.0]))
 
     return arranged
@@ -4311,7 +4322,7 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
         band of positions, and is kept for them.
         A row whose every error is within its floor needs no allowance of its own, but for the count of
         elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is
-        no such floor (a rotary candidate's own allowance, a negative or infinite frequency).
+        no such floor (a rotary candidate's own allowance, a negative or infinite frequency, a position past float64).
         """
         if candidate.tolerances is not None or candidate.convention is None:
             return lambda r: [], lambda r: 0
@@ -4400,7 +4411,7 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
             floors = floor_of(r)
             if floors and all(map(rows.le, errors, floors)):
                 unjudged += not_judged(r)
-                continue  # the common row: within the least allowance any element has, decided in C loops
+                continue  # the common row: within the floor of its band of positions, decided in C loops
             allowance = candidate.allowance(r, dtype, d_model)
             unjudged += allowance.count(_INF)
             if all(map(rows.le, errors, allowance)):
