@@ -124,6 +124,17 @@ class Case:
         return f"{self.name}-d{self.head_dim}-base{self.base}-{self.layout}"
 
 
+# yarn whose two mscales are equal (1 and 1.0): its attention factor is exactly 1.
+EQUAL_MSCALES: Dict[str, object] = {
+    "rope_type": "yarn",
+    "factor": 40,
+    "original_max_position_embeddings": 4096,
+    "mscale": 1,
+    "mscale_all_dim": 1.0,
+    "beta_fast": 0,
+}
+
+
 def table_cases() -> List[Case]:
     cases = []
     for v, name in enumerate(VARIANTS):
@@ -157,18 +168,7 @@ def table_cases() -> List[Case]:
             10000,
             {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096, "truncate": False},
         ),
-        (
-            "yarn-equal-mscales",
-            10000,
-            {
-                "rope_type": "yarn",
-                "factor": 40,
-                "original_max_position_embeddings": 4096,
-                "mscale": 1,
-                "mscale_all_dim": 1.0,
-                "beta_fast": 0,
-            },
-        ),
+        ("yarn-equal-mscales", 10000, EQUAL_MSCALES),
         (
             "yarn-given-factor-type-key",
             10000,
@@ -314,20 +314,7 @@ def test_the_model_takes_each_variant_real_decision() -> None:
         for k in (1, 2, 5):  # w / ext_k, ext the short set at L = L0, the long set past it
             assert abs(short[k] * model.mpf(exact(short_factors(32)[k])) - plain[k]) < plain[k] * mpmath.ldexp(1, -590)
             assert abs(long[k] * model.mpf(exact(long_factors(32)[k])) - plain[k]) < plain[k] * mpmath.ldexp(1, -590)
-    assert (
-        Rope(
-            64,
-            10000,
-            {
-                "rope_type": "yarn",
-                "factor": 40,
-                "original_max_position_embeddings": 4096,
-                "mscale": 1,
-                "mscale_all_dim": 1.0,
-            },
-        ).attention_factor()
-        == 1
-    )
+    assert Rope(64, 10000, EQUAL_MSCALES).attention_factor() == 1  # mscale over mscale_all_dim, 1 and 1.0
     with pytest.raises(ValueError):
         Rope(64, 10000, {"rope_type": "linear", "factor": 2, "colour": 1})
 
