@@ -46,15 +46,21 @@ def need(name: str) -> Any:
 
 
 class _Peer:
-    """A peer imported when a test first uses it: that test skips without it, the module's others still run."""
+    """A peer imported when a test first uses it: that test skips without it, the module's others still run.
+
+    Only inside a test: used at a module's top level or in a parametrize list, it would skip the whole module.
+    """
 
     def __init__(self, name: str) -> None:
         self._name = name
+        self._module: Any = None
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("_"):
             raise AttributeError(attribute)  # pytest's questions while it collects (fixture markers) import nothing
-        return getattr(need(self._name), attribute)
+        if self._module is None:
+            self._module = need(self._name)  # once imported, kept
+        return getattr(self._module, attribute)
 
 
 def peer(name: str) -> Any:

@@ -101,7 +101,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # The diagnosis: candidates, mistakes, damage; the oracle tests exercise it through compare().
     (
         ("diagnos",),
-        ("test_diagnosis.py", "test_oracle.py"),
+        ("test_oracle.py", "test_diagnosis.py"),
     ),
     # The oracle: compare(), Report, tolerances, allowances, table coercion.
     (
@@ -159,18 +159,18 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
         ("test_exact.py", "test_fields.py", "test_conventions.py"),
     ),
     # encoding(), rows(), value(), derivation(); compare(), Report, rope(), compare_rope(), main(): the public
-    # functions come first in the module, and their rule files are fast.
+    # functions come first in the module; the slower oracle and rotary files last.
     (
         ("public api", "api"),
         (
             "test_api.py",
             "test_derivation.py",
-            "test_oracle.py",
-            "test_rope.py",
             "test_cli.py",
             "test_seeds.py",
             "test_errors.py",
             "test_fields.py",
+            "test_oracle.py",
+            "test_rope.py",
         ),
     ),
     # The shims decided once at import: what CPython takes of them, and the MicroPython builds that take the

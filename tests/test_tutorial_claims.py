@@ -8,6 +8,7 @@ the same numbers with pe_reference; these tests guard against both drifting.
 
 import math
 import re
+from typing import List, Tuple
 
 import mpmath
 import pytest
@@ -73,9 +74,13 @@ def test_the_fast_path_examples_at_large_positions_use_a_column_that_errs() -> N
     assert worst < 16 and quarters == sorted(quarters, reverse=True) and errors[2] < errors[worst] / 100
     tutorial = page("docs/tutorial/5-precision.md")
     assert f"the worst of all 512 is column {worst}" in tutorial
-    for error in (errors[worst], errors[2]):
+    for error in (errors[worst], errors[2], errors[3]):
         assert f"{error:.1e}" in tutorial, f"{error:.1e}"
     assert "The error does not grow with the column" in tutorial
+    # Columns 2 and 3 share their angle: the sine is off by less because its slope, the cosine, is small there.
+    slope = abs(math.cos(10**9 / 10000 ** (2 / 512)))
+    assert slope < 0.2 and errors[2] < errors[3] / 4
+    assert f"where its slope, the cosine, is {slope:.2f}" in tutorial
     # No page shows the fast path at column 0 as its error at a large position: a
     # comparison there may only say that the two agree to the last bit.
     for name in ("README.md", "docs/tutorial/5-precision.md", "docs/accuracy.md"):
@@ -265,6 +270,16 @@ def test_page_3_says_nothing_undoes_the_rotation_and_shows_sines_alone_fail() ->
     text = page("docs/tutorial/3-relative-positions.md")
     assert "mix the pairs and undo it" not in text and "where they can undo it" not in text
     assert "nothing undoes it; what is lost is the dependence on the distance alone" in text
+
+    # Scaling a pair's sine and cosine unequally (no mixing) also makes the score depend on where the rows sit.
+    def row(pos: int) -> List[Tuple[float, float]]:
+        return [(math.sin(pos * 10000 ** (-2 * i / 8)), math.cos(pos * 10000 ** (-2 * i / 8))) for i in range(4)]
+
+    def stretched(m: int, n: int) -> float:
+        return sum(s * t + 2 * c * d for (s, c), (t, d) in zip(row(m), row(n)))
+
+    assert len({round(stretched(m, m + 5), 6) for m in (0, 10, 20)}) == 3
+    assert "or scale a pair's sine and cosine unequally" in text
     # Sines alone: positions 0 and 22 (w = 1) have nearly equal sines and opposite ones five positions on.
     assert abs(math.sin(0) - math.sin(22)) < 0.01 and math.sin(5) < -0.95 and math.sin(27) > 0.95
     assert math.cos(0) == 1.0 and math.cos(22) < -0.9999
