@@ -2,7 +2,7 @@
 
     python tests/errors_catalogue.py        # rewrite the catalogue in docs/errors.md
 
-tests/test_errors_catalogue.py checks that the page holds exactly what
+tests/test_errors.py checks that the page holds exactly what
 running the cases gives now, so the catalogue stays true.
 """
 

@@ -136,7 +136,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # The command line.
     (
         ("command line", "cli"),
-        ("test_cli.py", "test_check.py", "test_errors_catalogue.py", "test_rope.py"),
+        ("test_cli.py", "test_check.py", "test_errors.py", "test_rope.py"),
     ),
     # Convention: presets, fields, the text it shows.
     (
@@ -146,7 +146,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # Argument checks.
     (
         ("validation",),
-        ("test_errors.py", "test_errors_catalogue.py", "test_api.py", "test_fields.py"),
+        ("test_errors.py", "test_api.py", "test_fields.py"),
     ),
     # IEEE bits and rounding to each format: the kernel's rules and the oracle's rounding of bfloat16 rows.
     (

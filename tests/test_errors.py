@@ -9,7 +9,7 @@ import pytest
 
 import pe_reference
 from pe_reference import derivation, encoding, rows, value
-from tests import reference
+from tests import errors_catalogue, reference
 
 # Each public function, called with good arguments; a case overrides one.
 CALLS: Dict[str, Callable[..., Any]] = {
@@ -196,3 +196,27 @@ def test_exact_float64_is_refused_only_where_floats_are_single_precision(monkeyp
         " single precision (24 bits), got 'float64'"
     )
     assert encoding(2, 4, exact=True, dtype="float32")[1][0] == reference.round_to(sine, "float32")
+
+
+# ---------------------------------------------------------------------------
+# docs/errors.md holds exactly what running each case gives now
+# ---------------------------------------------------------------------------
+
+
+def test_the_catalogue_is_true() -> None:
+    assert errors_catalogue.catalogue_in_page() == errors_catalogue.render(), (
+        "docs/errors.md is out of date: run python tests/errors_catalogue.py"
+    )
+
+
+def test_every_function_case_raises() -> None:
+    for case, outcome in errors_catalogue.api_results():
+        assert outcome.startswith(("TypeError: ", "ValueError: ")), (case, outcome)
+        message = outcome.split(": ", 1)[1]
+        assert message[0].islower() and not message.endswith("."), (case, message)
+
+
+def test_every_command_case_is_one_line_and_status_2() -> None:
+    for command, status, err in errors_catalogue.cli_results():
+        assert status == 2, command
+        assert err.startswith("python -m pe_reference: error: ") and "\n" not in err, (command, err)
