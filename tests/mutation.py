@@ -111,12 +111,12 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # Fractions: the Convention fields' numbers and their parsing.
     (
         ("exact numbers", "fraction"),
-        ("test_exact.py", "test_fields.py", "test_conventions.py", "test_errors.py", "test_derivation.py"),
+        ("test_exact.py", "test_conventions.py", "test_errors.py", "test_derivation.py"),
     ),
     # The float64 path: encoding() without exact=True, and the formula as the paper writes it.
     (
         ("float64 kernel", "fast path", "the formula"),
-        ("test_conventions.py", "test_api.py", "test_seeds.py", "test_fields.py"),
+        ("test_conventions.py", "test_api.py", "test_seeds.py"),
     ),
     # derivation()'s text.
     (
@@ -141,12 +141,12 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # Convention: presets, fields, the text it shows.
     (
         ("convention",),
-        ("test_conventions.py", "test_fields.py", "test_errors.py"),
+        ("test_conventions.py", "test_errors.py"),
     ),
     # Argument checks.
     (
         ("validation",),
-        ("test_errors.py", "test_api.py", "test_fields.py"),
+        ("test_errors.py", "test_api.py", "test_conventions.py"),
     ),
     # IEEE bits and rounding to each format: the kernel's rules and the oracle's rounding of bfloat16 rows.
     (
@@ -156,7 +156,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # The fixed-point kernel: correctly rounded values in every format, tables across anchors.
     (
         ("kernel", "exact"),
-        ("test_exact.py", "test_fields.py", "test_conventions.py"),
+        ("test_exact.py", "test_conventions.py"),
     ),
     # encoding(), rows(), value(), derivation(); compare(), Report, rope(), compare_rope(), main(): the public
     # functions come first in the module; the slower oracle and rotary files last.
@@ -168,7 +168,7 @@ NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
             "test_cli.py",
             "test_seeds.py",
             "test_errors.py",
-            "test_fields.py",
+            "test_conventions.py",
             "test_oracle.py",
             "test_rope.py",
         ),
