@@ -574,18 +574,18 @@ def compare(
         for _ in table.read():
             pass  # counts what is not finite
         report = Report(
-            (seq_len, d_model),
-            asked._name(),
-            dtype,
-            atol,
-            ulps,
-            0,
-            _NAN,
-            _NAN,
-            None,
-            None,
-            table.not_finite[:5],
-            table.not_finite_count,
+            shape=(seq_len, d_model),
+            convention=asked._name(),
+            dtype=dtype,
+            atol=atol,
+            ulps=ulps,
+            failures=0,
+            max_abs_error=_NAN,
+            max_ulp_error=_NAN,
+            worst=None,
+            diagnosis=None,
+            not_finite=table.not_finite[:5],
+            not_finite_count=table.not_finite_count,
         )
         report.diagnosis, report.causes = _diagnose(
             table, None, dtype, {}, table.not_finite, asked, not_finite_count=table.not_finite_count
@@ -614,18 +614,18 @@ def compare(
             else (comparison.damaged_rows, comparison.damaged_cells),
         )
     report = Report(
-        (seq_len, d_model),
-        asked._name(d_model),
-        dtype,
-        atol,
-        ulps,
-        comparison.failures,
-        comparison.max_abs,
-        comparison.max_ulps,
-        comparison.worst,
-        diagnosis,
-        table.not_finite[:5],
-        table.not_finite_count,
+        shape=(seq_len, d_model),
+        convention=asked._name(d_model),
+        dtype=dtype,
+        atol=atol,
+        ulps=ulps,
+        failures=comparison.failures,
+        max_abs_error=comparison.max_abs,
+        max_ulp_error=comparison.max_ulps,
+        worst=comparison.worst,
+        diagnosis=diagnosis,
+        not_finite=table.not_finite[:5],
+        not_finite_count=table.not_finite_count,
     )
     report.rule = comparison.allowance.rule
     report.causes = causes
@@ -985,18 +985,18 @@ def compare_rope(
     if comparison.failures:
         diagnosis, causes = _diagnose_rope(rounded, setup, kind, vectors, given, dtype, allowance)
     report = Report(
-        (seq_len, width),
-        setup.name(what),
-        dtype,
-        atol,
-        ulps,
-        comparison.failures,
-        comparison.max_abs,
-        comparison.max_ulps,
-        comparison.worst,
-        diagnosis,
-        not_finite[:5],
-        len(not_finite),
+        shape=(seq_len, width),
+        convention=setup.name(what),
+        dtype=dtype,
+        atol=atol,
+        ulps=ulps,
+        failures=comparison.failures,
+        max_abs_error=comparison.max_abs,
+        max_ulp_error=comparison.max_ulps,
+        worst=comparison.worst,
+        diagnosis=diagnosis,
+        not_finite=not_finite[:5],
+        not_finite_count=len(not_finite),
     )
     report.subject = f"the {setup.name(what)}"
     report.rule = allowance.rule

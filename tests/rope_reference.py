@@ -1,4 +1,4 @@
-"""An independent reference for RoPE: the real-number definitions of /work/notes/rope_api.md, in mpmath.
+"""An independent reference for RoPE: the real-number definitions of docs/rope.md ("The scaling variants"), in mpmath.
 
 Nothing here uses pe_reference.  Every number a caller gives (base, positions, the scaling dict's
 numbers, x) is taken exactly: an int as itself, a float as the binary number it holds, a str as a

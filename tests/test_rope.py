@@ -4,7 +4,7 @@ The whole-model caches built by the frameworks are tests/test_rope_cases.py's an
 (they need torch and transformers to import).
 
 The first part checks RoPE's exact mode against tests/rope_reference.py (mpmath), bit for bit; and that
-model against HF's own code.  The model is the real-number definition of each scaling variant (docs: /work/notes/rope_api.md), written
+model against HF's own code.  The model is the real-number definition of each scaling variant (docs/rope.md, "The scaling variants"), written
 from transformers' modeling_rope_utils.py, not from pe_reference.  Here:
 - rope(..., exact=True) and apply_rope(..., exact=True) give the model's values rounded once, in all four formats;
 - rope's fast path (float64 math) is within 2**-44 * (1 + |angle|) * max(1, A) of the model (why: see
