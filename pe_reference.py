@@ -3242,6 +3242,7 @@ class _Allowance:
         add, sub, mul, n = self.add, self.sub, self.mul, len(self.frequencies)
         margin = _power_of_two(-40)
         below = math.ldexp(float(math.floor(m * 32)), e - 5)
+        twice: "List[float]" = []  # 2 B, made once for the lines this call makes
         if self._passing_key != (below, count) or self._passing[0] is not bound:
             low = self.unit * self.factor * (1.0 - margin)
             twice = list(map(add, bound, bound))
@@ -3260,7 +3261,7 @@ class _Allowance:
         if self._failing_key != (above, count, largest) or self._failing[0] is not bound:
             high = self.unit * self.factor * (1.0 + margin)
             stored = self.storing * largest * (1.0 + margin)
-            twice = list(map(add, bound, bound))
+            twice = twice or list(map(add, bound, bound))
             failing = list(
                 map(add, map(add, [high + stored] * n, map(mul, self.frequencies, [high * above] * n)), twice)
             )
@@ -3341,8 +3342,8 @@ class _Comparison:
         self.damaged_rows = self.damaged_cells = 0
         self._bound: "Optional[List[float]]" = None  # the last bound given, and twice it
         self._margins: "List[float]" = []
-        # The last bound given to _reach, and its reach for it (in value, in place).
-        self._reached: "Tuple[Optional[List[float]], float, int]" = (None, 0.0, 0)
+        # The last bound given to _reach, its reach for it (in value, in place), and its largest B.
+        self._reached: "Tuple[Optional[List[float]], float, int, float]" = (None, 0.0, 0, 0.0)
         self._misses = 0  # the rows in a row whose largest errors _decided could not rule out
 
     def add(
@@ -3538,7 +3539,7 @@ class _Comparison:
         is further from 0 than A + B's.  In value: B and half a unit of dtype at A and at its subnormals, doubled
         for the rounding of these sums and for a binade A's float64 rounding may have left; infinite where A + B
         rounds past the format (an exact value's rounding may be infinite there).  In place: the place of A + B
-        rounded to dtype.  Kept for the same bound.
+        rounded to dtype.  Kept for the same bound, with its largest B.
         """
         if self._reached[0] is not bound:
             precision, smallest, _ = _DTYPES[self.dtype]
@@ -3546,7 +3547,7 @@ class _Comparison:
             half = factor * _power_of_two(-precision) + _power_of_two(smallest - precision)
             rounded = _round_row([factor + most], self.dtype)
             margin = 2.0 * (most + half) if rounded[0] < _INF else _INF
-            self._reached = (bound, margin, _ordered(rounded, self.dtype, False)[0])
+            self._reached = (bound, margin, _ordered(rounded, self.dtype, False)[0], most)
         return self._reached[1], self._reached[2]
 
     def _beyond_places(
@@ -3574,7 +3575,7 @@ class _Comparison:
         code, pattern = {"float16": ("e", "H"), "bfloat16": ("f", "I")}.get(self.dtype, ("f", "I"))
         bits = int(most) - top if self.dtype != "bfloat16" else (int(most) - top) << 16
         edge = struct.unpack("<" + code, struct.pack("<" + pattern, bits))[0]
-        n, threshold = len(row), 2.0 * max(bound) * largest
+        n, threshold = len(row), 2.0 * self._reached[3] * largest  # _reach's largest B, for this bound
         products = list(map(self.allowance.mul, row, exact))
         if min(products) >= threshold:
             return False  # no element's sign may differ from its exact value's: the common row
