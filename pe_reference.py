@@ -1621,7 +1621,7 @@ def _convention(
     convention: object,
     shortcuts: "Dict[str, object]",
     refuse_odd: bool = True,
-) -> Convention:
+) -> "Convention":
     """The convention a call asks for, in one place: a Convention or a preset, changed by the fields given as keywords.
 
     A keyword given as None is not given.  An odd d_model in a convention
@@ -3317,7 +3317,12 @@ class _Comparison:
     KEPT_CELLS = 1 << 18
 
     def __init__(
-        self, allowance: _Allowance, dtype: str, atol: "Optional[float]", ulps: "Optional[float]", measure: bool = True
+        self,
+        allowance: "_Allowance",
+        dtype: str,
+        atol: "Optional[float]",
+        ulps: "Optional[float]",
+        measure: bool = True,
     ) -> None:
         self.allowance = allowance
         #: Whether the largest errors and the worst element are wanted, or the verdicts alone (a verification).
@@ -3845,7 +3850,7 @@ class _Candidate:
 
 def _convention_candidate(
     description: str, convention: "Convention", seq_len: int, d_model: int, causes: "Tuple[str, ...]" = ()
-) -> _Candidate:
+) -> "_Candidate":
     frequencies = convention._float_frequencies(d_model)
     plan = convention._plan(d_model)
     scale = convention._float_scale(d_model)
@@ -4004,7 +4009,7 @@ def _scored(
     screened: "List[Tuple[float, int, _Candidate]]" = []  # (-share on the screen, index, candidate)
     explaining = 0
 
-    def score(index: int, candidate: _Candidate) -> None:
+    def score(index: int, candidate: "_Candidate") -> None:
         if index and asked is not None and not candidate.distinct:
             if _same_as(candidate, candidates[0], asked_rows, sample, dtype, d_model):
                 return  # it cannot be told from the convention asked for, which did not explain the table
@@ -4138,8 +4143,8 @@ def _explanation(
 
 
 def _same_as(
-    candidate: _Candidate,
-    asked: _Candidate,
+    candidate: "_Candidate",
+    asked: "_Candidate",
     asked_rows: "List[Optional[List[float]]]",
     sample: "List[int]",
     dtype: str,
@@ -4282,7 +4287,7 @@ def _row_allowance(
     return tolerances
 
 
-def _reproduced(table: "_Table", candidate: _Candidate, sample: "List[int]", dtype: str) -> "Tuple[int, int]":
+def _reproduced(table: "_Table", candidate: "_Candidate", sample: "List[int]", dtype: str) -> "Tuple[int, int]":
     """How many elements of the sampled rows the candidate gives within their allowance, of how many."""
     d_model = len(table[0])
     reproduced = compared = 0
@@ -4298,7 +4303,7 @@ def _reproduced(table: "_Table", candidate: _Candidate, sample: "List[int]", dty
     return reproduced, compared
 
 
-def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Optional[Tuple[List[str], int]]":
+def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "Optional[Tuple[List[str], int]]":
     """The local damage that separates the table from a candidate, and the elements not judged.
 
     A convention (candidate.local) is checked on every element by the
@@ -4435,7 +4440,7 @@ def _candidate_damage(table: "_Table", candidate: _Candidate, dtype: str) -> "Op
 
 
 def _damage(
-    table: "_Table", damaged: "Dict[int, List[int]]", reference: _Candidate, dtype: str
+    table: "_Table", damaged: "Dict[int, List[int]]", reference: "_Candidate", dtype: str
 ) -> "Tuple[Optional[List[str]], int]":
     """Describe the damaged cells as at most _DAMAGE_ITEMS local faults against the reference.
 
@@ -4512,7 +4517,7 @@ def _damage(
     return items, 0
 
 
-def _locate(row: "List[float]", r: int, reference: _Candidate, dtype: str, offset: int = 0) -> "Optional[int]":
+def _locate(row: "List[float]", r: int, reference: "_Candidate", dtype: str, offset: int = 0) -> "Optional[int]":
     """The row index q, near r, whose reference row this row is within its allowance; None if none."""
     d_model = len(row)
     offsets = [offset] if offset else []
@@ -4561,7 +4566,7 @@ def _moved_rows(moved: "Dict[int, int]") -> "List[str]":
     return items
 
 
-def _column_damage(table: "_Table", columns: "List[int]", reference: _Candidate, dtype: str) -> "List[str]":
+def _column_damage(table: "_Table", columns: "List[int]", reference: "_Candidate", dtype: str) -> "List[str]":
     """What wrong columns hold: zeros, another column's values (a swap), or nothing known."""
     seq_len, d_model = len(table), len(table[0])
     sample = _sample_rows(seq_len)
@@ -5082,7 +5087,7 @@ def _candidates(
     reference = asked if asked is not None else context.replace(odd="sine")
     fitted_conventions = _fit(table, context, dtype)
 
-    def add_convention(convention: Convention, description: str = "") -> None:
+    def add_convention(convention: "Convention", description: str = "") -> None:
         if given is not None and convention._fields[9] is None:
             convention = convention._with(positions=given)
         try:
@@ -5353,7 +5358,7 @@ def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> 
 
 def _rounded_step(
     convention: "Convention", seq_len: int, d_model: int, narrow: str, steps: "Dict[str, str]"
-) -> _Candidate:
+) -> "_Candidate":
     """The candidate whose positions, frequencies, angles or output (the steps named, each to narrow) were rounded to a narrow format."""
     plan = convention._plan(d_model)
     frequencies = convention._float_frequencies(d_model)
@@ -5497,7 +5502,7 @@ def _diagnose_rope(
     sample = _sample_rows(len(table))
     floats = allowance.positions
 
-    def share(candidate: _Candidate) -> float:
+    def share(candidate: "_Candidate") -> float:
         reproduced, compared = _reproduced(table, candidate, sample, dtype)
         return reproduced / compared if compared else 0.0
 
@@ -5542,7 +5547,7 @@ def _diagnose_rope(
             dtype,
         )
 
-        def check(variant: "_Rope" = variant, read: "Optional[List[Tuple[int, int]]]" = read) -> _Comparison:
+        def check(variant: "_Rope" = variant, read: "Optional[List[Tuple[int, int]]]" = read) -> "_Comparison":
             return _rope_comparison(table, variant, kind, None, read, dtype, None, None, set())
 
         candidate.local, candidate.check = True, check
@@ -5585,7 +5590,7 @@ def _rope_candidate(
     steps: "Dict[str, str]",
     factor: float,
     dtype: str,
-) -> _Candidate:
+) -> "_Candidate":
     """A way of computing a rotary table as a diagnosis candidate: its rows as a pipeline computes them in
     float64 (_pipeline: the setup, the steps rounded, the attention factor), then rounded to dtype; each
     element's allowance 2**-18 (1 + |angle|) A (float32 arithmetic in the rest of a pipeline; for rotated
@@ -5663,7 +5668,7 @@ def _rope_comparison(
     atol: "Optional[float]",
     ulps: "Optional[float]",
     rows_with_not_finite: "Set[int]",
-) -> _Comparison:
+) -> "_Comparison":
     """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
     count = len(rounded)
     allowance = setup.default_allowance(count, positions, dtype, vectors)
