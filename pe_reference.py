@@ -125,25 +125,32 @@ if TYPE_CHECKING:
     _RopeMade = Tuple[str, Tuple[str, ...], "_Rope", Dict[str, str], float]
 
 
-# The module reads top-down; each section below starts with a header like this map's lines:
+# The module reads top-down.  The formula comes first; after it, every section uses only the sections
+# below it, and within a section every function sits below the functions that call it: a reader who
+# follows a call never turns back (tests/test_project.py checks both).  Python needs a few things the
+# other way round, which the same test allows: what runs at import (a default value, a base class, the
+# presets at the very end) comes after what it uses.  Each section starts with a header like this map's:
 #
 #   The formula         the paper's table in plain float64, the fast path of the default convention
-#   Public API          encoding, rows, value, derivation; compare, assert_close, Report;
-#                       rope, apply_rope, compare_rope; main
-#   The fast path       float64 rows for every convention
-#   Conventions         Convention, the presets' table, the convention a call asks for
-#   Exact numbers       fractions: reading, printing, arithmetic
-#   Binary formats      IEEE 754 bits, and correct rounding to float64, float32, bfloat16, float16
-#   Exact kernel        fixed-point pi, ln, exp, sin and cos, each with its error bound; one exact element
-#   Exact tables        whole rows by a recurrence per column, and the float64 finish with its proof
-#   Oracle              the checker's allowances and the comparison
-#   The diagnosis       what may explain a failing table: candidates, then their scores
-#   RoPE                rotary caches: frequency laws, scaling variants, rotated vectors, their check
-#   Validation          argument checks, all with one message rule
-#   Derivation text     the worked derivation's wording
-#   Input and output    readers (.npy, CSV, JSON) that trust nothing, and every writer
+#   Command line        main, the parser, the rules between options, the commands
 #   Pictures            the heatmap and the waves, as PNG
-#   Command line        the parser, the rules between options, the commands
+#   Output              golden test vectors, tables in CSV, JSON and text, and every writer
+#   Public API          encoding, rows, value, derivation; compare, assert_close, Report;
+#                       rope, apply_rope, compare_rope
+#   Derivation text     the worked derivation's wording
+#   RoPE                rotary caches: scaling variants, rotated vectors, their check and diagnosis
+#   The diagnosis       what may explain a failing table: candidates, then their scores
+#   Oracle              the checker's allowances and the comparison, the tally of a table
+#   Input               readers (.npy, CSV, JSON) that trust nothing
+#   The fast path       float64 rows for every convention
+#   Exact tables        whole rows by a recurrence per column, and the float64 finish with its proof
+#   Conventions         Convention, the presets' table, the convention a call asks for
+#   Validation          argument checks, all with one message rule
+#   Exact kernel        one exact element; fixed-point sin, cos, pi, ln and exp, each with its error
+#                       bound; the frequency laws and output scales the kernel evaluates
+#   Exact numbers       fractions: arithmetic, reading, printing
+#   Binary formats      IEEE 754 bits, correct rounding to float64, float32, bfloat16, float16, and
+#                       what this runtime's floats do
 #   Portability         what CPython, PyPy, Pyodide and MicroPython differ in, decided once at import
 
 
@@ -185,6 +192,1125 @@ def _paper_row(position: float, denominators: "List[float]", d_model: int) -> "L
     row[0::2] = map(math.sin, angles)  # the sines, in columns 2i
     row[1::2] = map(math.cos, angles[: d_model // 2])  # the cosines, in columns 2i + 1
     return row
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+
+def main(argv: "Optional[Sequence[str]]" = None) -> int:
+    """Run the command line; return the exit status.
+
+    ``python -m pe_reference SEQ_LEN D_MODEL`` prints the table.  Usage
+    errors print one line on standard error and return 2; Ctrl-C, at any
+    stage, one line and 130.
+    """
+    import sys
+
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _silence_stdout()
+        if sys.stderr is not None:
+            sys.stderr.write(f"{_program_name(sys.argv[0] if getattr(sys, 'argv', None) else '')}: interrupted\n")
+        return 130
+
+
+def _main(argv: "Optional[Sequence[str]]") -> int:
+    """The command line: the front door, then the parser, the rules between options, and the command asked."""
+    import sys
+
+    system_arguments = getattr(sys, "argv", None) or [""]
+    arguments = list(system_arguments[1:] if argv is None else argv)
+    prog = _program_name(system_arguments[0])
+    # The front door, two plain integers, skips importing argparse, which
+    # would double the start-up time; anything else, errors included, goes
+    # through argparse below.
+    if len(arguments) == 2 and all(map(_is_decimal_integer, arguments)):
+        seq_len, d_model = int(arguments[0]), int(arguments[1])
+        if d_model >= 1:
+            return _write(prog, _Request(seq_len, d_model))
+
+    try:
+        parser = _parser(prog)
+    except ImportError:
+        # MicroPython has no argparse: the front door above still works.
+        sys.stderr.write(
+            f"{prog}: error: options need the argparse module, which this Python lacks;"
+            " give SEQ_LEN D_MODEL alone, or call the functions\n"
+        )
+        return 2
+    args = parser.parse_args(_joined_negative_numbers(arguments))
+    fields = {name: getattr(args, name) for name in ("preset",) + _FIELDS}
+    if args.positions is not None:
+        fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
+    if args.rope is not None:
+        return _rope_command(prog, parser, args, fields)
+    broken = _broken_option_rule(args, fields)
+    if broken is not None:
+        parser.error(broken)
+    if args.check is not None:
+        return _check_command(prog, args, fields)
+    try:
+        convention = _convention("main", args.d_model, None, fields)
+        request = _Request(
+            args.seq_len,
+            args.d_model,
+            convention,
+            args.exact,
+            args.dtype or "float64",
+            args.format or "table",
+            args.digits,
+            args.header,
+            args.explain,
+        )
+        request.rows()
+    except ValueError as error:
+        parser.error(str(error))
+    if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
+        parser.error("--plot and --waves need a table of at least one position, and no --explain")
+    for path, draw in ((args.plot, _heatmap), (args.waves, _waves)):
+        if path:
+            status = _write_picture(prog, path, draw, request)
+            if status:
+                return status
+    if (args.plot or args.waves) and args.format is None:
+        return 0
+    return _write(prog, request)
+
+
+def _program_name(argv0: str) -> str:
+    """Return the name the user typed: ``pe-reference`` or ``python -m pe_reference``."""
+    name = argv0.replace("\\", "/").rsplit("/", 1)[-1]
+    return name if name.startswith("pe-reference") else "python -m pe_reference"
+
+
+_OUTPUT_FORMATS = ("table", "csv", "json", "hex", "vectors")
+
+
+def _parser(prog: str) -> "ArgumentParser":
+    """The command line's options (argparse is imported here: the front door does without it).
+
+    Long because it is a table: one add_argument per option, in the order
+    --help shows them, each with its help text beside it.
+    """
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        # One line on stderr, not the usage block: the message says what to fix.
+        def error(self, message: str) -> "NoReturn":
+            self.exit(2, f"{self.prog}: error: {message}\n")
+
+    parser = Parser(
+        prog=prog,
+        description="Print the sinusoidal positional encoding of 'Attention Is All You Need': "
+        "PE(pos, 2i) = sin(pos / base^(2i/d_model)), PE(pos, 2i+1) = cos(pos / base^(2i/d_model)).",
+        epilog="example: %(prog)s 4 4 --explain",
+    )
+    parser.add_argument(
+        "seq_len", metavar="SEQ_LEN", nargs="?", type=_cli_integer("seq_len", 0), help="number of positions (rows)"
+    )
+    parser.add_argument(
+        "d_model", metavar="D_MODEL", nargs="?", type=_cli_integer("d_model", 1), help="encoding width (columns)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=_OUTPUT_FORMATS,
+        default=None,
+        help="table (default): aligned, for a person; csv: one line per position; json: an array of arrays; "
+        "hex: like csv, each value as the hex of its IEEE bits in --dtype; "
+        "vectors: golden test vectors, the exact bits in all four formats (docs/vectors.md)",
+    )
+    parser.add_argument(
+        "--digits",
+        type=_cli_digits,
+        default=None,
+        metavar="N",
+        help="N digits after the point (default: the shortest that reads back as the same number)",
+    )
+    parser.add_argument("--exact", action="store_true", help="correctly rounded values, the same on every platform")
+    parser.add_argument(
+        "--dtype",
+        choices=list(_DTYPES),
+        help="round each value to this format (default float64; with --check, the .npy file's dtype, float64 for"
+        " text); without --exact, the float64 values are rounded",
+    )
+    parser.add_argument(
+        "--header", action="store_true", help="with --format csv or hex: a first line naming the columns"
+    )
+    parser.add_argument("--explain", action="store_true", help="print every element's worked derivation instead")
+    conventions = parser.add_argument_group(
+        "conventions",
+        "how a framework computes the table (default: the paper's); numbers are exact: 999.5, 1e-4 or 1/3",
+    )
+    conventions.add_argument("--preset", choices=list(PRESETS), help="a framework's convention")
+    conventions.add_argument("--layout", choices=_LAYOUTS, help="order of the sine and cosine columns")
+    conventions.add_argument(
+        "--spacing", choices=_SPACINGS, help="paper: base**(-2i/d); tensor2tensor: base**(-i/(h - shift))"
+    )
+    conventions.add_argument("--shift", metavar="X", help="tensor2tensor spacing's shift (default 1)")
+    conventions.add_argument("--base", metavar="X", help="base of the wavelengths (default 10000)")
+    conventions.add_argument("--angle-scale", metavar="X", help="a factor on every frequency (default 1)")
+    conventions.add_argument(
+        "--full-turns", action="store_const", const=True, help="angles in turns: every frequency times 2 pi"
+    )
+    conventions.add_argument("--start", metavar="X", help="the first position (default 0)")
+    conventions.add_argument("--step", metavar="X", help="from one position to the next (default 1)")
+    conventions.add_argument("--descending", action="store_const", const=True, help="positions count down to --start")
+    conventions.add_argument(
+        "--positions", metavar="X,X,...", help="the positions one by one (SEQ_LEN of them), instead of --start"
+    )
+    conventions.add_argument(
+        "--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, rounded up, or refused"
+    )
+    conventions.add_argument("--scale", metavar="X", help="a factor on every value, e.g. 0.5 or sqrt(2/d) (default 1)")
+    pictures = parser.add_argument_group(
+        "pictures", "PNG images, drawn with the standard library; the table is printed too only with --format"
+    )
+    pictures.add_argument(
+        "--plot", metavar="FILE.png", help="write a heatmap of the table: positions down, dimensions across"
+    )
+    pictures.add_argument(
+        "--waves",
+        metavar="FILE.png",
+        help=f"write the first {_WAVE_DIMENSIONS} dimensions as curves over the positions",
+    )
+    rotary = parser.add_argument_group(
+        "rotary embeddings (RoPE)", "D_MODEL is the head's width; --base and --positions apply (docs/rope.md)"
+    )
+    rotary.add_argument(
+        "--rope",
+        choices=("cos", "sin", "rotated"),
+        help="print (or --check) a rotary cos or sin cache, or the rotated vectors of --input, instead of the encoding",
+    )
+    rotary.add_argument(
+        "--rope-layout",
+        choices=_ROPE_LAYOUTS,
+        help="half (rotate_half, the default), interleaved, or pairs (a cache of D_MODEL/2 columns, one per pair)",
+    )
+    rotary.add_argument(
+        "--rope-scaling",
+        metavar="JSON",
+        help='a model\'s rope parameters as HF writes them, e.g. \'{"rope_type": "linear", "factor": 4}\'',
+    )
+    rotary.add_argument(
+        "--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)"
+    )
+    checking = parser.add_argument_group("checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
+    checking.add_argument(
+        "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
+    )
+    checking.add_argument(
+        "--atol", type=_cli_tolerance("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)"
+    )
+    checking.add_argument("--ulps", type=_cli_tolerance("ulps"), help="tolerance in units in the last place of --dtype")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def _cli_integer(name: str, minimum: int) -> "Callable[[str], int]":
+    """Return an argparse type that reads a plain decimal integer."""
+
+    def parse(text: str) -> int:
+        import argparse
+
+        if not _is_decimal_integer(text[1:] if text.startswith("-") else text):
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+        try:
+            return _check_integer(name, int(text), minimum)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
+def _cli_digits(text: str) -> int:
+    import argparse
+
+    if not _is_decimal_integer(text) or int(text) > 17:
+        raise argparse.ArgumentTypeError(f"digits must be an integer from 0 to 17, got {text!r}")
+    return int(text)
+
+
+def _cli_tolerance(name: str) -> "Callable[[str], float]":
+    def parse(text: str) -> float:
+        import argparse
+
+        if not _is_number_text(text):
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
+        try:
+            return _check_tolerance(name, float(text))
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
+# The options whose value may be a negative number, which argparse would take for an option.
+_NUMBER_OPTIONS = ("--shift", "--base", "--angle-scale", "--start", "--step", "--positions", "--scale")
+
+
+def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
+    """'--start -1e3' as '--start=-1e3': argparse reads only -N and -N.N as negative numbers."""
+    joined: "List[str]" = []
+    for argument in arguments:
+        if (
+            joined
+            and joined[-1] in _NUMBER_OPTIONS
+            and argument[:1] == "-"
+            and argument[1:2] in tuple(_DIGITS) + (".",)
+        ):
+            joined[-1] += "=" + argument
+        else:
+            joined.append(argument)
+    return joined
+
+
+def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
+    """--rope: print a rotary cache or rotated vectors, or --check one; the exit status.
+
+    Long because it is one flow: the options' rules, then the files read,
+    the shape taken from them, and only then the check or the printing,
+    each step depending on what the one before found.
+    """
+    import sys
+
+    others = [name for name, setting in fields.items() if setting is not None and name not in ("base", "positions")]
+    if others:
+        parser.error(f"--rope takes --base and --positions, not --{others[0].replace('_', '-')}")
+    if args.explain or args.plot or args.waves:
+        parser.error("--rope takes no --explain, --plot or --waves")
+    scaling = _rope_scaling_option(parser, args.rope_scaling)
+    if (args.input is None) != (args.rope != "rotated"):
+        parser.error(
+            "--rope rotated needs --input FILE, the vectors before rotation"
+            if args.input is None
+            else "--input goes with --rope rotated"
+        )
+    files: "List[Optional[_Source]]" = []
+    try:
+        for path in (args.input, args.check):
+            files.append(None if path is None else _read_table(path))
+    except _Unreadable as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        return 2
+    vectors, table = (None if read is None else list(read) for read in files)  # as read: rounding is float64
+    for read in files:
+        if read is not None and read.handle is not None:
+            read.handle.close()
+    shape, mismatch = _rope_shape(parser, args, vectors, table)
+    if mismatch:
+        if table is None:
+            parser.error(mismatch)
+        return _print_report(prog, mismatch, 1)
+    layout = args.rope_layout or "half"
+    base, positions = fields["base"], fields["positions"]
+    if table is not None:
+        if args.format or args.digits is not None or args.header or args.exact:
+            parser.error("--check takes no --format, --digits, --header or --exact (it always compares exactly)")
+        try:
+            report = compare_rope(
+                files[1],
+                kind=args.rope,
+                x=vectors,
+                base=base,
+                layout=layout,
+                scaling=scaling,
+                positions=positions,
+                dtype=args.dtype,
+                atol=args.atol,
+                ulps=args.ulps,
+            )
+        except (TypeError, ValueError) as error:
+            sys.stderr.write(f"{prog}: error: {error}\n")
+            return 2
+        return _print_report(prog, str(report), 0 if report.ok else 1)
+    broken = _broken_output_rule(args)
+    if broken is not None:
+        parser.error(broken)
+    output_format = args.format or "table"
+    try:
+        setup = _Rope(shape[1], base, layout, scaling)
+        given = _rope_positions(positions, shape[0])
+        dtype = args.dtype or "float64"
+        request = _Request(shape[0], shape[1], None, args.exact, dtype, output_format, args.digits, args.header)
+        request.rope = (setup, args.rope, given, vectors, args.rope_scaling)
+        next(request.rows(), None)
+    except (TypeError, ValueError) as error:
+        parser.error(str(error))
+    return _write(prog, request)
+
+
+def _rope_scaling_option(parser: "ArgumentParser", text: "Optional[str]") -> "Optional[Dict[str, object]]":
+    """--rope-scaling's JSON object, or None; anything else is a usage error."""
+    if text is None:
+        return None
+    import json
+
+    try:
+        scaling = json.loads(text)
+    except ValueError:
+        scaling = None
+    if not isinstance(scaling, dict):
+        parser.error(f"--rope-scaling must be a JSON object, got {_short(text)}")
+    return scaling
+
+
+def _rope_shape(
+    parser: "ArgumentParser",
+    args: "Namespace",
+    vectors: "Optional[List[List[float]]]",
+    table: "Optional[List[List[float]]]",
+) -> "Tuple[Tuple[int, int], str]":
+    """The shape (SEQ_LEN, D_MODEL), taken from the files if not given, and a mismatch's text ('' if none).
+
+    A cache in the pairs layout has D_MODEL / 2 columns, one per pair.
+    """
+    shape = (args.seq_len, args.d_model)
+    per_column = 2 if args.rope_layout == "pairs" and vectors is None else 1
+    found = (
+        (len(vectors), len(vectors[0]))
+        if vectors is not None
+        else (len(table), per_column * len(table[0]))
+        if table is not None
+        else shape
+    )
+    if shape[0] is None and shape[1] is None:
+        shape = found
+    if shape[0] is None or shape[1] is None:
+        parser.error("give both SEQ_LEN and D_MODEL, or neither (then the table's shape is taken)")
+    if table is not None and vectors is not None:
+        found = (len(table), len(table[0]))  # the table must have the vectors' shape
+    if found != shape:
+        columns = shape[1] // per_column
+        return shape, (
+            f"shape mismatch: the table has {found[0]} x {found[1] // per_column} values, expected {shape[0]} x {columns}"
+        )
+    return shape, ""
+
+
+def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Optional[str]":
+    """The message of the first rule between options that the command line breaks; None if it keeps them all.
+
+    The rotary options have their own rules (_rope_command); these are the
+    table's and --check's, in the order they are checked.
+    """
+    missing = [name for name, given in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if given is None]
+    rules: "Tuple[Tuple[object, str], ...]"
+    if args.check is not None:
+        printing = args.format or args.digits is not None or args.header or args.explain or args.exact
+        rules = (
+            (args.rope_layout is not None, "--rope-layout goes with --rope"),
+            (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
+            (args.input is not None, "--input goes with --rope"),
+            (len(missing) == 1, "with --check give both SEQ_LEN and D_MODEL, or neither"),
+            (
+                printing or args.plot or args.waves,
+                "--check takes no --format, --digits, --header, --explain, --exact, --plot or --waves"
+                " (it always compares exactly)",
+            ),
+        )
+    else:
+        convention_given = any(given is not None for name, given in fields.items() if name != "base")
+        explained = (
+            args.format is not None or args.digits is not None or args.exact or args.dtype not in (None, "float64")
+        )
+        output = _broken_output_rule(args)
+        rules = (
+            (args.rope_layout is not None, "--rope-layout goes with --rope"),
+            (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
+            (args.input is not None, "--input goes with --rope"),
+            (bool(missing), f"the following arguments are required: {', '.join(missing)}"),
+            (output is not None, output or ""),
+            (
+                args.explain and (explained or convention_given),
+                "--explain prints the paper's float64 derivations; it takes no --format, --digits, --exact, --dtype"
+                " or convention",
+            ),
+        )
+    for broken, message in rules:
+        if broken:
+            return message
+    return None
+
+
+def _broken_output_rule(args: "Namespace") -> "Optional[str]":
+    """The message of the first rule for printing a table (encoding or rotary) that the options break, or None."""
+    output_format = args.format or "table"
+    if args.atol is not None or args.ulps is not None:
+        return "--atol and --ulps go with --check"
+    if args.header and output_format not in ("csv", "hex"):
+        return "--header goes with --format csv or hex"
+    if args.digits is not None and output_format in ("hex", "vectors"):
+        return f"--digits does not go with --format {output_format}, which shows every bit"
+    if output_format == "vectors" and (args.exact or args.dtype not in (None, "float64")):
+        return "--format vectors is always exact and holds all four formats; it takes no --exact or --dtype"
+    return None
+
+
+def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") -> int:
+    """--check: read the table, compare it, print the report; 0 within tolerance, 1 outside, 2 unreadable."""
+    import sys
+
+    try:
+        read = _read_table(args.check)
+    except _Unreadable as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        return 2
+    expected = (args.seq_len, args.d_model)
+    found = (read.count, read.width)
+    try:
+        if expected[0] is not None and found != expected:
+            text = (
+                f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {expected[0]} x {expected[1]}"
+            )
+            status = 1
+        else:
+            report = compare(read, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, **fields)
+            text = str(report)
+            status = 0 if report.ok else 1
+    except ValueError as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        return 2
+    finally:
+        if read.handle is not None:
+            read.handle.close()
+    return _print_report(prog, text, status)
+
+
+def _print_report(prog: str, text: str, status: int) -> int:
+    """Print a check's report; the status, or 2 if it cannot be written."""
+    import sys
+
+    if sys.stdout is None:
+        sys.stderr.write(f"{prog}: error: cannot write the report: standard output is closed\n")
+        return 2
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except _BROKEN_PIPE:
+        _silence_stdout()
+    except OSError as error:
+        _silence_stdout()
+        sys.stderr.write(f"{prog}: error: cannot write the report: {error.strerror or error}\n")
+        return 2
+    return status
+
+
+def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", request: "_Request") -> int:
+    """Draw and write one PNG; a failure is one line on stderr and status 2, with no file left."""
+    import sys
+
+    try:
+        _write_file_atomically(path, draw(request))
+    except OSError as error:
+        sys.stderr.write(f"{prog}: error: cannot write {path}: {error.strerror or error}\n")
+        return 2
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Pictures: PNG with the standard library
+# ---------------------------------------------------------------------------
+
+
+# The heatmap's plot area at most, in pixels; cells are whole pixels.
+_PLOT_WIDTH = 768
+
+
+_PLOT_HEIGHT = 512
+
+
+def _heatmap(request: "_Request") -> bytes:
+    """Positions down, dimensions across, coloured blue (-1) to white (0) to red (1)."""
+    seq_len, d_model = request.seq_len, request.d_model
+    cell_width = max(1, _PLOT_WIDTH // d_model)
+    cell_height = max(1, _PLOT_HEIGHT // seq_len)
+    columns = min(d_model, _PLOT_WIDTH)
+    lines = min(seq_len, _PLOT_HEIGHT)
+    width, height = columns * cell_width, lines * cell_height
+    left, top, right, bottom = 90, 60, 130, 70
+    canvas = _Canvas(left + width + right, top + height + bottom)
+    title = f"SINUSOIDAL POSITIONAL ENCODING, {seq_len} x {d_model}"
+    canvas.text(left, 18, title)
+    # Nearest sampling when the table has more rows or columns than pixels.
+    dims = [column * d_model // columns for column in range(columns)]
+    positions = [line * seq_len // lines for line in range(lines)]
+    for line, row in enumerate(request.sampled_rows(positions)):
+        y = top + line * cell_height
+        for column, dim in enumerate(dims):
+            canvas.rectangle(left + column * cell_width, y, cell_width, cell_height, _colour(row[dim]))
+    axis = (40, 40, 40)
+    canvas.rectangle(left - 1, top - 1, width + 2, 1, axis)
+    canvas.rectangle(left - 1, top + height, width + 2, 1, axis)
+    canvas.rectangle(left - 1, top - 1, 1, height + 2, axis)
+    canvas.rectangle(left + width, top - 1, 1, height + 2, axis)
+    for dim in _ticks(d_model):
+        x = left + (dim * columns // d_model) * cell_width + cell_width // 2
+        canvas.rectangle(x, top + height, 1, 6, axis)
+        label = str(dim)
+        canvas.text(x - _text_width(label) // 2, top + height + 10, label)
+    canvas.text(left + width // 2 - _text_width("DIMENSION") // 2, top + height + 38, "DIMENSION")
+    for pos in _ticks(seq_len):
+        y = top + (pos * lines // seq_len) * cell_height + cell_height // 2
+        canvas.rectangle(left - 6, y, 6, 1, axis)
+        label = request.position_text(pos)  # the position, not the row
+        canvas.text(left - 10 - _text_width(label), y - 7, label)
+    canvas.text(left - _text_width("POSITION") // 2 - 30, top - 22, "POSITION")
+    # The colour bar, 1 at the top and -1 at the bottom.
+    bar_x = left + width + 30
+    for y in range(height):
+        canvas.rectangle(bar_x, top + y, 24, 1, _colour(1.0 - 2.0 * y / max(height - 1, 1)))
+    for label, y in (("1", top), ("0", top + height // 2), ("-1", top + height - 14)):
+        canvas.text(bar_x + 32, y, label)
+    return canvas.png()
+
+
+# A diverging colour map for [-1, 1]: blue, white, red (stops of ColorBrewer's RdBu).
+_COLOUR_STOPS = (
+    (-1.0, (33, 102, 172)),
+    (-0.5, (146, 197, 222)),
+    (0.0, (247, 247, 247)),
+    (0.5, (244, 165, 130)),
+    (1.0, (178, 24, 43)),
+)
+
+
+def _colour(x: float) -> "Tuple[int, int, int]":
+    """The colour map's colour for x in [-1, 1] (clipped outside)."""
+    x = -1.0 if x < -1.0 else 1.0 if x > 1.0 else x
+    for (x0, c0), (x1, c1) in zip(_COLOUR_STOPS, _COLOUR_STOPS[1:]):
+        if x <= x1:
+            t = (x - x0) / (x1 - x0)
+            return (
+                int(c0[0] + (c1[0] - c0[0]) * t + 0.5),
+                int(c0[1] + (c1[1] - c0[1]) * t + 0.5),
+                int(c0[2] + (c1[2] - c0[2]) * t + 0.5),
+            )
+    return _COLOUR_STOPS[-1][1]
+
+
+# The waves picture: this many dimensions at most, each in a strip this high.
+_WAVE_DIMENSIONS = 8
+
+
+_WAVE_HEIGHT = 70
+
+
+def _waves(request: "_Request") -> bytes:
+    """The first few dimensions as curves over the positions, one strip each."""
+    seq_len, d_model = request.seq_len, request.d_model
+    shown = min(d_model, _WAVE_DIMENSIONS)
+    width = 800
+    left, top, right, bottom = 190, 60, 30, 70
+    canvas = _Canvas(left + width + right, top + shown * _WAVE_HEIGHT + bottom)
+    canvas.text(left, 18, f"D_MODEL = {d_model}: THE FIRST {shown} DIMENSIONS OVER {seq_len} POSITIONS")
+    # Sample the positions so that every pixel column has one.
+    samples = sorted({x * max(seq_len - 1, 0) // (width - 1) for x in range(width)}) if seq_len > 1 else [0]
+    values = [row[:shown] for row in request.sampled_rows(samples)]
+    names = _column_names(request)
+    axis, zero_line = (40, 40, 40), (200, 200, 200)
+    colours = ((178, 24, 43), (33, 102, 172))
+    for dim in range(shown):
+        middle = top + dim * _WAVE_HEIGHT + _WAVE_HEIGHT // 2
+        amplitude = _WAVE_HEIGHT // 2 - 9  # room between strips for their -1 and 1 marks
+        canvas.rectangle(left, middle, width, 1, zero_line)
+        canvas.text(10, middle - 7, f"DIM {dim} {names[dim].upper().replace('_', ' ')}")
+        for mark, y in (("1", middle - amplitude), ("-1", middle + amplitude)):  # the strip's scale, with ticks
+            canvas.rectangle(left - 6, y, 6, 1, axis)
+            canvas.text(left - 10 - _text_width(mark, 1), y - 3, mark, axis, 1)
+        colour = colours[0] if names[dim].startswith("sin") else colours[1]
+        previous = None
+        for pos, row in zip(samples, values):
+            x = left + (pos * (width - 1) // max(seq_len - 1, 1))
+            y = middle - int(round(row[dim] * amplitude))
+            if previous is not None:
+                canvas.line(previous[0], previous[1], x, y, colour, 2)
+            else:
+                canvas.rectangle(x - 1, y - 1, 2, 2, colour)
+            previous = (x, y)
+    bottom_y = top + shown * _WAVE_HEIGHT
+    canvas.rectangle(left, bottom_y, width, 1, axis)
+    for pos in _ticks(seq_len, 8):
+        x = left + pos * (width - 1) // max(seq_len - 1, 1)
+        canvas.rectangle(x, bottom_y, 1, 6, axis)
+        label = request.position_text(pos)  # the position, not the row
+        canvas.text(x - _text_width(label) // 2, bottom_y + 10, label)
+    canvas.text(left + width // 2 - _text_width("POSITION") // 2, bottom_y + 38, "POSITION")
+    return canvas.png()
+
+
+class _Canvas:
+    """An RGB image in memory, with rectangles, lines and text, written as PNG."""
+
+    def __init__(self, width: int, height: int, background: "Tuple[int, int, int]" = (255, 255, 255)) -> None:
+        self.width = width
+        self.height = height
+        self.pixels = bytearray(bytes(background) * (width * height))
+
+    def rectangle(self, x: int, y: int, width: int, height: int, colour: "Tuple[int, int, int]") -> None:
+        x0, y0 = max(x, 0), max(y, 0)
+        x1, y1 = min(x + width, self.width), min(y + height, self.height)
+        if x1 <= x0 or y1 <= y0:
+            return
+        span = bytes(colour) * (x1 - x0)
+        for row in range(y0, y1):
+            start = (row * self.width + x0) * 3
+            self.pixels[start : start + len(span)] = span
+
+    def point(self, x: int, y: int, colour: "Tuple[int, int, int]") -> None:
+        if 0 <= x < self.width and 0 <= y < self.height:
+            start = (y * self.width + x) * 3
+            self.pixels[start : start + 3] = bytes(colour)
+
+    def line(self, x0: int, y0: int, x1: int, y1: int, colour: "Tuple[int, int, int]", thickness: int = 1) -> None:
+        """Bresenham's line, ``thickness`` pixels wide."""
+        dx, dy = abs(x1 - x0), -abs(y1 - y0)
+        sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
+        error = dx + dy
+        while True:
+            self.rectangle(x0 - thickness // 2, y0 - thickness // 2, thickness, thickness, colour)
+            if x0 == x1 and y0 == y1:
+                return
+            doubled = 2 * error
+            if doubled >= dy:
+                error += dy
+                x0 += sx
+            if doubled <= dx:
+                error += dx
+                y0 += sy
+
+    def text(self, x: int, y: int, text: str, colour: "Tuple[int, int, int]" = (40, 40, 40), scale: int = 2) -> int:
+        """Draw text with its top left corner at (x, y); return its width in pixels."""
+        for index, character in enumerate(text):
+            glyph = _glyph(character)
+            for row in range(7):
+                bits = int(glyph[2 * row : 2 * row + 2], 16)
+                for column in range(5):
+                    if bits & (16 >> column):
+                        self.rectangle(x + (index * 6 + column) * scale, y + row * scale, scale, scale, colour)
+        return _text_width(text, scale)
+
+    def png(self) -> bytes:
+        import struct
+        import zlib
+
+        stride = self.width * 3
+        raw = b"".join(b"\x00" + bytes(self.pixels[y * stride : (y + 1) * stride]) for y in range(self.height))
+
+        def chunk(kind: bytes, data: bytes) -> bytes:
+            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+        header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)  # 8-bit RGB
+        return (
+            b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+        )
+
+
+# A 5 x 7 bitmap font: each glyph is seven rows of five bits, as hex pairs.  A
+# tuple of constants, not a dict: frozen into a board's firmware, it stays in flash.
+_FONT = (
+    ("0", "0E11131519110E"),
+    ("1", "040C040404040E"),
+    ("2", "0E11010204081F"),
+    ("3", "1F02040201110E"),
+    ("4", "02060A121F0202"),
+    ("5", "1F101E0101110E"),
+    ("6", "0608101E11110E"),
+    ("7", "1F010204080808"),
+    ("8", "0E11110E11110E"),
+    ("9", "0E11110F01020C"),
+    ("A", "0E1111111F1111"),
+    ("B", "1E11111E11111E"),
+    ("C", "0E11101010110E"),
+    ("D", "1C12111111121C"),
+    ("E", "1F10101E10101F"),
+    ("F", "1F10101E101010"),
+    ("G", "0E11101711110F"),
+    ("H", "1111111F111111"),
+    ("I", "0E04040404040E"),
+    ("J", "0702020202120C"),
+    ("K", "11121418141211"),
+    ("L", "1010101010101F"),
+    ("M", "111B1515111111"),
+    ("N", "11111915131111"),
+    ("O", "0E11111111110E"),
+    ("P", "1E11111E101010"),
+    ("Q", "0E11111115120D"),
+    ("R", "1E11111E141211"),
+    ("S", "0F10100E01011E"),
+    ("T", "1F040404040404"),
+    ("U", "1111111111110E"),
+    ("V", "11111111110A04"),
+    ("W", "1111111515150A"),
+    ("X", "11110A040A1111"),
+    ("Y", "1111110A040404"),
+    ("Z", "1F01020408101F"),
+    ("-", "0000001F000000"),
+    (".", "00000000000C0C"),
+    ("=", "00001F001F0000"),
+    (":", "000C0C000C0C00"),
+    ("(", "02040808080402"),
+    (")", "08040202020408"),
+    ("/", "00010204081000"),
+    (",", "000000000C0408"),
+    ("+", "0004041F040400"),
+    ("x", "0000110A040A11"),
+    ("_", "0000000000001F"),
+    (" ", "00000000000000"),
+)
+
+
+def _glyph(character: str) -> str:
+    """The character's glyph, else its upper case's, else a blank."""
+    for wanted in (character, character.upper(), " "):
+        for name, glyph in _FONT:
+            if name == wanted:
+                return glyph
+    return "00000000000000"
+
+
+def _text_width(text: str, scale: int = 2) -> int:
+    return (len(text) * 6 - 1) * scale if text else 0
+
+
+def _ticks(count: int, most: int = 6) -> "List[int]":
+    """Round tick values 0, step, 2 step, ... below count, step 1, 2 or 5 times a power of ten."""
+    magnitude = 1
+    while True:
+        for multiple in (1, 2, 5):
+            step = multiple * magnitude
+            if (count - 1) // step < most:
+                return list(range(0, max(count, 1), step))
+        magnitude *= 10
+
+
+# ---------------------------------------------------------------------------
+# Output: golden test vectors, tables, and every writer
+# ---------------------------------------------------------------------------
+
+
+def _write_file_atomically(path: str, data: bytes) -> None:
+    """Write beside the target, then rename: a failure leaves no partial file."""
+    import os
+    import tempfile
+
+    folder = os.path.dirname(path) or "."
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".pe_reference-", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        # mkstemp makes the file private; give it the mode a plain open() would.
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _write(prog: str, request: "_Request") -> int:
+    """Write the table to stdout row by row; return the exit status."""
+    import sys
+
+    out = sys.stdout
+    if out is None:
+        sys.stderr.write(f"{prog}: error: cannot write the output: standard output is closed\n")
+        return 1
+    try:
+        if request.explain:
+            _write_explained(out, request.seq_len, request.d_model, _to_float(request.convention._fields[3]))
+        elif request.output_format == "table":
+            _write_table(out, request)
+        elif request.output_format == "json":
+            _write_json(out, request)
+        elif request.output_format == "vectors" and request.rope is not None:
+            _write_rope_vectors(out, request)
+        elif request.output_format == "vectors":
+            _write_vectors(out, request)
+        else:
+            _write_csv(out, request)
+        out.flush()
+    except _BROKEN_PIPE:
+        # The reader went away (| head): stop quietly, as the Python docs advise.
+        _silence_stdout()
+        return 1
+    except OSError as error:
+        _silence_stdout()
+        sys.stderr.write(f"{prog}: error: cannot write the output: {error.strerror or error}\n")
+        return 1
+    return 0
+
+
+def _write_explained(out: "IO[str]", seq_len: int, d_model: int, base: float) -> None:
+    for pos in range(seq_len):
+        if pos:
+            out.write("\n")
+        for dim in range(d_model):
+            out.write(derivation(pos, dim, d_model, base=base) + "\n")
+
+
+# Tables up to this many elements are measured before printing, so their
+# columns are no wider than needed; larger ones stream at a fixed width.
+_MEASURED_TABLE_SIZE = 1 << 16
+
+
+def _write_table(out: "IO[str]", request: "_Request") -> None:
+    text = request.formatter()
+
+    def cell(number: float) -> str:
+        # A space where a minus sign would be keeps the points aligned.
+        shown = text(number)
+        return shown if shown.startswith("-") else " " + shown
+
+    seq_len, d_model = request.seq_len, request.d_model
+    labels = [f"{dim} {name}" for dim, name in enumerate(_column_names(request))]
+    if request.digits is not None:
+        width = request.digits + 3
+    elif seq_len * d_model <= _MEASURED_TABLE_SIZE:
+        width = max((len(cell(x)) for row in request.rows() for x in row), default=0)
+    else:
+        # Values lie in [-1, 1]: sign, 17 significant digits, point, exponent.
+        width = len("-1.2345678901234567e-308")
+    widths = [max(width, len(label)) for label in labels]
+    # The first column is the position of the row.
+    ends = [request.position_text(r) for r in (0, seq_len - 1)] if seq_len else []
+    pos_width = max([len("pos")] + [len(text) + 2 for text in ends])
+    out.write(
+        _pad_left("pos", pos_width)
+        + "".join("  " + _pad_right(label, w) for label, w in zip(labels, widths)).rstrip()
+        + "\n"
+    )
+    for r, row in enumerate(request.rows()):
+        cells = "".join("  " + _pad_right(cell(x), w) for x, w in zip(row, widths))
+        out.write(_pad_left(request.position_text(r), pos_width) + cells.rstrip() + "\n")
+
+
+def _pad_left(text: str, width: int) -> str:
+    return " " * (width - len(text)) + text
+
+
+def _pad_right(text: str, width: int) -> str:
+    # Not str.ljust, which MicroPython lacks.
+    return text + " " * (width - len(text))
+
+
+def _write_json(out: "IO[str]", request: "_Request") -> None:
+    # The text of a finite float is a valid JSON number; streaming needs no json module.
+    text = request.formatter()
+    separator = "[\n"
+    for row in request.rows():
+        out.write(separator + "[" + ", ".join(map(text, row)) + "]")
+        separator = ",\n"
+    out.write("[]\n" if separator == "[\n" else "\n]\n")
+
+
+_ROPE_VECTOR_SCHEMA = "pe_reference.rope-vectors/1"
+
+
+def _write_rope_vectors(out: "IO[str]", request: "_Request") -> None:
+    """Golden test vectors of a rotary cache or rotated vectors: the parameters, and every element's bits in the four formats."""
+    assert request.rope is not None
+    setup, kind, positions, vectors, scaling = request.rope
+    seq_len = request.seq_len
+    shown = [str(r) for r in range(seq_len)] if positions is None else [_fraction_text(p) for p in positions]
+    out.write("{\n")
+    out.write(f'"schema": "{_ROPE_VECTOR_SCHEMA}",\n')
+    out.write(f'"generator": "pe_reference {__version__}",\n')
+    out.write(
+        '"formula": "cos or sin of positions[row] * w_k, times the attention factor, w_k the scaling variant\'s'
+        " frequency of the column's pair k (docs/rope.md); rotated: out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos +"
+        ' x[a] sin per pair (a, b)",\n'
+    )
+    out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
+    out.write(
+        f'"parameters": {{"seq_len": {seq_len}, "head_dim": {setup.head_dim}, "kind": "{kind}", '
+        f'"layout": "{setup.layout}", "base": "{_fraction_text(setup.base)}", "scaling": {scaling or "null"}, '
+        f'"positions": [{", ".join(chr(34) + p + chr(34) for p in shown)}]}},\n'
+    )
+    if vectors is not None:
+        out.write('"x": [\n' + ",\n".join("[" + ", ".join(map(repr, row)) + "]" for row in vectors) + "\n],\n")
+    out.write('"pairs": [' + ", ".join(map(str, setup.columns())) + "],\n")
+    out.write('"bits": {')
+    for index, dtype in enumerate(_DTYPES):
+        precision, _, exponent_bits = _DTYPES[dtype]
+        digits = (exponent_bits + precision) // 4
+        out.write(("," if index else "") + f'\n"{dtype}": [')
+        for r, row in enumerate(_rope_rows(setup, kind, seq_len, positions, vectors, True, dtype)):
+            cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
+            out.write(("," if r else "") + f"\n[{cells}]")
+        out.write("\n]")
+    out.write("\n}\n}\n")
+
+
+_VECTOR_SCHEMA = "pe_reference.vectors/2"
+
+
+def _write_vectors(out: "IO[str]", request: "_Request") -> None:
+    """Write golden test vectors: the parameters, and every element's bits in the four formats.
+
+    The schema is documented in docs/vectors.md.  JSON is written by hand,
+    row by row, so memory stays proportional to d_model.  Numbers of the
+    convention are written as exact decimal or fraction strings.
+    """
+    convention = request.convention
+    seq_len, d_model = request.seq_len, request.d_model
+    exponents = convention._exponents(d_model)
+    columns = []
+    for kind, pair in convention._plan(d_model):
+        function = ("sin", "cos", "zero")[kind]
+        exponent = exponents[pair] if kind != _ZERO else (0, 1)
+        columns.append(f'{{"function": "{function}", "pair": {pair}, "exponent": [{exponent[0]}, {exponent[1]}]}}')
+    fields = convention._fields
+    positions = ", ".join(f'"{_fraction_text(convention._position(r, seq_len))}"' for r in range(seq_len))
+    out.write("{\n")
+    out.write(f'"schema": "{_VECTOR_SCHEMA}",\n')
+    out.write(f'"generator": "pe_reference {__version__}",\n')
+    out.write(
+        '"formula": "scale * sin or cos of positions[row] * angle_scale * base**(-a/b), times 2 pi in full turns,'
+        " a/b the column's exponent\",\n"
+    )
+    out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
+    out.write(
+        f'"parameters": {{"seq_len": {seq_len}, "d_model": {d_model}, "convention": "{convention._name(d_model)}", '
+        f'"layout": "{convention.layout}", "spacing": "{convention.spacing}", "shift": "{_fraction_text(fields[2])}", '
+        f'"base": "{_fraction_text(fields[3])}", "angle_scale": "{_fraction_text(fields[4])}", '
+        f'"full_turns": {"true" if convention.full_turns else "false"}, "odd": "{convention.odd}", '
+        f'"scale": "{_scale_text(fields[11], False)}", "positions": [{positions}]}},\n'
+    )
+    out.write('"columns": [\n' + ",\n".join(columns) + "\n],\n")
+    out.write('"bits": {')
+    for index, dtype in enumerate(_DTYPES):
+        precision, _, exponent_bits = _DTYPES[dtype]
+        digits = (exponent_bits + precision) // 4
+        out.write(("," if index else "") + f'\n"{dtype}": [')
+        for r, row in enumerate(_rows(convention, seq_len, d_model, True, dtype)):
+            cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
+            out.write(("," if r else "") + f"\n[{cells}]")
+        out.write("\n]")
+    out.write("\n}\n}\n")
+
+
+def _write_csv(out: "IO[str]", request: "_Request") -> None:
+    text = request.formatter()
+    if request.header:
+        out.write(",".join(_column_names(request)) + "\n")
+    for row in request.rows():
+        out.write(",".join(map(text, row)) + "\n")
+
+
+def _column_names(request: "_Request") -> "List[str]":
+    """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
+    if request.rope is not None:
+        if request.rope[1] == "rotated":
+            return ["x_" + str(c) for c in range(request.d_model)]
+        return [request.rope[1] + "_" + str(k) for k in request.rope[0].columns()]
+    names = []
+    for kind, pair in request.convention._plan(request.d_model):
+        names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
+    return names
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull so the interpreter's final flush cannot fail again."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except (AttributeError, OSError):
+        return  # no file descriptors (MicroPython): nothing to silence
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        pass  # no stdout, or one without a descriptor
+    finally:
+        os.close(devnull)
+
+
+class _Request:
+    """What the command line asked for."""
+
+    def __init__(
+        self,
+        seq_len: int,
+        d_model: int,
+        convention: "Optional[Convention]" = None,
+        exact: bool = False,
+        dtype: str = "float64",
+        output_format: str = "table",
+        digits: "Optional[int]" = None,
+        header: bool = False,
+        explain: bool = False,
+    ) -> None:
+        # Annotated, not inferred: mypy 1.14 (the last for Python 3.8) cannot infer them where they are used above.
+        self.seq_len: "int" = seq_len
+        self.d_model: "int" = d_model
+        self.convention: "Convention" = PRESETS["paper"] if convention is None else convention
+        self.exact: "bool" = exact
+        self.dtype: "str" = dtype
+        self.output_format: "str" = output_format
+        self.digits: "Optional[int]" = digits
+        self.header: "bool" = header
+        self.explain: "bool" = explain
+        #: With --rope: (the rotary embedding, "cos", "sin" or "rotated", its positions, the vectors, the scaling's JSON).
+        self.rope: "Optional[Tuple[_Rope, str, Optional[List[Tuple[int, int]]], Optional[List[List[float]]], Optional[str]]]" = None
+
+    def rows(self) -> "Iterator[List[float]]":
+        if self.rope is not None:
+            setup, kind, positions, vectors, _ = self.rope
+            return _rope_rows(setup, kind, self.seq_len, positions, vectors, self.exact, self.dtype)
+        return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
+
+    def position_text(self, r: int) -> str:
+        """Row r's position as the first column and the plots show it."""
+        if self.rope is not None:
+            positions = self.rope[2]
+            return str(r) if positions is None else _fraction_text(positions[r])
+        return _fraction_text(self.convention._position(r, self.seq_len))
+
+    def sampled_rows(self, indices: "List[int]") -> "Iterator[List[float]]":
+        """The rows at these increasing indices: streamed when many are wanted, else one by one.
+
+        One row alone costs exact mode its set-up for the whole width, so a
+        large share of the rows is cheaper streamed.
+        """
+        if len(indices) * 8 >= self.seq_len:
+            wanted = set(indices)
+            for index, row in enumerate(self.rows()):
+                if index in wanted:
+                    yield row
+            return
+        for index in indices:
+            yield next(_rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype, index))
+
+    def formatter(self) -> "Callable[[float], str]":
+        """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""
+        if self.output_format == "hex":
+            precision, _, exponent_bits = _DTYPES[self.dtype]
+            digits = (exponent_bits + precision) // 4
+            dtype = self.dtype
+            return lambda x: f"0x{_bit_pattern(x, dtype):0{digits}x}"
+        if self.digits is not None:
+            return ("{:." + str(self.digits) + "f}").format
+        if self.dtype == "float64":
+            return repr
+        dtype = self.dtype
+        return lambda x: _shortest_text(x, dtype)
+
+
+def _shortest_text(x: float, dtype: str) -> str:
+    """The shortest decimal that reads back, rounded to dtype, as x (as numpy prints float32)."""
+    for digits in range(1, 18):
+        text = f"{x:.{digits}g}"
+        if _round_float(float(text), dtype) == x:
+            return text
+    return repr(x)
 
 
 # ---------------------------------------------------------------------------
@@ -491,6 +1617,23 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     return "".join(parts)
 
 
+def assert_close(actual: object, **options: "Any") -> None:
+    """Raise AssertionError, carrying compare()'s report, unless the table passes.
+
+    For a test suite, as ``numpy.testing.assert_allclose``:
+
+    >>> assert_close(encoding(8, 16))
+    >>> try:
+    ...     assert_close(encoding(8, 16, preset="guided-diffusion"))
+    ... except AssertionError as error:
+    ...     print(str(error).splitlines()[-1])
+    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element. The call that reproduces it: encoding(8, 16, preset='guided-diffusion') (on the command line: --preset guided-diffusion).
+    """
+    report = compare(actual, **options)
+    if not report.ok:
+        raise AssertionError(str(report))
+
+
 def compare(
     actual: object,
     *,
@@ -630,198 +1773,6 @@ def compare(
     report.rule = comparison.allowance.rule
     report.causes = causes
     return _with_origin(report, origin, table, comparison)
-
-
-def _tally(
-    table: "_Source",
-    asked: "Convention",
-    dtype: str,
-    atol: "Optional[float]",
-    ulps: "Optional[float]",
-    measure: bool = True,
-) -> "_Comparison":
-    """The tally of every element of the table against the asked convention's exact values rounded to dtype.
-
-    The table's values are read rounded to table.rounding: dtype, or a wider format that holds them.  Without
-    measure, the verdicts alone: no largest errors, no worst element (a story verified on every element).
-    """
-    seq_len, d_model = table.count, table.width
-    exponents = asked._exponents(d_model)
-    allowance = _Allowance(
-        _column_frequencies(asked, d_model), list(asked._float_positions(seq_len)), dtype, asked._float_scale(d_model)
-    )
-    comparison = _Comparison(allowance, dtype, atol, ulps, measure)
-
-    def exact_row(r: int) -> "List[float]":
-        return next(_exact_rows(seq_len, d_model, asked, dtype, r))
-
-    def exact_rows(rounding: str) -> "Iterator[List[float]]":
-        return _exact_rows(seq_len, d_model, asked, rounding)
-
-    plan, law, square = asked._plan(d_model), asked._frequencies(), asked._scale_square(d_model)
-
-    def exact_element(r: int, c: int, rounding: str) -> float:
-        kind, pair = plan[c]
-        if kind == _ZERO:
-            return 0.0  # a padding column
-        return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, square, rounding)
-
-    def settle(r: int, c: int) -> float:
-        return exact_element(r, c, "float64")
-
-    fast = (asked, d_model, allowance.positions, exact_element)
-    references = _references(exact_rows, dtype, exact_row, fast)
-    for r, ((row, bad), (exact, expect, bound)) in enumerate(zip(table.read(), references)):
-        comparison.add(r, row, exact, expect, bad, bound, settle)
-    return comparison
-
-
-def assert_close(actual: object, **options: "Any") -> None:
-    """Raise AssertionError, carrying compare()'s report, unless the table passes.
-
-    For a test suite, as ``numpy.testing.assert_allclose``:
-
-    >>> assert_close(encoding(8, 16))
-    >>> try:
-    ...     assert_close(encoding(8, 16, preset="guided-diffusion"))
-    ... except AssertionError as error:
-    ...     print(str(error).splitlines()[-1])
-    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element. The call that reproduces it: encoding(8, 16, preset='guided-diffusion') (on the command line: --preset guided-diffusion).
-    """
-    report = compare(actual, **options)
-    if not report.ok:
-        raise AssertionError(str(report))
-
-
-class Report:
-    """What ``compare`` found: the errors of a table against the exact reference.
-
-    ``ok`` tells whether the table passes; ``str(report)`` says why in
-    words, with the diagnosis of a mismatch.  ``atol`` and ``ulps`` are
-    None for the default tolerance.
-    """
-
-    def __init__(
-        self,
-        shape: "Tuple[int, int]",
-        convention: str,
-        dtype: str,
-        atol: "Optional[float]",
-        ulps: "Optional[float]",
-        failures: int,
-        max_abs_error: float,
-        max_ulp_error: float,
-        worst: "Optional[Tuple[int, int, float, float]]",
-        diagnosis: "Optional[str]",
-        not_finite: "Sequence[Tuple[int, int, float]]" = (),
-        not_finite_count: int = 0,
-    ) -> None:
-        self.shape = shape
-        self.convention = convention
-        self.dtype = dtype
-        self.atol = atol
-        self.ulps = ulps
-        self.failures = failures
-        self.max_abs_error = max_abs_error
-        self.max_ulp_error = max_ulp_error
-        #: (row, column, actual, expected) of the largest absolute error among finite elements.
-        self.worst = worst
-        self.diagnosis = diagnosis
-        #: (row, column, value) of the first NaN or infinite elements, and how many there are.
-        self.not_finite = list(not_finite)
-        self.not_finite_count = not_finite_count
-        #: Why the table cannot be checked (most elements not judged, or no table of its width), or None.
-        self.uncheckable: "Optional[str]" = None
-        #: Elements the default rule judges coarser than 2**-10, and elements it does not judge (see docs/checking.md).
-        self.coarse = 0
-        self.unjudged = 0
-        #: (row, column) of the first of each, in row order, or None.
-        self.coarse_from: "Optional[Tuple[int, int]]" = None
-        self.unjudged_from: "Optional[Tuple[int, int]]" = None
-        #: What the table was compared with, in words, and the default rule (compare_rope sets its own).
-        self.subject = f"the {convention} convention"
-        self.rule: "Optional[str]" = None
-        #: What explains a mismatch, as keys (docs/checking.md and docs/rope.md list them; empty when nothing is named).
-        self.causes: "Tuple[str, ...]" = ()
-        #: Where dtype came from when the data says ("the array's dtype"), or None.
-        self.dtype_origin: "Optional[str]" = None
-        #: A narrower format that holds every value of a failing list or text table checked as float64, or None.
-        self.narrower: "Optional[str]" = None
-
-    @property
-    def ok(self) -> bool:
-        return self.failures == 0 and self.uncheckable is None
-
-    @property
-    def count(self) -> int:
-        return self.shape[0] * self.shape[1]
-
-    def __repr__(self) -> str:
-        return f"<Report {'ok' if self.ok else 'mismatch'}: {self.failures} of {self.count} outside tolerance>"
-
-    def tolerance(self) -> str:
-        """The rule an element must meet, in words."""
-        if self.atol is None and self.ulps is None:
-            if self.rule is not None:
-                return self.rule
-            return _Allowance([], [], self.dtype).rule
-        parts = []
-        if self.atol is not None:
-            parts.append("atol=0, exact" if self.atol == 0 else f"atol={self.atol:.3g}")
-        if self.ulps is not None:
-            parts.append(f"ulps={self.ulps:g}")
-        return " or ".join(parts)
-
-    def __str__(self) -> str:
-        row_list, columns = self.shape
-        origin = "" if self.dtype_origin is None else f" ({self.dtype_origin})"
-        lines = [
-            f"{row_list} x {columns} table against the exact {self.dtype} values{origin} of {self.subject}"
-            f" ({self.tolerance()})"
-        ]
-        if self.narrower is not None:
-            lines.append(
-                f"every value is a {self.narrower} number: to check the table as {self.narrower},"
-                f" give dtype={self.narrower!r} (--dtype {self.narrower})"
-            )
-        if self.not_finite_count < self.count and self.max_abs_error == self.max_abs_error:
-            lines.append(f"max abs error {self.max_abs_error:.3g}, max {self.max_ulp_error:.3g} ulps of {self.dtype}")
-        if self.worst is not None and self.max_abs_error > 0:
-            row, column, actual, expected = self.worst
-            lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
-        if self.not_finite_count:
-            lines.append(_not_finite_text(self.not_finite, self.not_finite_count, self.dtype))
-        computing = _Allowance([], [], self.dtype).computing
-        bits = _DTYPES[computing][0]
-        for count, first, bound, what in (
-            (
-                self.coarse,
-                self.coarse_from,
-                bits - 15,
-                "too coarsely to judge them to 2**-10: judged to their own allowance",
-            ),
-            (self.unjudged, self.unjudged_from, bits - 9, "so coarsely that the allowance passes 2**-4: not judged"),
-        ):
-            # Elements judged coarsely or not at all: how many, why, where they start.
-            if count and first is not None:
-                share = _percent(count / self.count) if 1000 * count >= self.count else "under 0.1%"
-                lines.append(
-                    f"{count} of {self.count} elements ({share}) have angles past {(1 << bound) - 1},"
-                    f" which {computing} holds {what}; the first is [{first[0]}][{first[1]}]"
-                )
-        if self.uncheckable is not None:
-            lines.append(self.uncheckable)
-        verdict = "within tolerance" if self.ok else "MISMATCH"
-        if self.failures == 0 and not self.ok:
-            verdict = "CANNOT BE CHECKED"
-        if self.max_abs_error != self.max_abs_error:
-            lines.append(f"no element compared: {verdict}")  # NaN: there was nothing to compare with
-        else:
-            unjudged = f", {self.unjudged} not judged" if self.unjudged else ""
-            lines.append(f"{self.failures} of {self.count} elements outside the tolerance{unjudged}: {verdict}")
-        if self.diagnosis:
-            lines.append(self.diagnosis)
-        return "\n".join(lines)
 
 
 def rope(
@@ -1004,4395 +1955,200 @@ def compare_rope(
     return _with_origin(report, origin, rounded, comparison)
 
 
-def main(argv: "Optional[Sequence[str]]" = None) -> int:
-    """Run the command line; return the exit status.
+class Report:
+    """What ``compare`` found: the errors of a table against the exact reference.
 
-    ``python -m pe_reference SEQ_LEN D_MODEL`` prints the table.  Usage
-    errors print one line on standard error and return 2; Ctrl-C, at any
-    stage, one line and 130.
-    """
-    import sys
-
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        _silence_stdout()
-        if sys.stderr is not None:
-            sys.stderr.write(f"{_program_name(sys.argv[0] if getattr(sys, 'argv', None) else '')}: interrupted\n")
-        return 130
-
-
-# ---------------------------------------------------------------------------
-# The fast path: float64 with math.sin and math.cos
-# ---------------------------------------------------------------------------
-
-
-def _rows(
-    convention: "Convention", seq_len: int, d_model: int, exact: bool, dtype: str, first: int = 0
-) -> "Iterator[List[float]]":
-    """Rows ``first`` to ``seq_len - 1`` of the table of seq_len rows, checked arguments: what rows() returns."""
-    convention._check_rows(seq_len)
-    convention._exponents(d_model)  # refuses a shift too large for this width
-    if exact:
-        return _exact_rows(seq_len, d_model, convention, dtype, first)
-    denominators = convention._denominators(d_model)
-    if seq_len > first and denominators:
-        # The largest angle belongs to the largest position and the smallest
-        # denominator; if it is finite, every angle is.
-        given = convention._positions_given()
-        candidates: "Sequence[Tuple[int, int]]"
-        if given is None:
-            candidates = (convention._position(first, seq_len), convention._position(seq_len - 1, seq_len))
-        else:
-            candidates = given[first:seq_len]  # a slice of the tuple: no list built
-        largest = max(candidates, key=lambda p: abs(_to_float(p)))
-        _angle(largest, min(denominators))
-    table = _fast_rows(convention, seq_len, d_model, denominators, first)
-    if dtype == "float64":
-        return table
-    return ([_round_float(x, dtype) for x in row] for row in table)
-
-
-def _fast_rows(
-    convention: "Convention", seq_len: int, d_model: int, denominators: "List[float]", first: int
-) -> "Iterator[List[float]]":
-    """Yield the rows; ``value()`` computes each element with the same operations."""
-    sin = math.sin
-    cos = math.cos
-    plan = convention._plan(d_model)
-    scale = convention._float_scale(d_model)
-    layout = convention.layout
-    sines = sum(1 for kind, _ in plan if kind == _SINE)
-    cosines = sum(1 for kind, _ in plan if kind == _COSINE)
-    padding = [0.0] * (d_model - sines - cosines)
-    # Every pair has its sine but the last may lack its cosine, except in
-    # cos-sin rounded up, which loses the last sine: that one goes by the plan.
-    simple = sines == len(denominators)
-    if simple and layout == "interleaved" and not padding and _EXTENDED_SLICES:
-        # The paper's layout: the formula as it reads.
-        for position in convention._float_positions(seq_len, first):
-            row = _paper_row(position, denominators, d_model)
-            yield row if scale == 1.0 else [x * scale for x in row]
-        return
-    for position in convention._float_positions(seq_len, first):
-        angles = [position / denominator for denominator in denominators]
-        # With an odd width the last pair may have no cosine column.
-        cosine_angles = angles if cosines == len(angles) else angles[:cosines]
-        if not simple:
-            row = [
-                0.0 if kind == _ZERO else sin(angles[pair]) if kind == _SINE else cos(angles[pair])
-                for kind, pair in plan
-            ]
-        elif layout == "interleaved":
-            sine_values = list(map(sin, angles))
-            row = [x for pair in zip(sine_values, map(cos, cosine_angles)) for x in pair]
-            row += sine_values[cosines:] + padding
-        elif layout == "sin-cos":
-            row = list(map(sin, angles))
-            row += map(cos, cosine_angles)
-            row += padding
-        else:
-            row = list(map(cos, cosine_angles))
-            row += map(sin, angles)
-            row += padding
-        if scale != 1.0:
-            row = [x * scale for x in row]
-        yield row
-
-
-def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:
-    """Return position / denominator in float64, refusing an angle that is not finite."""
-    fraction = (position, 1) if isinstance(position, int) else position
-    p = _to_float(fraction)
-    if not -_INF < p < _INF:
-        raise ValueError(
-            f"pos must be less than 2**1024 to be held in float64, got {_short(_number(fraction))};"
-            " exact=True has no such limit"
-        )
-    angle = p / denominator
-    if angle - angle != 0.0:
-        raise ValueError(
-            f"angle pos / base**(2i/d_model) must be finite in float64, got {_number(fraction)} / {denominator!r};"
-            " exact=True has no such limit"
-        )
-    return angle
-
-
-# ---------------------------------------------------------------------------
-# Conventions
-# ---------------------------------------------------------------------------
-#
-# Frameworks compute the same sines and cosines with different choices: the
-# layout of the columns, the spacing of the frequencies and their base, a
-# factor on every angle, the positions, what an odd d_model does, and a
-# factor on every value.  A Convention holds them all, exactly: its numbers
-# are fractions (numerator, denominator), so that a float, a decimal string
-# and a Fraction are each taken for the number they are.
-
-
-_SINE, _COSINE, _ZERO = 0, 1, 2
-_LAYOUTS = ("interleaved", "sin-cos", "cos-sin")
-_SPACINGS = ("paper", "tensor2tensor")
-_ODD_RULES = ("sine", "zero", "error", "round-up")
-
-# A Convention's fields, in order; every one is also a keyword of the table functions.
-_FIELDS = (
-    "layout",
-    "spacing",
-    "shift",
-    "base",
-    "angle_scale",
-    "full_turns",
-    "start",
-    "step",
-    "descending",
-    "positions",
-    "odd",
-    "scale",
-)
-
-# (name, what it is in plain words, its fields that differ from the paper's).
-# docs/conventions.md gives each one's formula and source.  The fields are
-# in their checked forms (a number n/m as (n, m); MLX's scale sqrt(2/d) as
-# (2, 1, True)) and the table is a tuple of constants, not a dict: a board
-# holds all of it in flash when the module is frozen.  test_presets_are_conventions checks each
-# against the Convention that docs/conventions.md writes out for it.
-_PRESETS: "Tuple[Tuple[str, str, Tuple[Tuple[str, object], ...]], ...]" = (
-    ("paper", "the paper's: sin and cos interleaved per pair", ()),
-    (
-        "tensor2tensor",
-        "tensor2tensor's: all sines then all cosines, frequencies spaced by i/(h-1)",
-        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "zero")),
-    ),
-    (
-        "fairseq",
-        "fairseq's: tensor2tensor's table, first token at position padding_idx + 1 = 2",
-        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("start", (2, 1)), ("odd", "zero")),
-    ),
-    (
-        "tf-tutorial",
-        "the TensorFlow tutorial's: all sines then all cosines",
-        (("layout", "sin-cos"), ("odd", "error")),
-    ),
-    (
-        "guided-diffusion",
-        "guided-diffusion's: all cosines then all sines",
-        (("layout", "cos-sin"), ("odd", "zero")),
-    ),
-    ("xlm", "HF XLM's and DistilBERT's: the paper's table", ()),
-    ("keras-hub", "keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base", ()),
-    (
-        "tatp22",
-        "positional-encodings' PositionalEncoding1D: the paper's table, an odd width rounded up then cut",
-        (("odd", "round-up"),),
-    ),
-    (
-        "marian",
-        "HF Marian's and Pegasus's: all sines then all cosines, one more sine for an odd d_model",
-        (("layout", "sin-cos"),),
-    ),
-    (
-        "gpt-j",
-        "GPT-J's and CodeGen's sinusoid table: all sines then all cosines",
-        (("layout", "sin-cos"), ("odd", "error")),
-    ),
-    (
-        "transformer-xl",
-        "Transformer-XL's: all sines then all cosines, positions descending to 0",
-        (("layout", "sin-cos"), ("descending", True), ("odd", "error")),
-    ),
-    (
-        "whisper",
-        "OpenAI Whisper's sinusoids: tensor2tensor's table, for an even d_model only",
-        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error")),
-    ),
-    (
-        "m2m100",
-        "HF M2M100's, Speech2Text's and FSMT's: fairseq's table",
-        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("start", (2, 1)), ("odd", "zero")),
-    ),
-    (
-        "diffusers",
-        "diffusers' get_timestep_embedding: all sines then all cosines, frequencies spaced by i/(h - shift)",
-        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "zero")),
-    ),
-    (
-        "pyg",
-        "PyG's PositionalEncoding: a logspace of frequencies from 1 to 1e-4, all sines then all cosines",
-        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error")),
-    ),
-    (
-        "mlx",
-        "MLX's SinusoidalPositionalEncoding: frequencies from 1 to 1e-4, all sines then all cosines,"
-        " values times sqrt(2/d)",
-        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error"), ("scale", (2, 1, True))),
-    ),
-)
-
-
-class Convention:
-    """How a framework computes the table: layout, frequencies, positions and scales.
-
-    >>> Convention()
-    Convention(layout='interleaved', spacing='paper', base=10000, start=0, odd='sine')
-    >>> print(Convention())
-    PE(p, 2i) = sin(p * w_i), PE(p, 2i + 1) = cos(p * w_i); w_i = 10000**(-2i/d); p = 0, 1, 2, ...; an odd d_model ends with one more sine
-
-    ``layout`` places the sines and cosines: ``interleaved`` (a sine and a
-    cosine per pair), ``sin-cos`` (all sines, then all cosines) or
-    ``cos-sin``.  ``spacing`` sets pair ``i``'s frequency among ``h`` pairs:
-    ``paper``, ``base**(-2i/d)``, or ``tensor2tensor``,
-    ``base**(-i/(h - shift))`` with ``shift`` 1 unless given.  ``angle_scale``
-    multiplies every frequency (diffusers' ``scale``, MLX's ``max_freq``) and
-    ``full_turns`` multiplies it by 2 pi.  Row ``r`` has position
-    ``start + r * step``, or counting down to ``start`` when ``descending``;
-    ``positions`` gives them one by one instead.  ``odd`` says what an odd
-    ``d_model`` does: ``sine`` ends it with the sine of one more pair,
-    ``zero`` appends a column of zeros, ``round-up`` computes the table of
-    ``d_model + 1`` columns and drops the last, ``error`` refuses it.
-    ``scale`` multiplies every value; ``"sqrt(2/d)"`` is MLX's.
-
-    Numbers are exact: an int, a float (the binary number it is), a
-    ``fractions.Fraction``, or a string such as ``"999.5"`` or ``"1/3"``
-    (the decimal or fraction it says).  ``PRESETS`` holds the frameworks'
-    conventions by name:
-
-    >>> print(PRESETS["tensor2tensor"])
-    PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = 10000**(-i/(h - 1)); p = 0, 1, 2, ...; an odd d_model gets a column of zeros
-    >>> print(PRESETS["mlx"])
-    PE(p, i) = sqrt(2/d) * sin(p * w_i), PE(p, h + i) = sqrt(2/d) * cos(p * w_i); w_i = 10000**(-i/(h - 1)); p = 0, 1, 2, ...; no odd d_model
-
-    Every function that takes ``preset`` also takes ``convention``, and
-    every field as a keyword:
-
-    >>> encoding(2, 4, convention=PRESETS["fairseq"]) == encoding(2, 4, preset="tensor2tensor", start=2)
-    True
-
-    A convention cannot change; ``replace`` makes a changed copy:
-
-    >>> PRESETS["tensor2tensor"].replace(start=2) == PRESETS["fairseq"]
-    True
-    >>> PRESETS["diffusers"].replace(start="999.5", shift=0)
-    Convention(layout='sin-cos', spacing='tensor2tensor', shift=0, base=10000, start=999.5, odd='zero')
+    ``ok`` tells whether the table passes; ``str(report)`` says why in
+    words, with the diagnosis of a mismatch.  ``atol`` and ``ulps`` are
+    None for the default tolerance.
     """
 
     def __init__(
         self,
-        *,
-        layout: str = "interleaved",
-        spacing: str = "paper",
-        shift: object = 1,
-        base: object = 10000,
-        angle_scale: object = 1,
-        full_turns: bool = False,
-        start: object = 0,
-        step: object = 1,
-        descending: bool = False,
-        positions: "Optional[Sequence[object]]" = None,
-        odd: str = "sine",
-        scale: object = 1,
-    ) -> None:
-        given = (layout, spacing, shift, base, angle_scale, full_turns, start, step, descending, positions, odd, scale)
-        self._fields = _checked_fields(dict(zip(_FIELDS, given)))
-        # The preset a call named, to be called by that name among the presets it is the same as.
-        self._preset: "Optional[str]" = None
-
-    @property
-    def layout(self) -> str:
-        return self._fields[0]
-
-    @property
-    def spacing(self) -> str:
-        return self._fields[1]
-
-    @property
-    def shift(self) -> "Union[int, float, str]":
-        return _number(self._fields[2])
-
-    @property
-    def base(self) -> "Union[int, float, str]":
-        return _number(self._fields[3])
-
-    @property
-    def angle_scale(self) -> "Union[int, float, str]":
-        return _number(self._fields[4])
-
-    @property
-    def full_turns(self) -> bool:
-        return self._fields[5]
-
-    @property
-    def start(self) -> "Union[int, float, str]":
-        return _number(self._fields[6])
-
-    @property
-    def step(self) -> "Union[int, float, str]":
-        return _number(self._fields[7])
-
-    @property
-    def descending(self) -> bool:
-        return self._fields[8]
-
-    @property
-    def positions(self) -> "Optional[Tuple[Union[int, float, str], ...]]":
-        given = self._fields[9]
-        return None if given is None else tuple(_number(p) for p in given)
-
-    @property
-    def odd(self) -> str:
-        return self._fields[10]
-
-    @property
-    def scale(self) -> "Union[int, float, str]":
-        return _scale_text(self._fields[11], True)
-
-    def replace(self, **changes: object) -> "Convention":
-        """A copy with the fields given changed (the same keywords as the constructor).
-
-        Giving ``positions`` resets ``start``, ``step`` and ``descending``,
-        which it replaces.
-        """
-        for name in changes:
-            if name not in _FIELDS:
-                raise TypeError(f"replace() got an unexpected keyword argument {name!r}")
-        return self._with(**{name: _FIELD_CHECKS[name](changes[name]) for name in changes})
-
-    def _with(self, **checked: object) -> "Convention":
-        """replace() with fields already checked (their inner forms)."""
-        fields: "Dict[str, object]" = dict(zip(_FIELDS, self._fields))
-        fields.update(checked)
-        if checked.get("positions") is not None:
-            # Positions replace these; given in the same call, they conflict (refused below).
-            for name, default in (("start", (0, 1)), ("step", (1, 1)), ("descending", False)):
-                if name not in checked:
-                    fields[name] = default
-        copy = Convention()
-        copy._fields = _checked_fields(fields, checked=True)
-        return copy
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Convention) and self._fields == other._fields
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other  # MicroPython does not derive it from __eq__
-
-    def __hash__(self) -> int:
-        return hash(self._fields)
-
-    def __repr__(self) -> str:
-        shown = []
-        for name, field, default in zip(_FIELDS, self._fields, _DEFAULT_FIELDS):
-            if name in ("layout", "spacing", "base", "start", "odd") or field != default:
-                shown.append(f"{name}={getattr(self, name)!r}")
-        return f"Convention({', '.join(shown)})"
-
-    def __str__(self) -> str:
-        first, second = ("sin", "cos") if self.layout != "cos-sin" else ("cos", "sin")
-        factor = "" if self._fields[11] == (1, 1, False) else f"{_scale_text(self._fields[11], False)} * "
-        if self.layout == "interleaved":
-            columns = f"PE(p, 2i) = {factor}sin(p * w_i), PE(p, 2i + 1) = {factor}cos(p * w_i)"
-        else:
-            columns = f"PE(p, i) = {factor}{first}(p * w_i), PE(p, h + i) = {factor}{second}(p * w_i)"
-        exponent = "-2i/d" if self.spacing == "paper" else f"-i/(h - {_fraction_text(self._fields[2])})"
-        frequency = f"{_fraction_text(self._fields[3])}**({exponent})"
-        if self._fields[4] != (1, 1):
-            frequency = f"{_fraction_text(self._fields[4])} * {frequency}"
-        if self.full_turns:
-            frequency = f"2 pi * {frequency}"
-        return f"{columns}; w_i = {frequency}; p = {self._positions_text()}; {self._odd_text()}"
-
-    def _positions_text(self) -> str:
-        given = self._fields[9]
-        if given is not None:
-            shown = ", ".join(_fraction_text(p) for p in given[:3])
-            return shown + (", ..." if len(given) > 3 else "") if given else "(none)"
-        start, step = self._fields[6], self._fields[7]
-        terms = [_fraction_text(_add(start, _times(step, k))) for k in range(3)]
-        if self.descending:
-            return f"..., {terms[2]}, {terms[1]}, {terms[0]} (descending: the last row is {terms[0]})"
-        return f"{', '.join(terms)}, ..."
-
-    def _odd_text(self) -> str:
-        return {
-            "sine": "an odd d_model ends with one more sine",
-            "zero": "an odd d_model gets a column of zeros",
-            "error": "no odd d_model",
-            "round-up": "an odd d_model is computed as d_model + 1 columns, the last dropped",
-        }[self.odd]
-
-    def _name(self, d_model: "Optional[int]" = None) -> str:
-        """The preset this is (the one named, if it is among them), or its fields."""
-        presets = self._presets(d_model)
-        if presets:
-            return self._preset if self._preset in presets else presets[0]
-        # The preset named, or the closest one, and what differs from it.
-        key = self._table_key(d_model)
-        origin = (
-            self._preset
-            if self._preset in PRESETS
-            else max(PRESETS, key=lambda name: sum(1 for x, y in zip(PRESETS[name]._table_key(d_model), key) if x == y))
-        )
-        changed = [
-            f"{name}={_short(getattr(self, name))}".replace("'", "")
-            for name, mine, theirs in zip(_FIELDS, self._fields, PRESETS[origin]._fields)
-            if mine != theirs and not (name == "odd" and d_model is not None and d_model % 2 == 0)
-        ]
-        return f"{origin} ({', '.join(changed)})" if changed else origin
-
-    def _presets(self, d_model: "Optional[int]" = None) -> "List[str]":
-        """Every preset whose table this one's is (for d_model, or for every d_model)."""
-        key = self._table_key(d_model)
-        if self._fields[9] is None:
-            return [name for name, preset in PRESETS.items() if preset._table_key(d_model) == key]
-        # Positions given one by one are the data, not the convention: the rest must match.
-        mine = _without_positions(key)
-        return [name for name, preset in PRESETS.items() if _without_positions(preset._table_key(d_model)) == mine]
-
-    def _table_key(self, d_model: "Optional[int]") -> "Tuple[object, ...]":
-        """What sets the table of this width: equal keys, equal tables (any width when d_model is None)."""
-        if d_model is None:
-            return self._fields
-        fields = list(self._fields)
-        fields[11] = self._scale_square(d_model)
-        if fields[1] == "tensor2tensor" and (self.odd != "sine" or d_model % 2 == 0) and d_model > 1:
-            # i/(h - shift) with shift 0 is 2i/(2h): the paper's spacing for these rules.
-            if fields[2] == (0, 1):
-                fields[1], fields[2] = "paper", (1, 1)
-        if d_model % 2 == 0:
-            fields[10] = "sine"  # an even width has no odd rule
-        elif self.odd == "round-up" and fields[1] == "tensor2tensor":
-            fields[10] = "sine" if self.layout != "cos-sin" else fields[10]
-        if fields[1] == "tensor2tensor" and self._pairs(d_model) == 1:
-            fields[2] = (1, 1)  # one pair: its exponent is 0 whatever the shift
-        return tuple(fields)
-
-    # The table's structure for a width d_model: h pairs, a frequency
-    # exponent t per pair, and a plan of (kind, pair) per column.
-
-    def _pairs(self, d_model: int) -> int:
-        """h, the number of frequencies."""
-        return d_model // 2 if self.odd in ("zero", "error") else (d_model + 1) // 2
-
-    def _exponents(self, d_model: int) -> "List[Tuple[int, int]]":
-        """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
-
-        The paper's spacing is 2i/d, over the d_model columns for the
-        ``sine`` rule and over 2h columns otherwise; tensor2tensor's is
-        i/(h - shift) (i/1 for a single pair, as tensor2tensor guards it).
-        """
-        return [self._exponent(d_model, i) for i in range(self._pairs(d_model))]
-
-    def _exponent(self, d_model: int, pair: int) -> "Tuple[int, int]":
-        """One pair's exponent, as _exponents(d_model)[pair] (a single value needs no list of them all)."""
-        h = self._pairs(d_model)
-        if self.spacing == "paper":
-            return 2 * pair, d_model if self.odd == "sine" else 2 * h
-        if h <= 1:
-            return 0, 1
-        n, m = self._fields[2]
-        if h * m - n <= 0:
-            raise ValueError(
-                f"shift must be less than the number of frequencies ({h}, for d_model {d_model}),"
-                f" got {_fraction_text(self._fields[2])}"
-            )
-        return pair * m, h * m - n
-
-    def _plan(self, d_model: int) -> "List[Tuple[int, int]]":
-        """(kind, pair) of each column: _SINE, _COSINE or _ZERO, and the pair's index."""
-        return [self._column(dim, d_model) for dim in range(d_model)]
-
-    def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
-        """(kind, pair) of one column: value() needs no plan of the whole width (a board's heap may lack it)."""
-        h = self._pairs(d_model)
-        cosines = d_model // 2 if self.odd == "sine" else h
-        if self.layout == "interleaved":
-            # A sine and a cosine per pair while the cosines last, then the remaining sines.
-            if dim < 2 * cosines:
-                return (_SINE if dim % 2 == 0 else _COSINE), dim // 2
-            pair = cosines + dim - 2 * cosines
-            return (_SINE, pair) if pair < h else (_ZERO, 0)
-        first, second = (
-            ((_SINE, h), (_COSINE, cosines)) if self.layout == "sin-cos" else ((_COSINE, cosines), (_SINE, h))
-        )
-        if dim < first[1]:
-            return first[0], dim
-        return (second[0], dim - first[1]) if dim - first[1] < second[1] else (_ZERO, 0)
-
-    def _frequencies(self) -> "_Frequencies":
-        """The exact frequency law, shared by conventions with the same one (its caches with it)."""
-        key = (self._fields[3], self._fields[4], self.full_turns)
-        found = _LAWS.get(key)
-        if found is None:
-            if len(_LAWS) > _CACHE_LIMIT // 16:
-                _LAWS.clear()
-            found = _LAWS[key] = _Frequencies(self._fields[3], self._fields[4], self.full_turns)
-        return found
-
-    def _scale_square(self, d_model: int) -> "Tuple[int, int]":
-        """The square of the output scale for this width, a fraction in lowest terms."""
-        p, q, per_width = self._fields[11]
-        return _reduced(p, q * d_model) if per_width else (p, q)
-
-    def _float_scale(self, d_model: int) -> float:
-        p, q = self._scale_square(d_model)
-        return 1.0 if p == q else math.sqrt(p / q)
-
-    def _float_frequencies(self, d_model: int) -> "List[float]":
-        """Each pair's frequency in float64, as the fast path computes it (0 past float64's range)."""
-        base = _to_float(self._fields[3])
-        factor = _to_float(self._fields[4]) * (2 * math.pi if self.full_turns else 1.0)
-        frequencies = []
-        for a, b in self._exponents(d_model):
-            try:
-                denominator = math.pow(base, a / b)
-            except OverflowError:
-                denominator = _INF
-            frequencies.append(factor / denominator if denominator > 0.0 else _INF)
-        return frequencies
-
-    def _denominators(self, d_model: int) -> "List[float]":
-        """Each pair's angle divisor, base**t / angle_scale, in float64: the fast path's angle is p / divisor."""
-        base = _to_float(self._fields[3])
-        denominators = [_denominator(exponent, base) for exponent in self._exponents(d_model)]
-        if self._fields[4] == (1, 1) and not self.full_turns:
-            return denominators
-        factor = _to_float(self._fields[4]) * (2 * math.pi if self.full_turns else 1.0)
-        return [denominator / factor for denominator in denominators]
-
-    # Positions: a progression start + r * step (counted down when
-    # descending), or given one by one.
-
-    def _positions_given(self) -> "Optional[Tuple[Tuple[int, int], ...]]":
-        """The positions given one by one, or None for a progression."""
-        return self._fields[9]
-
-    def _progression(self, seq_len: int) -> "Tuple[Tuple[int, int], int]":
-        """((start, step), denominator) with integer start and step over a common denominator, when not given one by one."""
-        (a, b), (c, d) = self._fields[6], self._fields[7]
-        denominator = b * d // _gcd(b, d)
-        start, step = a * (denominator // b), c * (denominator // d)
-        if self.descending:
-            start, step = start + (seq_len - 1) * step, -step
-        return (start, step), denominator
-
-    def _position(self, r: int, seq_len: "Optional[int]") -> "Tuple[int, int]":
-        """The position of row r, a fraction."""
-        given = self._positions_given()
-        if given is not None:
-            if not 0 <= r < len(given):
-                raise ValueError(f"pos must be less than the number of positions ({len(given)}), got {r}")
-            return given[r]
-        if seq_len is None and self.descending:
-            raise ValueError(
-                "pos has no position in a descending convention without seq_len; use encoding() or rows(),"
-                " or descending=False with start and a negative step"
-            )
-        (start, step), denominator = self._progression(seq_len or 0)
-        return _reduced(start + r * step, denominator)
-
-    def _float_positions(self, seq_len: int, first: int = 0) -> "Iterator[float]":
-        """The positions of rows first to seq_len - 1 as floats (their nearest)."""
-        given = self._positions_given()
-        if given is not None:
-            return (_to_float(p) for p in given[first:seq_len])
-        (start, step), denominator = self._progression(seq_len)
-        end = start + seq_len * step
-        if denominator == 1 and -(1 << 1000) < start < 1 << 1000 and -(1 << 1000) < end < 1 << 1000:
-            return (float(p) for p in range(start + first * step, end, step))
-        return (_to_float((start + r * step, denominator)) for r in range(first, seq_len))
-
-    def _check_rows(self, seq_len: int) -> None:
-        given = self._fields[9]
-        if given is not None and len(given) != seq_len:
-            raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
-
-
-def _without_positions(key: "Tuple[object, ...]") -> "Tuple[object, ...]":
-    """A table key without start, step, descending and positions (fields 6 to 9)."""
-    return key[:6] + key[10:]
-
-
-_LAWS: "Dict[object, _Frequencies]" = {}
-
-
-def _convention(
-    function: str,
-    d_model: int,
-    convention: object,
-    shortcuts: "Dict[str, object]",
-    refuse_odd: bool = True,
-) -> "Convention":
-    """The convention a call asks for, in one place: a Convention or a preset, changed by the fields given as keywords.
-
-    A keyword given as None is not given.  An odd d_model in a convention
-    without an odd rule raises ValueError, unless refuse_odd is False
-    (compare() then reports a mismatch).
-    """
-    for name in shortcuts:
-        if name != "preset" and name not in _FIELDS:
-            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
-    preset = shortcuts.get("preset")
-    if convention is not None:
-        if not isinstance(convention, Convention):
-            raise TypeError(f"convention must be a Convention, got {type(convention).__name__} {_short(convention)}")
-        if preset is not None:
-            raise ValueError(f"give preset or convention, not both, got preset={_short(preset)}")
-        chosen = convention
-    else:
-        chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(PRESETS))]
-    changes = {name: given for name, given in shortcuts.items() if name != "preset" and given is not None}
-    asked = chosen.replace(**changes) if changes else chosen
-    asked._preset = chosen._preset
-    if refuse_odd and asked.odd == "error" and d_model % 2:
-        raise ValueError(
-            f"d_model must be even in the {asked._name()} convention, which has no odd rule, got {d_model}"
-        )
-    return asked
-
-
-def _make_presets() -> "Dict[str, Convention]":
-    # Built from checked forms, not through Convention(), with little garbage;
-    # on MicroPython that garbage is collected before the next preset is made,
-    # so that what the presets keep is not left scattered through it.
-    presets = {}
-    if _COLLECT_GARBAGE is not None:
-        _COLLECT_GARBAGE()  # the import's own garbage first: the presets then fill the holes it leaves
-    for name, _, changes in _PRESETS:
-        fields: "List[object]" = list(_DEFAULT_FIELDS)
-        for field, inner in changes:
-            fields[_FIELDS.index(field)] = inner
-        convention = presets[name] = object.__new__(Convention)
-        convention._fields = _checked_fields(dict(zip(_FIELDS, fields)), checked=True)
-        convention._preset = name
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()
-    return presets
-
-
-# ---------------------------------------------------------------------------
-# Exact numbers: fractions (numerator, denominator > 0) in lowest terms
-# ---------------------------------------------------------------------------
-
-
-def _reduced(n: int, m: int) -> "Tuple[int, int]":
-    divisor = _gcd(n, m)
-    return n // divisor, m // divisor
-
-
-def _add(x: "Tuple[int, int]", y: "Tuple[int, int]") -> "Tuple[int, int]":
-    return _reduced(x[0] * y[1] + y[0] * x[1], x[1] * y[1])
-
-
-def _times(x: "Tuple[int, int]", k: int) -> "Tuple[int, int]":
-    return _reduced(x[0] * k, x[1])
-
-
-def _to_float(x: "Tuple[int, int]") -> float:
-    """The nearest float (within an ulp past 2**1000; infinite past float64's range), for the fast path and the diagnosis."""
-    n, m = x
-    a = -n if n < 0 else n
-    if a < 1 << 1000 and m < 1 << 1000:
-        return n / m if m != 1 else float(n)
-    # MicroPython turns each int into a float before dividing: divide 64-bit
-    # leading parts, and scale by the power of two.
-    shift_a, shift_m = _bit_length(a) - 64, _bit_length(m) - 64
-    a = a >> shift_a if shift_a > 0 else a << -shift_a
-    m = m >> shift_m if shift_m > 0 else m << -shift_m
-    try:
-        result = math.ldexp(a / m, shift_a - shift_m)
-    except OverflowError:
-        result = _INF
-    return -result if n < 0 else result
-
-
-def _rational(name: str, x: object) -> "Tuple[int, int]":
-    """x as an exact fraction, or TypeError / ValueError naming ``name``.
-
-    An int is itself; a float the binary number it holds; an object with
-    integer ``numerator`` and ``denominator`` (``fractions.Fraction``) or an
-    ``as_integer_ratio`` (``decimal.Decimal``, numpy's floats) that ratio; a
-    string a decimal (``"999.5"``, ``"-1e-4"``) or a fraction (``"1/3"``).
-    """
-    if isinstance(x, bool):
-        raise TypeError(f"{name} must be a real number, got bool {x!r}")
-    if isinstance(x, int):
-        return x, 1
-    if isinstance(x, float):
-        return _float_ratio(name, x)
-    if isinstance(x, str):
-        return _parse_number(name, x)
-    numerator, denominator = getattr(x, "numerator", None), getattr(x, "denominator", None)
-    if isinstance(numerator, int) and isinstance(denominator, int) and denominator > 0:
-        return _reduced(numerator, denominator)
-    index = getattr(type(x), "__index__", None)
-    if index is not None:
-        try:
-            return index(x), 1
-        except TypeError:
-            pass  # a 0-d array of floats has an __index__ that refuses
-    ratio = getattr(x, "as_integer_ratio", None)
-    if ratio is not None:
-        try:
-            n, m = ratio()
-        except (ValueError, OverflowError):
-            raise ValueError(f"{name} must be finite, got {_short(x)}") from None
-        return _reduced(n, m)
-    to_float = getattr(type(x), "__float__", None)
-    if to_float is not None:
-        try:
-            return _float_ratio(name, float(to_float(x)))
-        except TypeError:
-            pass  # complex, before Python 3.10
-    raise TypeError(f"{name} must be a real number, got {type(x).__name__} {_short(x)}")
-
-
-def _float_ratio(name: str, x: float) -> "Tuple[int, int]":
-    if not -_INF < x < _INF:
-        raise ValueError(f"{name} must be finite, got {x!r}")
-    if x == 0.0:
-        return 0, 1
-    m, e = _float_parts(-x if x < 0.0 else x)
-    if x < 0.0:
-        m = -m
-    return (m << e, 1) if e >= 0 else _reduced(m, 1 << -e)
-
-
-_DIGITS = "0123456789"
-
-
-def _parse_number(name: str, text: str) -> "Tuple[int, int]":
-    """A decimal (digits, a point, an exponent) or a fraction "n/m" of two decimals, exactly; no float() involved."""
-    decimals: "List[Tuple[int, int]]" = []
-    for part in text.strip().split("/"):
-        decimal = _parse_decimal(part)
-        if decimal is None or len(decimals) == 2:
-            raise ValueError(f"{name} must be a decimal or a fraction such as '999.5' or '1/3', got {_short(text)}")
-        decimals.append(decimal)
-    if len(decimals) == 1:
-        return decimals[0]
-    (a, b), (c, d) = decimals
-    if c == 0:
-        raise ValueError(f"{name} must have a denominator other than 0, got {_short(text)}")
-    return _reduced(a * d * (1 if c > 0 else -1), b * abs(c))
-
-
-def _parse_decimal(text: str) -> "Optional[Tuple[int, int]]":
-    """A decimal such as '-1.5e3' as a fraction, or None if it is not one."""
-    body = text.strip()
-    sign = 1
-    if body[:1] in ("+", "-"):
-        sign = -1 if body[0] == "-" else 1
-        body = body[1:]
-    mantissa, exponent = body, 0
-    for marker in ("e", "E"):
-        if marker in body:
-            mantissa, _, power = body.partition(marker)
-            digits = power[1:] if power[:1] in ("+", "-") else power
-            if not digits or any(c not in _DIGITS for c in digits) or len(digits) > 6:
-                return None
-            exponent = -int(digits) if power[0] == "-" else int(digits)
-    whole, _, fraction = mantissa.partition(".")
-    if not whole + fraction or any(c not in _DIGITS for c in whole + fraction):
-        return None
-    n = sign * int(whole + fraction)
-    exponent -= len(fraction)
-    return (n * 10**exponent, 1) if exponent >= 0 else _reduced(n, 10**-exponent)
-
-
-def _number(x: "Tuple[int, int]") -> "Union[int, float, str]":
-    """A fraction as a user reads it back: an int, a float if it is one exactly, else a decimal or "n/m" string."""
-    n, m = x
-    if m == 1:
-        return n
-    if m & (m - 1) == 0 and -(1 << 53) < n < 1 << 53 and m <= 1 << 1074:
-        return _make_float(n < 0, abs(n), 1 - _bit_length(m))
-    return _fraction_text(x)
-
-
-def _fraction_text(x: "Tuple[int, int]") -> str:
-    """A fraction as text: an integer, a terminating decimal, or "n/m"."""
-    n, m = x
-    if m == 1:
-        return str(n)
-    twos = fives = 0
-    rest = m
-    while rest % 2 == 0:
-        rest //= 2
-        twos += 1
-    while rest % 5 == 0:
-        rest //= 5
-        fives += 1
-    if rest != 1 or max(twos, fives) > 30:
-        return f"{n}/{m}"
-    places = max(twos, fives)
-    digits = str(abs(n) * 10**places // m)
-    digits = "0" * (places + 1 - len(digits)) + digits  # MicroPython's str has no rjust
-    return ("-" if n < 0 else "") + digits[:-places] + "." + digits[-places:]
-
-
-def _is_decimal_integer(text: str) -> bool:
-    # Stricter than int(): no sign, spaces, underscores or non-ASCII digits.
-    return bool(text) and all("0" <= c <= "9" for c in text)
-
-
-# ---------------------------------------------------------------------------
-# Binary formats: IEEE 754 bits, and rounding to float64, float32, bfloat16, float16
-# ---------------------------------------------------------------------------
-
-
-# name: (bits of precision, counting the leading one; smallest normal exponent;
-# exponent field width).  The total width is 1 + exponent bits + precision - 1.
-_DTYPES = {
-    "float64": (53, -1022, 11),
-    "float32": (24, -126, 8),
-    "bfloat16": (8, -126, 8),
-    "float16": (11, -14, 5),
-}
-
-
-def _float_parts(x: float) -> "Tuple[int, int]":
-    """Return (m, e) with x = m * 2**e exactly, for a finite float x > 0 (read from its bits)."""
-    bits = _float_bits(x)
-    biased = (bits >> 52) & 0x7FF
-    fraction = bits & ((1 << 52) - 1)
-    if biased:
-        return fraction | (1 << 52), biased - 1075
-    return fraction, -1074
-
-
-def _float_bits(x: float) -> int:
-    import struct
-
-    bits: int = struct.unpack("<Q", struct.pack("<d", x))[0]
-    return bits
-
-
-def _float_from_bits(bits: int) -> float:
-    import struct
-
-    result: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
-    return result
-
-
-_POWERS_OF_TWO: "Dict[int, float]" = {}
-
-
-def _power_of_two(e: int) -> float:
-    """2.0**e for -1074 <= e <= 1023, built from its bits."""
-    found = _POWERS_OF_TWO.get(e)
-    if found is None:
-        bits = (e + 1023) << 52 if e >= -1022 else 1 << (e + 1074)
-        found = _POWERS_OF_TWO[e] = _float_from_bits(bits)
-    return found
-
-
-def _make_float(negative: bool, m: int, q: int) -> float:
-    """Return (-1)**negative * m * 2**q, a value float64 holds exactly (m <= 2**53).
-
-    float(m) is exact for m <= 2**53, and scaling by a power of two whose
-    product is representable is exact in IEEE arithmetic.
-    """
-    if m == 0:
-        return -0.0 if negative else 0.0
-    result = float(m) * _power_of_two(q)
-    return -result if negative else result
-
-
-def _round_fixed(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
-    """Round the real v / 2**F, known within error units, to dtype; None if undecided.
-
-    This is the Ziv test: when error > 0 the interval [v - error, v + error]
-    must not contain a rounding boundary of the format (a midpoint between
-    two of its numbers, or where its spacing changes), else the answer is
-    None and the caller tries again with more bits.  With error == 0 the value
-    is exact and is rounded to nearest, ties to even.  Subnormals get the
-    format's fixed smallest spacing.
-    """
-    precision, emin, _ = _DTYPES[dtype]
-    negative = v < 0
-    a = -v if negative else v
-    if a == 0 and error == 0:
-        return 0.0
-    top = _bit_length(a) - 1 - F  # exponent of a's leading bit
-    quantum = (top if top > emin else emin) - precision + 1
-    shift = quantum + F  # bits of a below the format's last place
-    if shift <= 0:
-        if error:
-            return None
-        return _finite_or_infinite(negative, a << -shift, quantum, precision, emin)
-    if error:
-        # Rounding boundaries are multiples of half a last place: none may
-        # lie in (a - error, a + error].
-        low = (a - error) >> (shift - 1)
-        if low != (a + error) >> (shift - 1):
-            return None
-        m = (low + 1) >> 1
-    else:
-        m = a >> shift
-        rest = a - (m << shift)
-        half = 1 << (shift - 1)
-        if rest > half or (rest == half and m & 1):
-            m += 1
-    return _finite_or_infinite(negative, m, quantum, precision, emin)
-
-
-def _finite_or_infinite(negative: bool, m: int, quantum: int, precision: int, emin: int) -> float:
-    """m * 2**quantum, rounded already, or infinity when it is past the format's largest number (2**(1 - emin) * 2).
-
-    A value rounds to infinity exactly when its rounding to the format's
-    precision, with an unbounded exponent, reaches 2**(emax + 1).
-    """
-    if m and _bit_length(m) + quantum > 2 - emin:
-        return -_INF if negative else _INF
-    return _make_float(negative, m, quantum)
-
-
-def _round_float(x: float, dtype: str) -> float:
-    """Round a float64 to dtype, to nearest, ties to even (x itself if dtype is float64)."""
-    if dtype == "float64" or x == 0.0:
-        return x
-    negative = x < 0.0
-    m, e = _float_parts(-x if negative else x)
-    # m / 2**-e exactly: shift so that the exponent is a fraction-bit count.
-    rounded = (
-        _round_fixed(-m if negative else m, -e, 0, dtype)
-        if e <= 0
-        else _round_fixed(-(m << e) if negative else m << e, 0, 0, dtype)
-    )
-    assert rounded is not None
-    return rounded
-
-
-def _bit_pattern(x: float, dtype: str) -> int:
-    """The IEEE bits of x in dtype, which must hold x exactly."""
-    precision, emin, exponent_bits = _DTYPES[dtype]
-    width = exponent_bits + precision
-    sign = 1 << (width - 1) if x < 0.0 or (x == 0.0 and _float_bits(x) >> 63) else 0
-    if x == 0.0:
-        return sign
-    if x in (_INF, -_INF):
-        return sign | ((1 << exponent_bits) - 1) << (precision - 1)
-    m, e = _float_parts(-x if x < 0.0 else x)
-    top = _bit_length(m) - 1 + e
-    if top >= emin:
-        # Normal: the leading bit is implicit.
-        fraction = (
-            (m << (precision - _bit_length(m))) if _bit_length(m) <= precision else m >> (_bit_length(m) - precision)
-        )
-        return sign | (top - emin + 1) << (precision - 1) | (fraction - (1 << (precision - 1)))
-    shift = e - (emin - precision + 1)
-    return sign | (m << shift if shift >= 0 else m >> -shift)
-
-
-def _round_just_below(fraction: "Tuple[int, int]", dtype: str) -> float:
-    """The rounding of a number a hair below the dyadic n/m > 0 (m a power of two): n/m itself if the format holds it, the lower neighbour if n/m is a midpoint."""
-    n, m = fraction
-    F = _bit_length(m) + _DTYPES[dtype][0] + 64
-    v = (n << F) // m  # exact: m divides 2**F
-    result = _round_fixed(2 * v - 1, F + 1, 0, dtype)
-    assert result is not None
-    return result
-
-
-def _round_fraction(fraction: "Tuple[int, int]", dtype: str) -> float:
-    """The fraction n/m (m > 0) rounded to nearest in dtype; more bits until decided (a non-dyadic n/m is no midpoint)."""
-    n, m = fraction
-    F = _DTYPES[dtype][0] + 16 + _bit_length(m)
-    while True:
-        v = (n << F) // m
-        exact = v * m == n << F
-        result = _round_fixed(v, F, 0 if exact else 1, dtype)
-        if result is not None:
-            return result
-        F *= 2
-
-
-def _round_row(row: "List[float]", dtype: str) -> "List[float]":
-    """Round each value to dtype, to nearest, ties to even; beyond its range, to infinity."""
-    if dtype == "float64":
-        return row
-    import struct
-
-    code = "f" if dtype == "float32" else "e" if dtype == "float16" else ""
-    try:
-        if code:
-            layout = f"<{len(row)}{code}"
-            return list(struct.unpack(layout, struct.pack(layout, *row)))
-        return _round_row_to_bfloat16(row)
-    except (OverflowError, struct.error):
-        pass  # beyond the format's range, or no such code (MicroPython): one by one
-    return [_round_to_format(x, dtype) for x in row]
-
-
-def _round_row_to_bfloat16(row: "List[float]") -> "List[float]":
-    """Round to bfloat16 on the float64 bits: keep 8 significant bits, to nearest, ties to even.
-
-    Adding 2**44 - 1 plus the last kept bit, then clearing the 45 bits below
-    it, rounds the significand to nearest even; a carry moves into the
-    exponent as it should.  That holds for zero and where bfloat16 is normal,
-    2**-126 <= |x| < 2**128 (biased float64 exponents 897 to 1150); anything
-    else, and a carry to 2**128, raises OverflowError for the one-by-one path.
-    """
-    import struct
-
-    layout = f"<{len(row)}"
-    bits = struct.unpack(layout + "Q", struct.pack(layout + "d", *row))
-    rounded = []
-    for b in bits:
-        if not b & 0x7FFFFFFFFFFFFFFF:
-            rounded.append(b)  # a zero of either sign
-            continue
-        if not 897 <= (b >> 52) & 0x7FF <= 1150:
-            raise OverflowError("outside bfloat16's normal range")
-        b = ((b + 0xFFFFFFFFFFF + ((b >> 45) & 1)) >> 45) << 45
-        if (b >> 52) & 0x7FF > 1150:
-            raise OverflowError("beyond bfloat16's range")
-        rounded.append(b)
-    return list(struct.unpack(layout + "d", struct.pack(layout + "Q", *rounded)))
-
-
-def _round_to_format(x: float, dtype: str) -> float:
-    if not -_INF < x < _INF:
-        return x
-    rounded = _round_float(x, dtype)
-    precision, emin, _ = _DTYPES[dtype]
-    largest = (2.0 - _power_of_two(1 - precision)) * _power_of_two(1 - emin)
-    if rounded > largest:
-        return _INF
-    return -_INF if rounded < -largest else rounded
-
-
-# ---------------------------------------------------------------------------
-# Exact kernel: Python integers only
-# ---------------------------------------------------------------------------
-#
-# A fixed-point number X with F fraction bits stands for the real X / 2**F; "unit" means 2**-F,
-# and a kernel named *_fixed returns such a number.  Every function states the error of its result
-# in units, and each step that adds to it says how much in a comment beside it ("# error < ...").
-# Inside, each works with _GUARD extra bits, so that the sum of its internal floor errors (at most
-# a few thousand units of the finer grid) is below a quarter unit of the result; the final rounding
-# adds half a unit.  This holds for F < 2**20, far beyond any precision the Ziv loop reaches.
-# No math function, no float arithmetic but the last exact scaling, and no decimal or fractions:
-# the bits are the same on every runtime.
-
-
-_GUARD = 40
-
-
-def _round_shift(x: int, bits: int) -> int:
-    """Return x / 2**bits rounded to nearest (error at most half a unit)."""
-    return (x + (1 << (bits - 1))) >> bits if bits > 0 else x << -bits
-
-
-def _atan_inverse_fixed(q: int, F: int) -> int:
-    """atan(1/q) * 2**F for an integer q >= 2; error at most 3 * terms + 1 units.
-
-    atan(1/q) = sum (-1)**k / ((2k+1) q**(2k+1)).  The power q**-(2k+1) is
-    floored from the previous one (its error stays below 1 / (1 - 1/q**2) < 2),
-    the division by 2k+1 floors once more (< 1): each term is off by < 3.  The
-    series alternates with falling terms, so stopping at a zero term leaves an
-    error below 1.
-    """
-    power = (1 << F) // q  # error < 1 unit (the floor)
-    square = q * q
-    total = 0
-    k = 0
-    while power:
-        term = power // (2 * k + 1)  # error < 2 (carried in power) + 1 (this floor) = 3 units
-        total = total - term if k & 1 else total + term
-        power //= square  # error < (carried) / q**2 + 1 (the floor) <= 1 / (1 - 1/q**2) < 2 units
-        k += 1
-    return total  # error < 3 units a term + 1 (the alternating tail)
-
-
-def _atanh_fixed(numerator: int, denominator: int, F: int) -> int:
-    """atanh(n/m) * 2**F for 0 <= n/m <= 1/3; error below 3k + 2 units over its k terms (about F / 3).
-
-    atanh(t) = sum t**(2k+1) / (2k+1).  t is floored (< 1 unit), t**2 floored
-    (< 2 units), each power floored from the last (its error stays < 2 as
-    t**2 <= 1/9 shrinks the carried error), each term divided once more (< 3
-    units per term).  The terms fall by 9 at least, so the tail after a zero
-    term is below 9/8 units.
-    """
-    t = (numerator << F) // denominator  # error < 1 unit (the floor)
-    t_squared = (t * t) >> F  # error < 2/3 (t's, times 2 t <= 2/3) + 1 (the floor) < 2 units
-    power = t
-    total = 0
-    k = 0
-    while power:
-        total += power // (2 * k + 1)  # error < 2 (carried in power) + 1 (this floor) = 3 units a term
-        power = (power * t_squared) >> F  # error < 2/9 (carried, times t**2) + 2/3 (t_squared's) + 1 < 2 units
-        k += 1
-    return total  # error < 3 units a term + 9/8 (the tail after a zero term)
-
-
-_CONSTANTS: "Dict[Tuple[str, int], int]" = {}
-_LOGARITHMS: "Dict[Tuple[int, int, int], int]" = {}
-
-
-def _pi(F: int) -> int:
-    """pi * 2**F, error at most 1 unit.
-
-    Machin: pi = 16 atan(1/5) - 4 atan(1/239).  At F + _GUARD bits the two
-    series are off by at most 20 * (3 * terms + 1) units of that grid, far
-    below a quarter unit of F bits; the rounding adds half a unit.
-    """
-    key = ("pi", F)
-    if key not in _CONSTANTS:
-        if len(_CONSTANTS) > _CACHE_LIMIT:
-            _CONSTANTS.clear()
-        fine = F + _GUARD
-        # error < 16 + 4 series errors of the fine grid, below a quarter unit; + half a unit (the rounding)
-        _CONSTANTS[key] = _round_shift(16 * _atan_inverse_fixed(5, fine) - 4 * _atan_inverse_fixed(239, fine), _GUARD)
-    return _CONSTANTS[key]
-
-
-def _ln2_fixed(F: int) -> int:
-    """ln 2 * 2**F = 2 atanh(1/3) * 2**F; error below 2 (3k + 2) units, k the series' terms (about F / 3)."""
-    return 2 * _atanh_fixed(1, 3, F)
-
-
-def _ln(mantissa: int, exponent: int, F: int) -> int:
-    """ln(mantissa * 2**exponent) * 2**F for an integer mantissa >= 1; error at most 1 unit.
-
-    With k = bit_length(mantissa) - 1 and x = mantissa / 2**k in [1, 2):
-    ln x = 2 atanh((x - 1) / (x + 1)), the ratio at most 1/3, and the
-    logarithm is ln x + (k + exponent) ln 2.  At F + _GUARD bits the error is
-    2 e1 + |k + exponent| e2 (e1, e2 the series' bounds), at most about 2**24
-    units of that grid for any float or any integer below 2**1024.
-    """
-    key = (mantissa, exponent, F)
-    cached = _LOGARITHMS.get(key)
-    if cached is not None:
-        return cached
-    fine = F + _GUARD
-    k = _bit_length(mantissa) - 1
-    one = 1 << k
-    series = _atanh_fixed(mantissa - one, mantissa + one, fine)  # (ln x) / 2, error e1 units of the fine grid
-    ln2 = _ln2_fixed(fine)  # error e2 units of the fine grid
-    # error 2 e1 + |k + exponent| e2 of the fine grid, below a quarter unit; + half a unit (the rounding)
-    result = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
-    if len(_LOGARITHMS) > _CACHE_LIMIT:
-        _LOGARITHMS.clear()
-    _LOGARITHMS[key] = result
-    return result
-
-
-def _exp(y: int, F: int) -> "Tuple[int, int]":
-    """Return (W, k) with exp(y / 2**F) = W * 2**(k - F) * (1 + rho), |rho| < 2**-F.
-
-    W lies in [0.7, 1.42] * 2**F.  With y taken as exact: k = round(y / ln 2)
-    and r = y - k ln 2 (|r| <= 0.35 + tiny), whose error is |k| e(ln 2) units
-    of the fine grid; exp(r) by Taylor, each term floored from the last
-    (error < 3 units each, the tail after a zero term < 1 unit).  The fine
-    grid has F + _GUARD + E bits, E the bits of |y| above the point, so that
-    |k| < 2**(E + 1) keeps |k| e(ln 2) below 2**(E + 2) (F + _GUARD + E + 5)
-    units, a small fraction of 2**(_GUARD + E).  Relative to exp(r) >= 0.7
-    these stay below 2**-(F+2); rounding W to F bits adds at most 0.72 * 2**-F.
-    """
-    guard = _GUARD + _bit_length((y if y >= 0 else -y) >> F)  # _GUARD + E
-    fine = F + guard
-    ln2 = _ln2_fixed(fine)  # error e(ln 2) < 2 (fine + 5) units of the fine grid (_ln2_fixed's, fine / 3.17 + 1 terms)
-    y_fine = y << guard  # exact
-    k = (2 * y_fine + ln2) // (2 * ln2)  # round(y / ln 2), |k| < 2**(E + 1)
-    r = y_fine - k * ln2  # error |k| e(ln 2) < 2**(E + 2) (fine + 5) units, below 2**(guard - 3) for fine < 2**35
-    total = term = 1 << fine
-    n = 1
-    while term:
-        term = ((term * r) >> fine) // n  # error < 3 units a term: |r| < 0.35 shrinks the carried error
-        total += term
-        n += 1
-    # error < 3 units a term + 1 (the tail) + r's, relative to exp(r) >= 0.7 below 2**-(F+2); + half a unit (rounding)
-    return _round_shift(total, guard), k
-
-
-def _ln_ratio(ratio: "Tuple[int, int]", F: int) -> int:
-    """ln(n/m) * 2**F for positive integers n, m; error at most 2 units."""
-    n, m = ratio
-    return _ln(n, 0, F) - (_ln(m, 0, F) if m != 1 else 0)
-
-
-class _Frequencies:
-    """A convention's frequency law, exactly: w(t) = scale * base**(-t) (times 2*pi in full turns), with caches.
-
-    ``base`` and ``scale`` are positive fractions (n, m); t = a/b is a pair's
-    exponent, any non-negative fraction.
-    """
-
-    def __init__(self, base: "Tuple[int, int]", scale: "Tuple[int, int]", full_turns: bool) -> None:
-        self.base = base
-        self.scale = scale
-        self.full_turns = full_turns
-        # floor(log2) of each, within 1, to size the working precision.
-        self.log2_base = _bit_length(base[0]) - _bit_length(base[1])
-        self.log2_scale = _bit_length(scale[0]) - _bit_length(scale[1]) + (3 if full_turns else 0)
-        self.frequencies: "Dict[Tuple[int, int, int], Tuple[int, int]]" = {}
-
-    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
-        """Return (W, k): w = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for the exponent t = (a, b).
-
-        At G = F + 4 + log2(1 + t) bits: ln(scale) and ln(base) are each a
-        difference of two logarithms (error <= 2 units), so
-        y = ln(scale) - t ln(base), floored, is off by at most 3 + 2t units
-        of G bits, below 3/16 of a unit of F bits (2**(G-F) >= 16 (1 + t));
-        rounded to F bits, by at most 0.69 units, which perturbs exp(y) by a
-        relative 0.7 * 2**-F; _exp adds less than 2**-F (|rho| < 1.7 * 2**-F).
-        In full turns W is then multiplied by 2 pi (pi to F bits, error <= 1
-        unit, relative 0.32 * 2**-F) and floored to W' in [0.55, 1.12] * 2**F
-        (relative 1.82 * 2**-F): |rho| < 3.9 * 2**-F.
-        """
-        key = (exponent[0], exponent[1], F)
-        found = self.frequencies.get(key)
-        if found is None:
-            if len(self.frequencies) > 4 * _CACHE_LIMIT:
-                self.frequencies.clear()
-            a, b = exponent
-            G = F + 4 + _bit_length(a // b + 1)  # 2**(G - F) >= 16 (1 + t)
-            # error <= 2 + 2 t (the two logarithms) + 1 (the floor) units of G bits, below 3/16 of a unit of F bits
-            y = _ln_ratio(self.scale, G) - (a * _ln_ratio(self.base, G)) // b
-            # rounding y adds half a unit (0.69 in all: a relative 0.7 * 2**-F in exp), _exp a relative < 2**-F
-            W, k = _exp(_round_shift(y, G - F), F)
-            if self.full_turns:
-                # times pi (error <= 1 unit, relative 0.32 * 2**-F) / 4, floored (relative 1.82 * 2**-F)
-                W, k = (W * _pi(F)) >> (F + 2), k + 3
-            found = self.frequencies[key] = (W, k)
-        return found
-
-    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
-        """An integer within 4 + t of log2(|position| * w(t)), for sizing."""
-        n, m = position
-        return _bit_length(abs(n)) - _bit_length(m) + self.log2_scale - (exponent[0] * self.log2_base) // exponent[1]
-
-
-def _alternating_series(first: int, x_squared: int, n: int, F: int) -> "Tuple[int, int]":
-    """Sum first - first x**2/((n+1)(n+2)) + ..., the Taylor series of sin (n = 1) or cos (n = 0).
-
-    Return (sum, number of terms).  Each term is floored from the last: with
-    x <= pi/4 the carried error shrinks, so each is off by less than 2 units;
-    the tail of an alternating series of falling terms is below the first
-    term left out, which is below 1 unit.
-    """
-    total = term = first
-    count = 0
-    while term:
-        term = ((term * x_squared) >> F) // ((n + 1) * (n + 2))  # error < 2 units: x**2 < 0.62 shrinks the carried
-        total = total + term if count & 1 else total - term
-        n += 2
-        count += 1
-    return total, count  # error < 2 units a term + 1 (the alternating tail)
-
-
-def _sin_cos(
-    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: "_Frequencies", bits: int
-) -> "Tuple[int, int, int, int]":
-    """Return (S, C, F, E): sin and cos of theta = position * w(t), F fraction bits, error <= E units.
-
-    ``position`` is a fraction (n, m), m > 0, of any sign; ``exponent`` is
-    t = (a, b), the pair's exponent (2i/d_model in the paper's spacing).
-
-    F gives about ``bits`` significant bits to theta even when it is tiny;
-    the frequency is taken with about bits + log2(theta) + margin bits of
-    relative precision, so that theta itself is known to a few units
-    (a tiny theta needs no more than ``bits``: its error is relative).  The
-    sizing estimate is off by at most 4 + t bits, which the margin 16 + t
-    covers.
-
-    1. theta = n * W * 2**(k - Fw) / m, relative error < 4 * 2**-Fw, floored
-       once: as T with F fraction bits its error is below
-       |T| * 2**(3 - Fw) + 2 units.
-    2. Quadrant q = round(theta / (pi/2)); r = T - q * H with H = pi/2 to 1
-       unit: error of r <= error of T + |q|.
-    3. sin and cos of |r| <= pi/4 by Taylor, terms floored from the last
-       (< 2 units each, the alternating tail < 1 unit); sin and cos are
-       1-Lipschitz, so the error of r carries over unchanged.
-    4. The quadrant permutes and negates the pair exactly.
-    """
-    n, m = position
-    log2_angle = frequencies.log2_angle(position, exponent)
-    margin = 16 + exponent[0] // exponent[1]
-    if log2_angle < -(bits + margin):
-        # |theta| < 2**-G, G = bits + margin - (4 + t): sin is 0 and cos 1 within a unit of G bits
-        # (1 - cos < theta**2 / 2); an absolute answer needs no more.
-        G = bits + 12
-        return 0, 1 << G, G, 2
-    F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + margin
-    Fw = F + log2_angle + margin
-    W, k = frequencies.frequency(exponent, Fw)
-    shift = k - Fw + F
-    product = n * W
-    T = (product << shift) // m if shift >= 0 else product // (m << -shift)
-    error = ((T if T >= 0 else -T) >> (Fw - 3)) + 2  # step 1: w's relative error times |T|, + 1 for each floor
-    if -(1 << (F - 1)) < T < 1 << (F - 1):
-        q, r = 0, T  # |theta| < 1/2 < pi/4: no reduction, and no pi to F bits
-    else:
-        H = _pi(F - 1)  # pi / 2 with F fraction bits, error <= 1 unit
-        q = (2 * T + H) // (2 * H)
-        r = T - q * H
-        error += q if q >= 0 else -q  # step 2: H's error, |q| times
-    negative_r = r < 0
-    a = -r if negative_r else r
-    a_squared = (a * a) >> F
-    sine, sine_terms = _alternating_series(a, a_squared, 1, F)
-    cosine, cosine_terms = _alternating_series(1 << F, a_squared, 0, F)
-    if negative_r:
-        sine = -sine
-    error += 2 * (sine_terms + cosine_terms) + 2  # step 3: both series' (one bound serves both); step 4 is exact
-    quadrant = q & 3
-    if quadrant == 0:
-        return sine, cosine, F, error
-    if quadrant == 1:
-        return cosine, -sine, F, error
-    if quadrant == 2:
-        return -sine, -cosine, F, error
-    return -cosine, sine, F, error
-
-
-def _isqrt(n: int) -> int:
-    """floor(sqrt(n)) for an integer n >= 0, by Newton's method on integers (math.isqrt is 3.8+ CPython only)."""
-    if n < 2:
-        return n
-    x = 1 << ((_bit_length(n) + 1) // 2)
-    while True:
-        y = (x + n // x) // 2
-        if y >= x:
-            return x
-        x = y
-
-
-def _power_mod(x: int, e: int, modulus: int) -> int:
-    """x**e % modulus by squaring (MicroPython's pow may lack its third argument)."""
-    result, x = 1 % modulus, x % modulus
-    while e:
-        if e & 1:
-            result = result * x % modulus
-        x = x * x % modulus
-        e >>= 1
-    return result
-
-
-def _root(n: int, b: int) -> "Optional[int]":
-    """The integer b-th root of n >= 0 if n is a perfect b-th power, else None."""
-    if n < 2 or b == 1:
-        return n
-    if b >= _bit_length(n):
-        return None  # 2**b > n: no whole root but 1
-    low, high = 1, 1 << (_bit_length(n) // b + 1)
-    while low < high:
-        middle = (low + high) // 2
-        if middle**b < n:
-            low = middle + 1
-        else:
-            high = middle
-    return low if low**b == n else None
-
-
-def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "Tuple[int, int]":
-    """v * sqrt(p/q) in v's units, for |v| <= 2**F + error (sqrt(p/q) taken to F bits), and its error bound in units.
-
-    s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
-    With v = V + e and s = S - f (f <= 2): v s / 2**F is off by at most
-    |e| (s + 4) / 2**F + 2 |V| / 2**F + 1 for the floor, so the error is at
-    most error * ceil((s + 4) / 2**F) + 4 units.
-    """
-    if not isinstance(scale, tuple):
-        # A transcendental scale, s within e units: the product is off by
-        # at most (error s + (|v| + error) e) / 2**F, plus 1 for the floor.
-        s, e = scale.fixed(F)
-        # error: v's times s, + s's times |v| + v's, + 1 for each floor
-        return (v * s) >> F, ((error * s + ((v if v >= 0 else -v) + error) * e) >> F) + 2
-    p, q = scale
-    s = _isqrt((p << (2 * F)) // q)  # S - f, f <= 2 (the floor inside, and isqrt's)
-    # error: e s + f V (the docstring's) <= error (s + 4) + 2**(F+1) units of 2**-2F, + 1 (the floor); 4 >= 3
-    return (v * s) >> F, error * ((s + (1 << F) + 3) >> F) + 4
-
-
-def _rational_element(
-    position: "Tuple[int, int]",
-    kind: int,
-    exponent: "Tuple[int, int]",
-    frequencies: "_Frequencies",
-    scale: "_Scale",
-) -> "Optional[Tuple[int, int]]":
-    """The element as a fraction (n, m) when it is rational, else None.
-
-    The element is scale**0.5 * sin or cos, so its square is a fraction
-    times the square of the sine or cosine.  The angle 0 gives sin 0 and
-    cos 1.  In full turns the angle is 2 pi x; when x is rational, sin**2 is
-    (1 - cos(4 pi x)) / 2, rational exactly when 8 x or 12 x is whole
-    (Niven's theorem on cos(4 pi x)).  Any other element is irrational.
-    """
-    n, m = position
-    if n == 0:
-        unit: "Optional[Tuple[int, Tuple[int, int]]]" = (0, (0, 1)) if kind == _SINE else (1, (1, 1))
-    elif frequencies.full_turns:
-        unit = _turn_square(position, kind, exponent, frequencies)
-    else:
-        return None
-    if unit is None:
-        return None
-    sign, (a, b) = unit
-    if sign == 0:
-        return 0, 1
-    if not isinstance(scale, tuple):
-        return None  # a transcendental scale times a non-zero rational
-    a, b = _reduced(a * scale[0], b * scale[1])
-    root_a, root_b = _root(a, 2), _root(b, 2)
-    if root_a is None or root_b is None:
-        return None
-    return sign * root_a, root_b
-
-
-# cos(pi j / 6) for j = 0 .. 11 where it is rational, else None.  A tuple of constants, not a dict: a
-# frozen module keeps it in flash, off a board's heap.
-_SIXTHS_COSINE = ((1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-1, 2), (0, 1), (1, 2), None)
-
-
-def _turn_square(
-    position: "Tuple[int, int]", kind: int, exponent: "Tuple[int, int]", frequencies: "_Frequencies"
-) -> "Optional[Tuple[int, Tuple[int, int]]]":
-    """(sign, square) of sin or cos of 2 pi x, x = position * scale * base**(-t), when the square is rational; else None.
-
-    With k = 24 x mod 24 whole, the angle is pi k / 12, and
-    sin**2 = (1 - cos(pi k / 6)) / 2, cos**2 = (1 + cos(pi k / 6)) / 2.
-    """
-    a, b = exponent
-    divisor = _gcd(a, b)
-    a, b = a // divisor, b // divisor
-    base_n, base_m = frequencies.base
-    # With a/b in lowest terms, base**(a/b) is rational exactly when both
-    # parts of base are b-th powers.
-    root_n, root_m = _root(base_n, b), _root(base_m, b)
-    if root_n is None or root_m is None:
-        return None  # base**t is irrational, and so is x
-    numerator = 24 * position[0] * frequencies.scale[0]
-    denominator = position[1] * frequencies.scale[1]
-    # x * 24 = numerator * root_m**a / (denominator * root_n**a), root_n and root_m coprime:
-    # whole only if root_n**a divides the numerator, which it cannot when it is larger.
-    if root_n > 1 and a * (_bit_length(root_n) - 1) > _bit_length(abs(numerator)):
-        return None
-    denominator *= root_n**a
-    modulus = 24 * denominator
-    twelfths = (numerator * _power_mod(root_m, a, modulus)) % modulus
-    if twelfths % denominator:
-        return None
-    k = twelfths // denominator
-    double = _SIXTHS_COSINE[k % 12]
-    if double is None:
-        return None
-    c, d = double
-    if kind == _SINE:
-        return (0 if k % 12 == 0 else 1 if k < 12 else -1), (d - c, 2 * d)
-    return (0 if k % 12 == 6 else 1 if k < 6 or k > 18 else -1), (d + c, 2 * d)
-
-
-def _tiny_angle(
-    position: "Tuple[int, int]",
-    kind: int,
-    exponent: "Tuple[int, int]",
-    frequencies: "_Frequencies",
-    scale: "_Scale",
-    bits: int,
-) -> "Tuple[int, int, int]":
-    """(v, F, error): scale**0.5 * sin or cos of a tiny theta, |theta| < 2**-(bits + 12), as v / 2**F.
-
-    The fixed point of _sin_cos would need |log2 theta| bits; here the sine
-    keeps relative precision instead.  sin theta = theta (1 - d) with
-    0 <= d < theta**2 / 6, far below 2**-Fw: v = n W 2**s / m floored is
-    theta in units of 2**-(Fw - k + s), relative error < 4 * 2**-Fw plus the
-    floor, so error <= |v| / 2**(Fw - 3) + 2.  The cosine is 1 - d with
-    d < theta**2 / 2, below a unit of 2**-bits: v = 2**bits, error 1; times
-    the scale's root to bits + 2 bits (error 2 + 1 for the floor).
-    """
-    if kind == _COSINE:
-        G = bits + 2
-        # 1 - cos theta < theta**2 / 2 < 2**-(2 bits + 24): times the scale s, s >> (2 bits + 24) units more.
-        if not isinstance(scale, tuple):
-            s, e = scale.fixed(G)
-            return s, G, e + 3 + (s >> (2 * bits + 24))  # error: the root's e, + 3 to spare, + (1 - cos) s
-        p, q = scale
-        s = _isqrt((p << (2 * G)) // q)  # the root floored twice: error < 2 units
-        return s, G, 4 + (s >> (2 * bits + 24))  # error: the root's 2, + 2 to spare, + (1 - cos) s
-    Fw = bits + 16
-    W, k = frequencies.frequency(exponent, Fw)
-    n, m = position
-    extra = Fw + _bit_length(m)
-    v = ((n * W) << extra) // m  # theta, for sin theta: their relative difference d is far below 2**-Fw
-    F = Fw - k + extra
-    error = ((v if v >= 0 else -v) >> (Fw - 3)) + 2  # w's relative error times |v|, + 1 for each floor
-    if scale != (1, 1):
-        G = _bit_length(v if v >= 0 else -v) + 1
-        v, error = _scale_fixed(v, error, scale, G)  # error: _scale_fixed's, with |v| <= 2**G
-    return v, F, error
-
-
-def _exact_value(
-    position: "Tuple[int, int]",
-    kind: int,
-    exponent: "Tuple[int, int]",
-    frequencies: "_Frequencies",
-    scale: "_Scale",
-    dtype: str,
-) -> float:
-    """One correctly rounded element, scale**0.5 * sin or cos, by the Ziv loop: more bits until the rounding is decided.
-
-    ``kind`` is _SINE, _COSINE or _ZERO (a padding column); ``scale`` is the
-    square of the output scale, a fraction.  An element that is rational
-    (_rational_element) is rounded as the fraction it is.  Any other is
-    irrational: for a non-zero angle that is an algebraic number, its sine
-    and cosine are transcendental (Lindemann-Weierstrass); in full turns,
-    sin(2 pi x) for an algebraic irrational x is transcendental
-    (Gelfond-Schneider), and for a rational x algebraic, its product with
-    the scale rational only where _rational_element finds it.  So an
-    element left to the loop is never a number of the format or a midpoint,
-    and the loop ends.
-    """
-    if kind == _ZERO:
-        return 0.0
-    fraction = _rational_element(position, kind, exponent, frequencies, scale)
-    if fraction is not None:
-        return _round_fraction(fraction, dtype)
-    precision = _DTYPES[dtype][0]
-    tiny = frequencies.log2_angle(position, exponent) < -(2 * precision + 24 + exponent[0] // exponent[1])
-    if kind == _COSINE and tiny and isinstance(scale, tuple):
-        # cos of a tiny angle: scale**0.5 * (1 - theta**2 / 2 ...), just below the scale's root, closer to it
-        # than a quarter of the format's spacing; when that root is a number of the format or a midpoint,
-        # the loop could never tell, so round "just below" it here.
-        p, q = scale
-        root_p, root_q = _root(p, 2), _root(q, 2)
-        if root_p is not None and root_q is not None and root_q & (root_q - 1) == 0:
-            return _round_just_below((root_p, root_q), dtype)
-    bits = precision + 32
-    margin = 16 + exponent[0] // exponent[1]
-    while True:
-        if frequencies.log2_angle(position, exponent) < -(bits + margin):
-            v, F, error = _tiny_angle(position, kind, exponent, frequencies, scale, bits)
-        else:
-            sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
-            v = sine if kind == _SINE else cosine
-            if scale != (1, 1):
-                v, error = _scale_fixed(v, error, scale, F)
-        result = _round_fixed(v, F, error, dtype)
-        if result is not None:
-            return result
-        bits *= 2
-
-
-# ---------------------------------------------------------------------------
-# Exact tables: a Chebyshev recurrence per column, and the float64 finish
-# ---------------------------------------------------------------------------
-
-
-# The table kernel's working precision, and the rows between two anchors.
-_TABLE_BITS = 105
-_ANCHOR_INTERVAL = 1024
-
-# Anchors move by whole intervals; they are computed afresh after this many.
-_ANCHOR_JUMPS = 1 << 16
-
-
-def _exact_rows(
-    seq_len: int, d_model: int, convention: "Convention", dtype: str, first: int = 0
-) -> "Iterator[List[float]]":
-    """Yield the correctly rounded rows ``first`` to ``seq_len - 1`` of the table of ``seq_len`` rows."""
-    plan = convention._plan(d_model)
-    exponents = convention._exponents(d_model)
-    frequencies = convention._frequencies()
-    scale = convention._scale_square(d_model)
-    given = convention._positions_given()
-    if given is not None:
-        fixed = _fixed_rows_of(given[first:seq_len], seq_len - first, plan, exponents, frequencies)
-    else:
-        (start, step), denominator = convention._progression(seq_len)
-        fixed = _fixed_rows(seq_len - first, start + first * step, step, denominator, plan, exponents, frequencies)
-    return _finish_rows(fixed, plan, exponents, frequencies, scale, dtype)
-
-
-def _fixed_rows(
-    count: int,
-    start: int,
-    step: int,
-    denominator: int,
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: "_Frequencies",
-) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
-    """Yield (position, values, error) for the positions (start + r step) / denominator, r < count.
-
-    The values have P = 105 fraction bits, each within ``error`` units: a
-    Chebyshev recurrence per column, anchored.  Every column x_r (a sine or a
-    cosine of p_r w, p_r = p_0 + r s) obeys x_(r+1) = 2 cos(s w) x_r - x_(r-1),
-    one multiplication per value.  In fixed point, K = 2 cos(s w) is rounded
-    (error <= 1 unit), and each step floors (< 1 unit): the step's local
-    error tau is below 2.01 units.  The error e_r then obeys the same
-    recurrence, so
-
-        |e_r| <= |e_1| |U_(r-1)| + |e_0| |U_(r-2)| + sum |tau_k| |U_(r-1-k)|
-
-    with U the Chebyshev polynomials of the second kind, |U_n(cos s w)| <= n + 1.
-    With |e_0|, |e_1| <= 1 this is at most 1.005 r**2 + r + 1 units, below
-    2**21 for r < 1024 rows after an anchor.
-
-    Anchors: (cos, sin) of each pair at rows 0, 1024, 2048, ... with
-    P + 24 bits, each from the last by one multiplication by exp(1024 i s w)
-    (computed directly, error <= 1 unit), adding at most 3 units of that grid
-    a time; after 2**16 such jumps the anchor is computed directly again.  So
-    the anchor and its successor, rounded to P bits, are within 1 unit.  A
-    padding column is 0 throughout (its multiplier is 0).
-    """
-    P = _TABLE_BITS
-    fine = P + 24
-    rotors: "List[Tuple[int, int]]" = []
-    twice_cos: "List[int]" = []
-    for exponent in exponents:
-        # As in _anchor: each rounded to fine bits within 1 unit (K = 2 cos(s w) to P + 1 bits, within 1 unit of P bits).
-        sine, cosine, F, _ = _sin_cos((step, denominator), exponent, frequencies, fine + 8)
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()  # So that what each pair keeps fills the holes of the series: see _garbage_collector.
-        rotors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
-        twice_cos.append(_round_shift(cosine, F - P - 1))
-    # One multiplier per column, in the row's order; 0 keeps a padding column 0.
-    multipliers = [0 if kind == _ZERO else twice_cos[pair] for kind, pair in plan]
-    to_table = fine - P
-    jumps: "List[Tuple[int, int]]" = []
-    anchors = [_anchor((start, denominator), exponent, frequencies, fine) for exponent in exponents]
-    for block, first in enumerate(range(0, count, _ANCHOR_INTERVAL)):
-        if block and block % _ANCHOR_JUMPS == 0:
-            anchors = [_anchor((start + first * step, denominator), e, frequencies, fine) for e in exponents]
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()  # The series' garbage, before the rows: see _garbage_collector.
-        previous = _arrange(anchors, plan, to_table)
-        current = _arrange(
-            [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)],
-            plan,
-            to_table,
-        )
-        # Rows 0 and 1 of the block, each within 1 unit of P bits: the anchor is off by at most 3 units of the fine
-        # grid per jump, under 3 * 2**16 + 4 in all (2**-6 of a unit of P bits), then rounded (half a unit).
-        rows_in_block = min(_ANCHOR_INTERVAL, count - first)
-        if first + rows_in_block < count:
-            # The next block's anchors, one jump on (the jumps made when first needed).
-            if not jumps:
-                for exponent in exponents:
-                    sine, cosine, F, _ = _sin_cos(
-                        (_ANCHOR_INTERVAL * step, denominator), exponent, frequencies, fine + 8
-                    )
-                    jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
-            anchors = [
-                ((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)
-            ]
-        else:
-            # The last block needs only its two rows and the multipliers: a board gets the rest of the heap back.
-            anchors = rotors = jumps = []
-        for r in range(rows_in_block):
-            if r == 0:
-                values = previous
-            elif r == 1:
-                values = current
-            else:
-                previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
-                values = current
-            # error 1.005 r**2 + r + 1: rows 0 and 1, through the recurrence (U), and each step's tau < 2.01
-            yield (start + (first + r) * step, denominator), values, r * r + (r * r >> 7) + r + 1
-
-
-def _fixed_rows_of(
-    positions: "Optional[Sequence[Tuple[int, int]]]",
-    count: int,
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: "_Frequencies",
-) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
-    """_fixed_rows's or _fixed_rows_at's (position, values, error) at the positions given (None: 0, 1, 2, ...
-    up to count): each run of at least 8 positions that rise by one step (0, 1, 2, ..., an offset, halves,
-    packed sequences' runs) by the recurrence, anchored; the rows between, each computed directly (five
-    times slower or more).
-    """
-    if positions is None:
-        yield from _fixed_rows(count, 0, 1, 1, plan, exponents, frequencies)
-        return
-    first = 0
-    while first < len(positions):
-        start, denominator = positions[first]
-        step, end = 0, first + 1
-        if end < len(positions):
-            # Over the least denominator of the first two (0, 1/2, 1, 3/2, ... are held in lowest terms), the
-            # start and step are whole numbers: the run goes on while position k is (start + k step) / common.
-            numerator, other = positions[end]
-            common = denominator * other // _gcd(denominator, other)
-            start, step, denominator = start * (common // denominator), numerator * (common // other), common
-            step -= start
-            while (
-                step > 0
-                and end < len(positions)
-                and positions[end][0] * denominator == (start + (end - first) * step) * positions[end][1]
-            ):
-                end += 1
-        if end - first >= 8:
-            yield from _fixed_rows(end - first, start, step, denominator, plan, exponents, frequencies)
-        else:
-            yield from _fixed_rows_at(positions[first:end], plan, exponents, frequencies)
-        first = end
-
-
-def _fixed_rows_at(
-    positions: "Sequence[Tuple[int, int]]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: "_Frequencies",
-) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
-    """Yield (position, values, error) for positions given one by one: each pair computed directly, error <= 1 unit."""
-    for position in positions:
-        pairs = [_anchor(position, exponent, frequencies, _TABLE_BITS) for exponent in exponents]
-        yield position, _arrange(pairs, plan, 0), 1
-
-
-def _anchor(
-    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: "_Frequencies", F: int
-) -> "Tuple[int, int]":
-    """(cos, sin) of position * w with F fraction bits, error <= 1 unit."""
-    if position[0] == 0:
-        return 1 << F, 0
-    # _sin_cos's error, |q| + 2 terms + 6 units of G bits, is below 2**-10 units of F bits: G - F >= 24 + |log2 theta| + t
-    # while |q| < 2**(|log2 theta| + 5 + t), and the series take under 200 terms at these F (105 and 129 bits).
-    sine, cosine, G, _ = _sin_cos(position, exponent, frequencies, F + 8)
-    return _round_shift(cosine, G - F), _round_shift(sine, G - F)  # + half a unit (the rounding): error < 1 unit
-
-
-def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shift: int) -> "List[int]":
-    """The row's columns from each pair's (cos, sin), rounded ``shift`` bits down, in the plan's order."""
-    return [0 if kind == _ZERO else _round_shift(pairs[pair][kind == _SINE], shift) for kind, pair in plan]
-
-
-# The float64 finish of a table row, P = 105 fraction bits, written out in
-# _finish_rows: (v >> 53) * 2**-52 + (v & _LOW_MASK) * 2**-105.
-#
-# Rounding: v = high * 2**53 + low with |high| < 1.5 * 2**52 + 1 (a value
-# below 1.5, as _finish_rows ensures) and 0 <= low < 2**53.  Multiplying an int by a float converts the int first,
-# exactly for these (CPython rounds correctly, and MicroPython too accumulates
-# integers below 2**53 exactly); the scalings by powers of two are exact, and
-# the one addition is correctly rounded by IEEE 754: the result is v rounded
-# to nearest, ties to even.
-#
-# Deciding: the error is below 2**21 units.  If (v + 2**21) mod 2**40 >= 2**22,
-# that is if bits 22 to 39 of v + 2**21 are not all zero, no multiple of 2**40
-# lies within 2**21 of v; the rounding boundaries of a value of magnitude
-# above 2**-11 (at least 94 bits; above 1, coarser still) are such multiples, so v rounds as the true
-# value does.  Smaller values, or a failed test, take the general path.
-_HALF_WINDOW = 1 << 21
-_WINDOW_BITS = (1 << 40) - (1 << 22)
-_LOW_MASK = (1 << 53) - 1
-
-
-def _finish_constants() -> "Tuple[float, float, float]":
-    """2**-52 and 2**-105, the scales of the two halves, and 2**-11, the smallest value decided.
-
-    The halves are v >> 53 and v & _LOW_MASK of a value with _TABLE_BITS
-    fraction bits.  Made on first use, from bits: importing the module
-    needs no struct.
-    """
-    return _power_of_two(53 - _TABLE_BITS), _power_of_two(-_TABLE_BITS), _power_of_two(-11)
-
-
-def _finish_rows(
-    fixed: "Iterator[Tuple[Tuple[int, int], List[int], int]]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: "_Frequencies",
-    scale: "_Scale",
-    dtype: str,
-) -> "Iterator[List[float]]":
-    """Round each row of fixed-point values to dtype, times the output scale.
-
-    The float64 rows are finished by the arithmetic stated beside
-    _HALF_WINDOW when the scale is at most 1 and the error below 2**21; a value whose rounding that cannot
-    decide goes to _round_fixed, and if that cannot either, to the Ziv loop
-    of _exact_value.
-    """
-    P = _TABLE_BITS
-    scaled = scale != (1, 1)
-    if isinstance(scale, tuple):
-        multiplier, multiplier_error = _isqrt((scale[0] << (2 * P)) // scale[1]), 0
-    else:
-        multiplier, multiplier_error = scale.fixed(P)
-    transcendental = not isinstance(scale, tuple)
-    # The float64 finish needs |v| < 1.5 * 2**105 (a scale below 1.5), and an addition that rounds once.
-    float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1) and _addition_rounds_once()
-    high, low, smallest = _finish_constants()
-    for position, values, error in fixed:
-        if scaled:
-            # As _scale_fixed, with the multiplier computed once.
-            values = [(v * multiplier) >> P for v in values]
-            if transcendental:
-                # As _scale_fixed's transcendental case, with |v| <= 2**P + error.
-                error = ((error * multiplier + ((1 << P) + 2 * error) * multiplier_error) >> P) + 2
-            else:
-                error = error * ((multiplier + (1 << P) + 3) >> P) + 4
-        if float64 and error < _HALF_WINDOW:
-            # The finish and the window test stated beside _HALF_WINDOW,
-            # written out: a call per value would cost a third more.
-            # Undecided values become 0.0, which the check below catches
-            # with the small ones.  The literals are _LOW_MASK,
-            # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
-            row = [
-                (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
-                for v in values
-            ]
-            if min(map(abs, row)) <= smallest:
-                # A comprehension finds the few open elements faster than a loop over the plan.
-                open_dims = [dim for dim, element in enumerate(row) if -smallest <= element <= smallest]
-                _complete_row(row, open_dims, values, position, plan, exponents, frequencies, scale, dtype, error)
-        else:
-            row = []
-            open_dims = []
-            for v in values:
-                rounded = _round_fixed(v, P, error, dtype)
-                if rounded is None:
-                    open_dims.append(len(row))
-                    rounded = 0.0
-                row.append(rounded)
-            if open_dims:
-                _complete_row(row, open_dims, values, position, plan, exponents, frequencies, scale, dtype, error)
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()
-        yield row
-
-
-def _complete_row(
-    row: "List[float]",
-    open_dims: "List[int]",
-    values: "List[int]",
-    position: "Tuple[int, int]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
-    frequencies: "_Frequencies",
-    scale: "_Scale",
-    dtype: str,
-    error: int,
-) -> None:
-    """Decide the elements the finish left open, row[dim] for each dim of open_dims: by _round_fixed, else by Ziv."""
-    for dim in open_dims:
-        kind, pair = plan[dim]
-        if kind == _ZERO:
-            row[dim] = 0.0
-            continue
-        element = _round_fixed(values[dim], _TABLE_BITS, error, dtype)
-        if element is None:
-            element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
-        row[dim] = element
-
-
-# ---------------------------------------------------------------------------
-# Oracle: compare a table with the exact one
-# ---------------------------------------------------------------------------
-#
-# The default verdict, for tables and rotary caches alike, in a format of p
-# bits: an element passes when
-#
-#     |value - exact| <= u * A + 2**-p * |value|,   u = 2**(5-q) * (1 + |angle|)
-#
-# where exact is the exact value rounded to float64, angle the element's own
-# position * frequency as float64 computes it, A the output scale (a rotary
-# cache's attention factor, times |x[a]| + |x[b]| for rotated vectors), and
-# q the precision of the format the table is computed in: the table's own
-# (53 bits for float64, 24 for float32), float32's for bfloat16 and float16,
-# which store a table computed in float32.  u is 32 roundings of the angle
-# in that format (benchmarks/tolerance.py measures the pipelines people use
-# at 15.2 or fewer, up to 131072 positions); 2**-p * |value| is the storing:
-# at least half a step of the format at a normal value, less than a whole one.
-#
-# Where u passes 2**-10, the computing format holds the angle too coarsely
-# to judge the element to 2**-10: the element is judged all the same, and
-# counted apart as coarse.  Where u passes 2**-4, the check could not tell a
-# faithful value from one off by a sixteenth: the element is not judged, and
-# counted apart; a table most of whose elements are such cannot be checked
-# in its format.  In float32 the first starts past angle 511, the second past
-# 32767; in float64 past 2**38 - 1 and 2**44 - 1.  So an error of 1e-3 fails
-# in every float32 or float64 element that is not coarse (its allowance is at
-# most 2**-10 + 2**-24), and in bfloat16 and float16 beyond their own step.
-
-
-# Rows the diagnosis samples when it tries candidates: the first ones and a spread.
-_SAMPLE_ROWS = 48
-
-# A candidate explains the table when it reproduces this share of the
-# sampled elements, or when what it does not reproduce is local damage of at
-# most _DAMAGE_ITEMS items.
-_EXPLAINED_SHARE = 0.99
-_DAMAGE_ITEMS = 8
-
-# Failing rows the damage analysis looks at, at most.
-_DAMAGE_ROWS = 256
-
-
-def _as_table(actual: object, name: str = "actual") -> "List[List[float]]":
-    """Read a 2-D table of numbers into lists of floats, refusing anything else."""
-    tolist = getattr(actual, "tolist", None)
-    if callable(tolist):
-        actual = tolist()
-    # iter(), not hasattr(x, "__iter__"): MicroPython's list has no such attribute.
-    lines = _iterate(actual)
-    if isinstance(actual, (str, bytes)) or lines is None:
-        raise TypeError(f"{name} must be a 2-D table of numbers, got {type(actual).__name__}")
-    table: "List[List[float]]" = []
-    for r, row in enumerate(lines):
-        if type(row) is list and all(type(x) is float for x in row):
-            values = row  # the common case, already floats
-        else:
-            values = _as_row(row, r, name)
-        if table and len(values) != len(table[0]):
-            raise ValueError(f"{name} must be rectangular: row {r} has {len(values)} values, row 0 has {len(table[0])}")
-        table.append(values)
-    if not table or not table[0]:
-        raise ValueError(f"{name} must have at least one row and one column, got an empty table")
-    return table
-
-
-def _as_row(row: object, r: int, name: str = "actual") -> "List[float]":
-    cells = _iterate(row)
-    if isinstance(row, (str, bytes)) or cells is None:
-        raise ValueError(f"{name} must be a 2-D table of numbers, got row {r} of type {type(row).__name__}")
-    values = []
-    for c, x in enumerate(cells):
-        number = _real_number(x)
-        if number is None:
-            raise TypeError(f"{name}[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}")
-        values.append(number)
-    return values
-
-
-def _source(actual: object, name: str = "actual") -> "_Source":
-    """A table to check as the checker reads it: a file's as read, an array's or tensor's by blocks, else lists."""
-    if isinstance(actual, _Source):
-        return actual
-    source = _Source(name, None, None)
-    shape = getattr(actual, "shape", None)
-    if (
-        callable(getattr(actual, "tolist", None))
-        and isinstance(shape, tuple)
-        and len(shape) == 2
-        and all(isinstance(n, int) and n > 0 for n in shape)
-    ):
-        source.array, (source.count, source.width) = actual, shape
-    else:
-        source.held = _as_table(actual, name)
-        source.count, source.width = len(source.held), len(source.held[0])
-    return source
-
-
-def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
-    """The format a check rounds to, and where it came from (None for a list without dtype, or a dtype given for one).
-
-    Without dtype, the data's own: an array's or tensor's dtype (float16, float32, float64, bfloat16), a .npy
-    file's; float64 for lists and text.  A dtype given is honoured; where the data says another, the origin says so.
-    """
-    kind = getattr(actual, "dtype", None)
-    # numpy's dtype.name is "float32" whatever the byte order (str() would say ">f4"); torch's str() is "torch.float32".
-    held = getattr(kind, "name", None)
-    held = held if isinstance(held, str) else str(kind)
-    what = "the file's dtype" if isinstance(actual, _Source) else "the array's dtype"
-    if held.startswith("torch."):
-        held, what = held[6:], "the tensor's dtype"
-    if held not in _DTYPES:
-        return _check_dtype("float64" if dtype is None else dtype, True), None
-    dtype = _check_dtype(held if dtype is None else dtype, True)
-    return dtype, what if held == dtype else f"as given; {what} is {held}"
-
-
-def _with_origin(
-    report: "Report", origin: "Optional[str]", table: "_Table", comparison: "Optional[_Comparison]" = None
-) -> "Report":
-    """The report, told where its format came from; a failing float64 check of a list or text gets the narrower format that holds it.
-
-    With the comparison of the default rule, it takes the counts of elements judged coarsely or not at all;
-    most not judged, the table cannot be checked.
-    """
-    report.dtype_origin = origin
-    if comparison is not None and comparison.default:
-        report.coarse, report.unjudged = comparison.coarse, comparison.unjudged
-        report.coarse_from, report.unjudged_from = comparison.coarse_from, comparison.unjudged_from
-        if 2 * report.unjudged > report.count:
-            report.uncheckable = (
-                f"most elements are not judged: the table cannot be checked in {report.dtype};"
-                " give atol or ulps to compare it with the exact values"
-            )
-    if report.failures and origin is None and report.dtype == "float64":
-        report.narrower = _narrowest_format(table, "float64")
-    return report
-
-
-def _real_number(x: object) -> "Optional[float]":
-    """x as a float if it is a real number (int, float, numpy scalar...), else None.
-
-    An integer beyond float64 becomes an infinity of its sign: as far off.
-    """
-    if isinstance(x, (bool, str, bytes)):
-        return None
-    # MicroPython's float has no __float__ attribute, so test the built-in types first.
-    if not isinstance(x, (int, float)) and getattr(type(x), "__float__", None) is None:
-        return None
-    number: "Any" = x  # int, float, or any type with __float__: numpy's scalars, Fraction, Decimal
-    try:
-        return float(number)
-    except OverflowError:
-        return _INF if number > 0 else -_INF
-    except (TypeError, ValueError):
-        return None  # complex has a __float__ that refuses, before Python 3.10
-
-
-def _iterate(thing: object) -> "Optional[Iterator[object]]":
-    """An iterator over thing, or None if it has none."""
-    iterable: "Any" = thing  # whatever iter() accepts; it raises TypeError for the rest
-    try:
-        iterator: "Iterator[object]" = iter(iterable)
-    except TypeError:
-        return None
-    return iterator
-
-
-def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtype: str) -> str:
-    shown = ", ".join(
-        f"[{r}][{c}] is {x!r}" + ("" if x != x or x in (_INF, -_INF) else f", beyond {dtype}'s range")
-        for r, c, x in cells[:5]
-    )
-    more = f", and {count - 5} more" if count > 5 else ""
-    what = "element is not a finite number" if count == 1 else "elements are not finite numbers"
-    return f"{count} {what}: {shown}{more}"
-
-
-def _ordered(values: "List[float]", dtype: str, places: bool) -> "Sequence[int]":
-    """Each value's place among the numbers of dtype (values the format holds): ulps apart = places apart.
-
-    Without places, the bit patterns themselves (bfloat16's 16 bits), sign and magnitude.
-    """
-    import struct
-
-    code, pattern, half = {"float64": ("d", "Q", 1 << 63), "float16": ("e", "H", 1 << 15)}.get(
-        dtype, ("f", "I", 1 << 31)
-    )
-    bits = struct.unpack(f"<{len(values)}{pattern}", struct.pack(f"<{len(values)}{code}", *values))
-    if dtype == "bfloat16":
-        bits = tuple(b >> 16 for b in bits)
-        half = 1 << 15
-    # Sign and magnitude to a signed integer: -0.0 and 0.0 are the same place.
-    return [b if b < half else half - b for b in bits] if places else bits
-
-
-def _column_frequencies(convention: "Convention", d_model: int) -> "List[float]":
-    """Each column's frequency in float64 (0 for a padding column; inf past float64)."""
-    by_pair = convention._float_frequencies(d_model)
-    return [0.0 if kind == _ZERO else by_pair[pair] for kind, pair in convention._plan(d_model)]
-
-
-class _Allowance:
-    """The default rule's allowance of each element, and which elements are coarse or not judged.
-
-    An element is coarse where u passes COARSE (judged, counted apart), not judged where it passes UNJUDGED.
-
-    frequencies: each column's, as float64 computes it (0 for a padding column); positions: each row's;
-    factor: A, the output scale or attention factor; weights: per element, |x[a]| + |x[b]| of rotated vectors.
-    """
-
-    COARSE = 1.0 / 1024
-    UNJUDGED = 1.0 / 16
-
-    def __init__(
-        self,
-        frequencies: "List[float]",
-        positions: "List[float]",
-        dtype: str,
-        factor: float = 1.0,
-        weights: "Optional[List[List[float]]]" = None,
-    ) -> None:
-        self.frequencies = frequencies
-        self.positions = positions
-        self.dtype = dtype
-        self.precision = _DTYPES[dtype][0]
-        computing = self.precision if self.precision >= 24 else 24
-        #: The format the table is computed in: its own, or float32 for a narrow one.
-        self.computing = "float64" if computing == 53 else "float32"
-        self.unit = _power_of_two(5 - computing)
-        self.factor = abs(factor)
-        self.storing = _power_of_two(-self.precision)
-        self.weights = weights
-        #: The rule in words, as the report's first line gives it.
-        self.rule = (
-            f"default tolerance 2**{5 - computing} * (1 + |angle|)"
-            + ("" if self.factor == 1.0 else f" * {self.factor:.6g}")
-            + ("" if weights is None else " * (|x[a]| + |x[b]|)")
-            + f" + 2**-{self.precision} * |value|"
-        )
-        self._screen: "List[float]" = []  # the last screen made, for (position, columns not judged):
-        self._screen_key = (-1.0, 0)
-        self._classes = (-1, (0, 0, -1, -1))  # the last row's classes, by row
-        # The last pass and fail lines made (see lines): their keys, and (the bound, the line).
-        self._passing_key: "Tuple[float, int]" = (-1.0, -1)
-        self._failing_key: "Tuple[float, int, float]" = (-1.0, -1, -1.0)
-        self._passing: "Tuple[Optional[List[float]], List[float]]" = (None, [])
-        self._failing: "Tuple[Optional[List[float]], List[float]]" = (None, [])
-        # The arithmetic of whole rows, as functions for map: operator's where there is one (not MicroPython).
-        self.add: "Callable[[Any, Any], Any]"
-        self.sub: "Callable[[Any, Any], Any]"
-        self.mul: "Callable[[Any, Any], Any]"
-        self.le: "Callable[[Any, Any], Any]"
-        #: The columns where not errors[c] <= tolerances[c] (a NaN error among them), in order.
-        self.outside: "Callable[[List[float], List[float]], List[int]]"
-        try:
-            from itertools import compress
-            from operator import add, le, mul, not_, sub  # ImportError where one is missing (MicroPython's wasm port)
-
-            self.add, self.sub, self.mul, self.le = add, sub, mul, le
-            self.outside = lambda errors, tolerances: list(
-                compress(range(len(errors)), map(not_, map(le, errors, tolerances)))
-            )
-        except ImportError:
-            self.add, self.sub, self.mul = (lambda x, y: x + y), (lambda x, y: x - y), (lambda x, y: x * y)
-            self.le = lambda x, y: x <= y
-            self.outside = lambda errors, tolerances: [
-                c for c, (error, tolerance) in enumerate(zip(errors, tolerances)) if not error <= tolerance
-            ]
-        # Columns by falling frequency, with the first column among each prefix: where each class starts.
-        order = self._order = sorted(range(len(frequencies)), key=lambda c: -frequencies[c])
-        self._falling = [frequencies[c] for c in order]
-        self._first: "List[int]" = []
-        for c in order:
-            self._first.append(c if not self._first or c < self._first[-1] else self._first[-1])
-
-    def row(self, r: int, values: "List[float]") -> "List[float]":
-        """The tolerance of each element of row r, holding values: infinite where not judged (NaN still fails)."""
-        unit, factor, storing, unjudged = self.unit, self.factor, self.storing, self.UNJUDGED
-        try:
-            scaled = unit * abs(float(self.positions[r]))
-        except OverflowError:
-            scaled = _INF
-        if scaled == 0.0:
-            allowed = [unit] * len(self.frequencies)  # angle 0, whatever the frequency
-        elif self.weights is None and scaled < _INF:
-            # The common row, by map (each step a C loop): unit A + scaled A w + storing |v|, and infinity for
-            # the columns classes() counts as not judged, the first of the falling frequencies.
-            add, mul, n = self.add, self.mul, len(values)
-            allowed = list(
-                map(
-                    add,
-                    map(add, [unit * factor] * n, map(mul, self.frequencies, [scaled * factor] * n)),
-                    map(mul, map(abs, values), [storing] * n),
-                )
-            )
-            for c in self._order[: self.classes(r)[1]]:
-                allowed[c] = _INF
-            return allowed
-        else:
-            # An infinite u (a position or frequency beyond float64) fails u <= unjudged: not judged.
-            allowed = [unit + scaled * w if w else unit for w in self.frequencies]
-        if self.weights is not None:
-            factors = [factor * w for w in self.weights[r]]
-        else:
-            factors = [factor] * len(allowed)
-        return [u * a + storing * abs(v) if u <= unjudged else _INF for u, a, v in zip(allowed, factors, values)]
-
-    def screen(self, r: int) -> "List[float]":
-        """Below each tolerance of row r by more than the element's two references can differ (empty: none).
-
-        An element whose error from the exact value rounded to dtype is within its screen passes, since that
-        reference is within 2**-p |exact| + 2**(emin-p) of the one the rule judges against (the rounding to
-        float64, 2**-53 |exact| from the exact value), |exact| <= A, and the storing term pays the 2**-p |exact|
-        but for 2**-p of the error: the screen is (u A)(1 - 2**-p - 2**-40) - 2**-50 A - 2**(emin-p), the
-        2**-40 for the rounding of these sums.  None for rotated vectors and float64.
-        """
-        position = abs(float(self.positions[r]))
-        if self.weights is not None or self.precision == 53 or not position < _INF:
-            return []
-        # Made for a position at most |p| and within 1/16 of it (5 bits of it, rounded down), and kept
-        # for the rows that follow with the same: a lower bound still, in rows of any order.
-        m, e = math.frexp(position)
-        position = math.ldexp(float(math.floor(m * 32)), e - 5)
-        count = self.classes(r)[1]
-        if self._screen_key != (position, count):
-            unit, factor, n = self.unit, self.factor, len(self.frequencies)
-            shrink = 1.0 - self.storing - _power_of_two(-40)
-            least = unit * factor * shrink - _power_of_two(-50) * factor
-            least -= _power_of_two(_DTYPES[self.dtype][1] - self.precision)
-            screen = list(
-                map(self.add, [least] * n, map(self.mul, self.frequencies, [unit * position * factor * shrink] * n))
-            )
-            for c in self._order[:count]:
-                screen[c] = _INF
-            self._screen_key, self._screen = (position, count), screen
-        return self._screen
-
-    def lines(
-        self, r: int, bound: "List[float]", values: "Optional[List[float]]", largest: "Optional[float]" = None
-    ) -> "Optional[Tuple[List[float], List[float]]]":
-        """Row r's pass and fail lines for errors from a float64 row within bound B of the exact one; None for rotated vectors.
-
-        An element of values (row r, largest in magnitude at most largest) whose error from that row is at
-        most its pass line passes the default rule, and one whose error is beyond its fail line fails it,
-        whatever the exact value: the pass line is u A (1 - 2**-40) - 2 B at a position at most |p|, plus
-        the storing term 2**-p |value| for a narrow format (elsewhere left out: it is never negative), the
-        fail line (u A + 2**-p V)(1 + 2**-40) + 2 B at a position at least |p|, for V the power of two above
-        largest and A; both infinite for the elements not judged.  2**-40 covers the rounding of the
-        tolerances and errors (see screen), B the reference's distance from the exact value.  Without
-        largest, the pass line alone; without values, the fail line alone.  Each line is made for positions within 1/16 of |p| (5 bits, rounded
-        down or up) and kept for the rows that follow with the same, with the same bound (and V).
-        """
-        position = abs(float(self.positions[r]))
-        if self.weights is not None or not position < _INF or (largest is not None and not largest < _INF):
-            return None
-        count = self.classes(r)[1]
-        m, e = math.frexp(position)
-        add, sub, mul, n = self.add, self.sub, self.mul, len(self.frequencies)
-        margin = _power_of_two(-40)
-        below = math.ldexp(float(math.floor(m * 32)), e - 5)
-        twice: "List[float]" = []  # 2 B, made once for the lines this call makes
-        if self._passing_key != (below, count) or self._passing[0] is not bound:
-            low = self.unit * self.factor * (1.0 - margin)
-            twice = list(map(add, bound, bound))
-            passing = list(map(sub, map(add, [low] * n, map(mul, self.frequencies, [low * below] * n)), twice))
-            for c in self._order[:count]:
-                passing[c] = _INF
-            self._passing_key, self._passing = (below, count), (bound, passing)
-        passing = self._passing[1] if values is not None else []
-        if self.precision < 24 and values is not None:
-            # A narrow format: its storing term is most of each tolerance, kept in the pass line, element by element.
-            passing = list(map(add, passing, map(mul, map(abs, values), [self.storing] * n)))
-        if largest is None:
-            return passing, []
-        above = math.ldexp(float(math.ceil(m * 32)), e - 5)
-        largest = math.ldexp(1.0, math.frexp(largest if largest > self.factor else self.factor)[1])
-        if self._failing_key != (above, count, largest) or self._failing[0] is not bound:
-            high = self.unit * self.factor * (1.0 + margin)
-            stored = self.storing * largest * (1.0 + margin)
-            twice = twice or list(map(add, bound, bound))
-            failing = list(
-                map(add, map(add, [high + stored] * n, map(mul, self.frequencies, [high * above] * n)), twice)
-            )
-            for c in self._order[:count]:
-                failing[c] = _INF
-            self._failing_key, self._failing = (above, count, largest), (bound, failing)
-        return passing, self._failing[1]
-
-    def classes(self, r: int) -> "Tuple[int, int, int, int]":
-        """Row r's coarse and not judged elements: (coarse, not judged, the first column of each or -1)."""
-        if r == self._classes[0]:
-            return self._classes[1]  # asked again for the same row: the tally, the row's tolerance, its screen
-        counts = []
-        for bound in (self.COARSE, self.UNJUDGED):
-            # u > bound  <=>  |position| * w > bound / unit - 1.
-            try:
-                reach = abs(float(self.positions[r])) / (bound / self.unit - 1.0)
-            except (OverflowError, ZeroDivisionError):
-                reach = _INF
-            count = 0
-            if reach > 0.0:
-                # Columns whose frequency w > 1 / reach: a prefix of the falling frequencies.
-                limit = 1.0 / reach if reach < _INF else 0.0
-                low, high = 0, len(self._falling)
-                while low < high:
-                    middle = (low + high) // 2
-                    if self._falling[middle] > limit:
-                        low = middle + 1
-                    else:
-                        high = middle
-                count = low
-            counts.append(count)
-        coarse, unjudged = counts
-        found = (
-            coarse - unjudged,
-            unjudged,
-            self._first[coarse - 1] if coarse else -1,
-            self._first[unjudged - 1] if unjudged else -1,
-        )
-        self._classes = (r, found)
-        return found
-
-
-class _Comparison:
-    """The running tally of a check: failures, largest errors, coarse and unjudged elements, damaged cells.
-
-    add() takes each row as the table holds it (rounded to dtype), the exact row rounded to float64 (what the
-    default rule judges against) and a call giving it rounded to dtype (what atol and ulps, the largest errors
-    and the worst element are measured against; the same list for float64).
-    """
-
-    # Damaged elements kept for the diagnosis, at most: a table wrong everywhere is counted, not held.
-    KEPT_CELLS = 1 << 18
-
-    def __init__(
-        self,
-        allowance: "_Allowance",
+        shape: "Tuple[int, int]",
+        convention: str,
         dtype: str,
         atol: "Optional[float]",
         ulps: "Optional[float]",
-        measure: bool = True,
+        failures: int,
+        max_abs_error: float,
+        max_ulp_error: float,
+        worst: "Optional[Tuple[int, int, float, float]]",
+        diagnosis: "Optional[str]",
+        not_finite: "Sequence[Tuple[int, int, float]]" = (),
+        not_finite_count: int = 0,
     ) -> None:
-        self.allowance = allowance
-        #: Whether the largest errors and the worst element are wanted, or the verdicts alone (a verification).
-        self.measure = measure
+        self.shape = shape
+        self.convention = convention
         self.dtype = dtype
-        self.default = atol is None and ulps is None
-        self.atol = 0.0 if atol is None else atol
-        self.ulps = 0.0 if ulps is None else ulps
-        self.failures = 0
-        self.max_abs = 0.0
-        self.max_ulps = 0.0
-        self.worst: "Optional[Tuple[int, int, float, float]]" = None
-        #: Elements the default rule judges coarser than 2**-10, and elements it does not judge.
+        self.atol = atol
+        self.ulps = ulps
+        self.failures = failures
+        self.max_abs_error = max_abs_error
+        self.max_ulp_error = max_ulp_error
+        #: (row, column, actual, expected) of the largest absolute error among finite elements.
+        self.worst = worst
+        self.diagnosis = diagnosis
+        #: (row, column, value) of the first NaN or infinite elements, and how many there are.
+        self.not_finite = list(not_finite)
+        self.not_finite_count = not_finite_count
+        #: Why the table cannot be checked (most elements not judged, or no table of its width), or None.
+        self.uncheckable: "Optional[str]" = None
+        #: Elements the default rule judges coarser than 2**-10, and elements it does not judge (see docs/checking.md).
         self.coarse = 0
         self.unjudged = 0
-        #: (row, column) of the first of each, in row order.
+        #: (row, column) of the first of each, in row order, or None.
         self.coarse_from: "Optional[Tuple[int, int]]" = None
         self.unjudged_from: "Optional[Tuple[int, int]]" = None
-        #: row -> the columns outside the default tolerance (what the diagnosis explains), for the first rows
-        #: that hold up to KEPT_CELLS of them; and how many rows and elements are outside it in all.
-        self.damaged: "Dict[int, List[int]]" = {}
-        self.damaged_rows = self.damaged_cells = 0
-        self._bound: "Optional[List[float]]" = None  # the last bound given, and twice it
-        self._margins: "List[float]" = []
-        # The last bound given to _reach, its reach for it (in value, in place), and its largest B.
-        self._reached: "Tuple[Optional[List[float]], float, int, float]" = (None, 0.0, 0, 0.0)
-        self._misses = 0  # the rows in a row whose largest errors _decided could not rule out
+        #: What the table was compared with, in words, and the default rule (compare_rope sets its own).
+        self.subject = f"the {convention} convention"
+        self.rule: "Optional[str]" = None
+        #: What explains a mismatch, as keys (docs/checking.md and docs/rope.md list them; empty when nothing is named).
+        self.causes: "Tuple[str, ...]" = ()
+        #: Where dtype came from when the data says ("the array's dtype"), or None.
+        self.dtype_origin: "Optional[str]" = None
+        #: A narrower format that holds every value of a failing list or text table checked as float64, or None.
+        self.narrower: "Optional[str]" = None
 
-    def add(
-        self,
-        r: int,
-        row: "List[float]",
-        exact: "Sequence[float]",
-        expect: "Callable[[], List[float]]",
-        has_not_finite: bool,
-        bound: "Optional[List[float]]",
-        settle: "Optional[Callable[[int, int], float]]",
-    ) -> None:
-        """Tally row r: exact is the exact row rounded to float64, or a float64 row within bound of it.
+    @property
+    def ok(self) -> bool:
+        return self.failures == 0 and self.uncheckable is None
 
-        expect() gives the exact row rounded to dtype.  With a bound (see _references), an element whose
-        error from exact is more than bound[c] from its tolerance is settled by that error; one nearer the
-        edge is judged against settle(r, c), its exact value rounded to float64.  The verdict is the same
-        as with the exact row.  A row whose verdicts _decided() gives from exact alone, and that it shows cannot
-        reach the largest errors (or whose errors are not measured), is not rounded to dtype.
+    @property
+    def count(self) -> int:
+        return self.shape[0] * self.shape[1]
 
-        Long because a row's tally is one sequence: the largest error, the classes, the verdict of each
-        element, the distance in places.
-        """
-        sub = self.allowance.sub
-        judged: "Optional[List[float]]" = None
-        decided: "Optional[List[int]]" = None  # the damaged columns of a row whose verdicts _decided() gives
-        short = False  # whether the row cannot reach the largest errors (_decided)
-        if (
-            bound is not None
-            and self.default
-            and not has_not_finite
-            and (not self.measure or (self.worst is not None and self.max_ulps > 1 << self.allowance.precision))
-        ):
-            # Verdicts alone, or a failing table whose largest errors are known: the float64 row may decide.
-            decided, judged, short = self._decided(r, row, exact, bound)
-        expected: "List[float]" = []
-        errors: "List[float]" = []
-        largest = -1.0  # not wanted: the verdicts alone, or a row that cannot reach the largest errors
-        if decided is None or (self.measure and not short):
-            expected = expect()
-            errors = list(map(abs, map(sub, row, expected)))
-            if not self.measure:
-                pass
-            elif has_not_finite:
-                finite = [x for x in errors if x < _INF]
-                largest = max(finite) if finite else -1.0
-            else:
-                largest = max(errors)
-        if largest >= 0.0 and (largest > self.max_abs or self.worst is None):
-            c = errors.index(largest)
-            self.max_abs = largest
-            self.worst = (r, c, row[c], expected[c])
-        # Counted whatever the rule: the diagnosis works with the default one.
-        coarse, unjudged, first_coarse, first_unjudged = self.allowance.classes(r)
-        if coarse:
-            self.coarse += coarse
-            if self.coarse_from is None:
-                self.coarse_from = (r, first_coarse)
-        if unjudged:
-            self.unjudged += unjudged
-            if self.unjudged_from is None:
-                self.unjudged_from = (r, first_unjudged)
-        if largest == 0.0 and not has_not_finite:
-            return  # every value is the exact one rounded to dtype: it passes every rule
-        screen = [] if has_not_finite or decided is not None else self.allowance.screen(r)
-        damaged: "List[int]" = []
-        if decided is not None:
-            damaged = decided
-        elif screen and all(map(self.allowance.le, errors, screen)):
-            pass  # the common row, decided in C loops
-        elif bound is None:
-            judged = errors if exact is expected else list(map(abs, map(sub, row, exact)))
-            tolerances = self.allowance.row(r, row)
-            if not all(map(self.allowance.le, judged, tolerances)):
-                damaged = self.allowance.outside(judged, tolerances)
-        else:
-            # Within 2 B of the reference f (see _references): below tolerance - 2B an element passes, above
-            # tolerance + 2B it fails, between them the exact value decides.  In C loops but for those.
-            add, le = self.allowance.add, self.allowance.le
-            if judged is None:
-                judged = list(map(abs, map(sub, row, exact)))
-            tolerances = self.allowance.row(r, row)
-            if bound is not self._bound:  # the same list for the rows of a band of positions
-                self._bound, self._margins = bound, list(map(add, bound, bound))
-            lower = list(map(sub, tolerances, self._margins))
-            if not all(map(le, judged, lower)):
-                upper = list(map(add, tolerances, self._margins))
-                within = sum(map(le, judged, upper))
-                near = within - sum(map(le, judged, lower))  # how many the exact value decides
-                if not near and self.damaged_cells > self.KEPT_CELLS and not has_not_finite:
-                    damaged = [0] * (len(row) - within)  # counted, not kept
-                else:
-                    damaged = self.allowance.outside(judged, upper)  # these fail
-                    if near:
-                        for c in set(self.allowance.outside(judged, lower)).difference(damaged):
-                            error = judged[c] if settle is None else abs(row[c] - settle(r, c))
-                            if not error <= tolerances[c]:
-                                damaged.append(c)
-                        damaged.sort()
-        if has_not_finite:
-            # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
-            outside = set(damaged)
-            damaged = [c for c, x in enumerate(row) if c in outside or not -_INF < x < _INF]
-        if damaged:
-            self.damaged_rows += 1
-            self.damaged_cells += len(damaged)
-            if self.damaged_cells <= self.KEPT_CELLS:
-                self.damaged[r] = damaged
-        if self.default:
-            self.failures += len(damaged)
-        elif self.ulps == 0.0:
-            self.failures += sum(1 for error in errors if not error <= self.atol)
-        if not self.measure or short:
-            return
-        by_place = not self.default and self.ulps != 0.0  # whether each element's distance in places is wanted
-        if not (has_not_finite or by_place) and self.max_ulps > 1 << self.allowance.precision:
-            # No element of the row is further in places than the largest magnitudes of the two rows together
-            # (|x| < |y| as their patterns are): a row that cannot reach the largest distance so far is done.
-            # Tried only once the distance is past 2**p (a sign crossed, or magnitudes apart): never in a
-            # table that passes, where the bound could not beat it.
-            top = _ordered([max(max(row), -min(row)), max(max(expected), -min(expected))], self.dtype, False)
-            if top[0] + top[1] <= self.max_ulps:
-                return
-        if not (has_not_finite or by_place):
-            # Only the largest distance is wanted: the bit patterns' differences, in C loops; where one
-            # reaches 2**(p-1), a sign may differ, and the places decide.
-            differences = list(map(sub, _ordered(row, self.dtype, False), _ordered(expected, self.dtype, False)))
-            high, low = max(differences), -min(differences)
-            if high < 1 << (self.allowance.precision - 1) and low < 1 << (self.allowance.precision - 1):
-                self.max_ulps = max(self.max_ulps, high if high > low else low)
-                return
-        finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
-        places = list(map(abs, map(sub, _ordered(finite_row, self.dtype, True), _ordered(expected, self.dtype, True))))
-        if has_not_finite:
-            largest = max((n for n, error in zip(places, errors) if error < _INF), default=0)
-        else:
-            largest = max(places)
-        self.max_ulps = max(self.max_ulps, largest)
-        if by_place:
-            # A NaN or infinite element fails whatever its place (its substitute's is meaningless).
-            self.failures += sum(
-                1 for error, n in zip(errors, places) if not (error <= self.atol or (error < _INF and n <= self.ulps))
+    def __repr__(self) -> str:
+        return f"<Report {'ok' if self.ok else 'mismatch'}: {self.failures} of {self.count} outside tolerance>"
+
+    def tolerance(self) -> str:
+        """The rule an element must meet, in words."""
+        if self.atol is None and self.ulps is None:
+            if self.rule is not None:
+                return self.rule
+            return _Allowance([], [], self.dtype).rule
+        parts = []
+        if self.atol is not None:
+            parts.append("atol=0, exact" if self.atol == 0 else f"atol={self.atol:.3g}")
+        if self.ulps is not None:
+            parts.append(f"ulps={self.ulps:g}")
+        return " or ".join(parts)
+
+    def __str__(self) -> str:
+        row_list, columns = self.shape
+        origin = "" if self.dtype_origin is None else f" ({self.dtype_origin})"
+        lines = [
+            f"{row_list} x {columns} table against the exact {self.dtype} values{origin} of {self.subject}"
+            f" ({self.tolerance()})"
+        ]
+        if self.narrower is not None:
+            lines.append(
+                f"every value is a {self.narrower} number: to check the table as {self.narrower},"
+                f" give dtype={self.narrower!r} (--dtype {self.narrower})"
             )
+        if self.not_finite_count < self.count and self.max_abs_error == self.max_abs_error:
+            lines.append(f"max abs error {self.max_abs_error:.3g}, max {self.max_ulp_error:.3g} ulps of {self.dtype}")
+        if self.worst is not None and self.max_abs_error > 0:
+            row, column, actual, expected = self.worst
+            lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
+        if self.not_finite_count:
+            lines.append(_not_finite_text(self.not_finite, self.not_finite_count, self.dtype))
+        computing = _Allowance([], [], self.dtype).computing
+        bits = _DTYPES[computing][0]
+        for count, first, bound, what in (
+            (
+                self.coarse,
+                self.coarse_from,
+                bits - 15,
+                "too coarsely to judge them to 2**-10: judged to their own allowance",
+            ),
+            (self.unjudged, self.unjudged_from, bits - 9, "so coarsely that the allowance passes 2**-4: not judged"),
+        ):
+            # Elements judged coarsely or not at all: how many, why, where they start.
+            if count and first is not None:
+                share = _percent(count / self.count) if 1000 * count >= self.count else "under 0.1%"
+                lines.append(
+                    f"{count} of {self.count} elements ({share}) have angles past {(1 << bound) - 1},"
+                    f" which {computing} holds {what}; the first is [{first[0]}][{first[1]}]"
+                )
+        if self.uncheckable is not None:
+            lines.append(self.uncheckable)
+        verdict = "within tolerance" if self.ok else "MISMATCH"
+        if self.failures == 0 and not self.ok:
+            verdict = "CANNOT BE CHECKED"
+        if self.max_abs_error != self.max_abs_error:
+            lines.append(f"no element compared: {verdict}")  # NaN: there was nothing to compare with
+        else:
+            unjudged = f", {self.unjudged} not judged" if self.unjudged else ""
+            lines.append(f"{self.failures} of {self.count} elements outside the tolerance{unjudged}: {verdict}")
+        if self.diagnosis:
+            lines.append(self.diagnosis)
+        return "\n".join(lines)
 
-    def _decided(
-        self, r: int, row: "List[float]", exact: "Sequence[float]", bound: "List[float]"
-    ) -> "Tuple[Optional[List[int]], List[float], bool]":
-        """Row r's verdicts under the default rule from exact, a float64 row within bound of the exact one, if that decides them.
 
-        It decides them where the error of every element from exact is below its pass line or beyond its
-        fail line (_Allowance.lines).  Return the columns outside the tolerance where it does, else None
-        (add() then judges the row as it does without); the errors from exact; and whether the row cannot
-        reach the largest errors measured, which add() then need not measure: no error from the exact
-        values rounded to dtype is more than the error from exact + B + half a unit of dtype at A
-        (|exact| <= A, see _reach), and no element is further in places than _beyond_places() allows.
-        """
-        allowance = self.allowance
-        judged = list(map(abs, map(allowance.sub, row, exact)))
-        lines = allowance.lines(r, bound, row)
-        damaged: "Optional[List[int]]" = None
-        largest = -1.0  # the row's largest magnitude, once made
+# ---------------------------------------------------------------------------
+# Derivation text: which steps are exact
+# ---------------------------------------------------------------------------
 
-        def magnitude() -> float:
-            high, low = max(row), -min(row)
-            return high if high > low else low
 
-        if lines is not None:
-            le, passing = allowance.le, lines[0]
-            damaged = []
-            if not all(map(le, judged, passing)):
-                largest = magnitude()
-                lines = allowance.lines(r, bound, None, largest)
-                failing = [] if lines is None else lines[1]
-                within = sum(map(le, judged, failing)) if failing else -1
-                if within != sum(map(le, judged, passing)):
-                    damaged = None  # some elements lie between their lines: the exact values decide them
-                elif self.damaged_cells > self.KEPT_CELLS:
-                    damaged = [0] * (len(row) - within)  # counted, not kept
-                else:
-                    damaged = allowance.outside(judged, failing)
-        reached = True
-        # Tried on every row while it helps, else on one row in 16 (a table whose rows keep coming near the
-        # largest distance in places would pay for it on every row, for nothing).
-        if self.measure and (self._misses < 4 or not r % 16) and max(judged) + self._reach(bound)[0] <= self.max_abs:
-            reached = self._beyond_places(row, exact, bound, largest if largest >= 0.0 else magnitude())
-            self._misses = self._misses + 1 if reached else 0
-        return damaged, judged, not reached
+def _element_name(pos: int, dim: int) -> str:
+    """Return ``pos₁₂`` for (1, 2), with a comma once either index has two digits."""
+    separator = "" if pos < 10 and dim < 10 else ","
+    return "pos" + _subscript(pos) + separator + _subscript(dim)
 
-    def _reach(self, bound: "List[float]") -> "Tuple[float, int]":
-        """How far the exact values' rounding to dtype can be from a float64 row within bound of them: (in value, in place).
 
-        |exact| <= A (1 + 2**-53) <= A + B for A the factor, and rounding is monotone: no exact value's rounding
-        is further from 0 than A + B's.  In value: B and half a unit of dtype at A and at its subnormals, doubled
-        for the rounding of these sums and for a binade A's float64 rounding may have left; infinite where A + B
-        rounds past the format (an exact value's rounding may be infinite there).  In place: the place of A + B
-        rounded to dtype.  Kept for the same bound, with its largest B.
-        """
-        if self._reached[0] is not bound:
-            precision, smallest, _ = _DTYPES[self.dtype]
-            factor, most = self.allowance.factor, max(bound)
-            half = factor * _power_of_two(-precision) + _power_of_two(smallest - precision)
-            rounded = _round_row([factor + most], self.dtype)
-            margin = 2.0 * (most + half) if rounded[0] < _INF else _INF
-            self._reached = (bound, margin, _ordered(rounded, self.dtype, False)[0], most)
-        return self._reached[1], self._reached[2]
+_SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉"
 
-    def _beyond_places(
-        self, row: "List[float]", exact: "Sequence[float]", bound: "List[float]", largest: float
-    ) -> bool:
-        """Whether an element of row could be further in places from its exact value's rounding than max_ulps (or cannot be told).
 
-        Its rounding E lies between the roundings of exact[c] -+ B[c] (rounding is monotone), and E's place
-        is at most T (_reach).  Values of one sign (or a zero) are at most the larger of their places apart;
-        of opposite signs, their places summed.  So only an element x whose sign may differ from E's (x f <
-        2 B L, L the row's largest |x|: elsewhere |f| >= 2 B > B, and f's sign is E's) and whose own place is
-        beyond max_ulps - T could be further.  Up to 16 such elements are each measured against both
-        roundings; more are bounded together: |E| is at most |f| + B rounded, so x and E are at most the
-        places of |x| and of that rounding apart, summed.
-        """
-        top, most = self._reach(bound)[1], self.max_ulps
-        place = _ordered([largest], self.dtype, False)[0]
-        if place + top <= most:
-            return False
-        if place > most or top > most:
-            return True  # values of one sign might be further apart
-        import struct
+def _subscript(number: int) -> str:
+    return "".join(_SUBSCRIPTS[ord(digit) - 48] for digit in str(number))
 
-        # The number of dtype whose place is most - top: the elements beyond it in magnitude may be further.
-        code, pattern = {"float16": ("e", "H"), "bfloat16": ("f", "I")}.get(self.dtype, ("f", "I"))
-        bits = int(most) - top if self.dtype != "bfloat16" else (int(most) - top) << 16
-        edge = struct.unpack("<" + code, struct.pack("<" + pattern, bits))[0]
-        n, threshold = len(row), 2.0 * self._reached[3] * largest  # _reach's largest B, for this bound
-        products = list(map(self.allowance.mul, row, exact))
-        if min(products) >= threshold:
-            return False  # no element's sign may differ from its exact value's: the common row
-        try:
-            from itertools import compress
-            from operator import gt
 
-            signs: "Iterator[int]" = iter(compress(range(n), map(gt, [threshold] * n, products)))  # x f < 2 B L
-        except ImportError:
-            signs = iter([c for c, product in enumerate(products) if product < threshold])
-        suspects = [c for c in signs if abs(row[c]) > edge]
-        if len(suspects) > 16:
-            # Too many to measure one by one (a table whose signs differ from the reference's): in C loops.
-            outer = _round_row([abs(exact[c]) + bound[c] for c in suspects], self.dtype)
-            own = _ordered([abs(row[c]) for c in suspects], self.dtype, False)
-            farthest: int = max(map(self.allowance.add, own, _ordered(outer, self.dtype, False)))
-            return farthest > most
-        for c in suspects:
-            low, high = _round_row([exact[c] - bound[c], exact[c] + bound[c]], self.dtype)
-            places = _ordered([row[c], low, high], self.dtype, True)
-            if abs(places[0] - places[1]) > most or abs(places[0] - places[2]) > most:
-                return True
+def _number_text(number: float) -> str:
+    """Return the shortest text of a float, without ``.0`` on a whole number."""
+    if number == int(number) and abs(number) < 2.0**53:
+        return str(int(number))
+    return repr(number)
+
+
+def _relation(exact: bool) -> str:
+    return " = " if exact else " ≈ "
+
+
+def _decimal_ratio(text: str) -> "Tuple[int, int]":
+    """Return the exact value of a decimal text such as ``-1.5e-05`` as (numerator, denominator)."""
+    mantissa, _, exponent = text.lower().partition("e")
+    negative = mantissa.startswith("-")
+    whole, _, fraction = mantissa.lstrip("+-").partition(".")
+    numerator = int(whole + fraction)
+    if negative:
+        numerator = -numerator
+    scale = (int(exponent) if exponent else 0) - len(fraction)
+    if scale >= 0:
+        return numerator * 10**scale, 1
+    return numerator, 10**-scale
+
+
+def _ratios_equal(left: "Tuple[int, int]", right: "Tuple[int, int]") -> bool:
+    return left[0] * right[1] == right[0] * left[1]
+
+
+def _power_is_exact(base: "Tuple[int, int]", exponent: "Tuple[int, int]", result: "Tuple[int, int]") -> bool:
+    """Tell whether base**exponent equals result exactly, all three positive rationals.
+
+    With exponent = p/q in lowest terms, b**(p/q) = r exactly when r**q = b**p.
+    Large q are not tried (the answer is then "not proven", shown as ≈).
+    """
+    p, q = exponent
+    if p == 0:
+        return result == (1, 1)
+    a, b = p, q
+    while b:
+        a, b = b, a % b
+    p, q = p // a, q // a
+    if q > 64 or p > 64:
         return False
-
-
-def _references(
-    exact_rows: "Callable[[str], Iterator[List[float]]]",
-    dtype: str,
-    exact_row: "Callable[[int], List[float]]",
-    fast: "Optional[Tuple[Convention, int, List[float], Callable[[int, int, str], float]]]",
-) -> "Iterator[Tuple[Sequence[float], Callable[[], List[float]], Optional[List[float]]]]":
-    """Each row's references: (the exact row rounded to float64, a call giving the same rounded to dtype, None).
-
-    The rounding to dtype is a call, made only where it is wanted (a row whose tally the float64 row and
-    its bound decide does without it).
-
-    exact_rows(format) yields the exact rows rounded to a format.  Rounding the float64 value to dtype
-    gives the exact value's rounding, except where the float64 value lies exactly halfway between two
-    numbers of dtype (those halfway points are float64 numbers, so the exact value and its float64
-    rounding are on the same side of every other one).  Such a tie, once in 2**(52 - p) values or so,
-    takes exact_row(r), the row computed in dtype by the exact kernel.  A runtime of single-precision
-    floats holds no float64 value: there both are the row in dtype.
-
-    fast = (convention, d_model, positions, element), for a convention's table in a narrow format,
-    where element(r, c, format) is one exact element rounded to a format: each row is then made as
-    the fast path makes it: the first item is a float64 row f, the third each element's bound B on
-    its error (see below), and the second is still the exact rounding: where f - B and f + B round to
-    the same number of dtype, so does the exact value between them; elsewhere element() decides.
-
-    The bound.  With each pair's frequency w within 2**-52 w of the exact law's, a position p within
-    2**-53 |p| of its own, and the product p w rounded once, the angle a is within 4.01 * 2**-53 |a|
-    of the true one; sin and cos are taken as within 2 units of 2**-53 of theirs (glibc's, musl's and
-    macOS's are within 1: _sine_within_bound tries them, and the exact rows are used where they are
-    not); the output scale s and its product add 3 units.  So
-    |f - exact| <= s * 2**-53 * (5 + 4.02 |a|) < s * 2**-50 * (1 + |a|) = B, and f is within B of
-    the exact value's float64 rounding too; 2 B also covers the rounding of errors and tolerances.
-    B is made for a position at least |p|, the same for the rows whose positions are within 1/16.
-    Past angle 2**20 or with no operator module (MicroPython), the exact rows are used.
-
-    Long because the two ways to the same references are one generator: the fast one's setup, its
-    checks, then its rows; or the exact rows with their ties.
-    """
-    import struct
-
-    def given(made: "List[float]") -> "Callable[[], List[float]]":
-        return lambda: made  # a row made already
-
-    if dtype == "float64" or _single_precision():
-        for row in exact_rows(dtype):
-            yield row, given(row), None
-        return
-    if fast is not None:
-        try:
-            from operator import add, itemgetter, mul, ne, or_, sub
-        except ImportError:
-            fast = None
-    if fast is not None:
-        convention, d_model, positions, element = fast
-        law, plan = convention._frequencies(), convention._plan(d_model)
-        frequencies = []  # each pair's, within 2**-52 of it: 53 bits of the exact law's 64, whose error is 2**-62
-        for exponent in convention._exponents(d_model):
-            m, k = law.frequency(exponent, 64)
-            drop = _bit_length(m) - 53
-            if not -1000 < k - 64 + drop < 900:
-                fast = None  # near float64's smallest or largest numbers: the exact rows
-                break
-            frequencies.append(_make_float(False, m >> drop, k - 64 + drop))
-    if fast is not None:
-        pairs, n, sin, cos = len(frequencies), d_model, math.sin, math.cos
-        index = [pair if kind == _SINE else pairs + pair if kind == _COSINE else 2 * pairs for kind, pair in plan]
-        columns = [0.0 if kind == _ZERO else frequencies[pair] for kind, pair in plan]
-        arrange = itemgetter(*index) if n > 1 else (lambda values: (values[index[0]],))
-        scale = convention._float_scale(d_model)
-        unit = scale * _power_of_two(-50)
-
-        def made(p: float) -> "Sequence[float]":
-            """Row at position p by the fast path's arithmetic."""
-            angles = list(map(mul, frequencies, [p] * pairs))
-            values = arrange(list(map(sin, angles)) + list(map(cos, angles)) + [0.0])
-            return values if scale == 1.0 else tuple(map(mul, values, [scale] * n))
-
-        def bound(p: float) -> "List[float]":
-            """Each element's B at position p."""
-            return list(map(add, [unit] * n, map(mul, columns, [unit * p] * n)))
-
-        far = max(map(abs, positions), default=_INF) * max(columns)
-        if not (far <= _power_of_two(20) and _power_of_two(-500) <= scale <= _power_of_two(500)):
-            fast = None  # angles past 2**20, or a scale whose square float64 cannot hold (B's last term)
-        elif not _sine_within_bound():
-            fast = None
-    if fast is not None:
-
-        def rounding(r: int, values: "Sequence[float]", bounds: "List[float]") -> "Callable[[], List[float]]":
-            """The call that gives row r's exact values rounded to dtype, from its float64 row and bounds."""
-            return lambda: to_dtype(r, values, bounds)
-
-        def to_dtype(r: int, values: "Sequence[float]", bounds: "List[float]") -> "List[float]":
-            low = _round_row(list(map(sub, values, bounds)), dtype)
-            high = _round_row(list(map(add, values, bounds)), dtype)
-            if low != high or 0.0 in low:
-                # The elements element() decides, found in C loops: those whose bounds round apart, and zeros
-                # whose signs differ (-0.0 == 0.0 hides them from !=).
-                differ = list(map(ne, low, high))
-                if 0.0 in low:
-                    ones = [1.0] * n
-                    signs = map(ne, map(math.copysign, ones, low), map(math.copysign, ones, high))
-                    differ = list(map(or_, differ, signs))
-                c = -1
-                while True:
-                    try:
-                        c = differ.index(True, c + 1)
-                    except ValueError:
-                        break
-                    low[c] = element(r, c, dtype)
-            return low
-
-        top = -1.0
-        for r, p in enumerate(positions):
-            values = made(p)
-            # B for a position at least |p| and within 1/16 of it (5 bits, rounded up), kept for the rows that follow.
-            fraction, power = math.frexp(abs(p))
-            if math.ldexp(float(math.ceil(fraction * 32)), power - 5) != top:
-                top = math.ldexp(float(math.ceil(fraction * 32)), power - 5)
-                bounds = bound(top)
-            yield values, rounding(r, values, bounds), bounds
-        return
-    rows = exact_rows("float64")
-    precision, smallest, _ = _DTYPES[dtype]
-    low_bits, half = (1 << (53 - precision)) - 1, 1 << (52 - precision)
-    tiny = _power_of_two(smallest)  # below it, dtype's numbers are evenly spaced and the halfway points move
-    for r, row in enumerate(rows):
-        rounded = _round_row(row, dtype)
-        bits = struct.unpack(f"<{len(row)}Q", struct.pack(f"<{len(row)}d", *row))
-        suspects = [c for c, (b, x) in enumerate(zip(bits, row)) if b & low_bits == half or -tiny < x < tiny]
-        ties = [
-            c
-            for c in suspects
-            if rounded[c] != row[c] and _round_float(2 * row[c] - rounded[c], dtype) == 2 * row[c] - rounded[c]
-        ]
-        if ties:
-            decided = exact_row(r)
-            for c in ties:
-                rounded[c] = decided[c]
-        yield row, given(rounded), None
-
-
-# ---------------------------------------------------------------------------
-# The diagnosis: which convention, mistake or damage explains a table
-# ---------------------------------------------------------------------------
-#
-# A candidate is a way of computing the table: a convention, a base, a known
-# mistake.  A rotary cache's candidates (a setup, a mistake) go through the
-# same engine: one sample, one simulator of a narrow-format pipeline
-# (_pipeline), one scoring and ranking (_scored), one check on every row
-# (_explanation); only their allowance is their own (_rope_candidate).
-#
-# A table's candidate reproduces an element when it gives it within the element's
-# allowance: twice the default tolerance (the candidates compute in float64
-# with math.sin, not exactly), in the narrow format of a precision mistake,
-# capped at 2**-10.  It explains the table when it reproduces at least 99% of
-# the sampled elements, or when the elements it misses are local damage
-# (isolated elements, moved or zeroed rows, wrong columns) of at most eight
-# items.  Nothing else is ever named.  Two guards keep a wide allowance from
-# explaining what it should not: a candidate that gives the asked
-# convention's rows is skipped (the asked convention did not explain the
-# table), and a precision mistake must reproduce more than the asked
-# convention does within the mistake's own allowance.
-
-
-class _Candidate:
-    """A way of computing the table, in words, with the rows it gives."""
-
-    def __init__(
-        self,
-        description: str,
-        make_row: "Callable[[int], List[float]]",
-        convention: "Optional[Convention]",
-        seq_len: int,
-        local: bool = False,
-        precision: int = 53,
-        causes: "Tuple[str, ...]" = (),
-    ) -> None:
-        self.description = description
-        self.make_row = make_row
-        #: The convention whose angles (and output scale) set each element's allowance, in a table of seq_len
-        #: rows; None for a rotary cache's candidate, whose allowance is its own (tolerances).
-        self.convention = convention
-        self.seq_len = seq_len
-        #: Whether local damage is looked for against it (a convention, not a mistake).
-        self.local = local
-        #: The bits of the narrowest format it rounds to: its allowance is that format's.
-        self.precision = precision
-        self.frequencies: "Optional[List[float]]" = None
-        self.scale = 1.0
-        #: Whether it differs from the convention asked for by its allowance alone (kept, not pruned).
-        self.distinct = False
-        #: What more to say when it explains the table.
-        self.note = ""
-        #: How it differs from the convention asked for, as Report.causes keys: the fields a call sets
-        #: otherwise (base, layout, scale, ...), or the mistake's (positions:float16, transposed, ...).
-        self.causes = causes
-        #: Allowances made, by (convention, precision, dtype, row): _candidates shares one among its candidates.
-        self.memo: "Dict[Tuple[object, ...], List[float]]" = {}
-        #: Row r with its rounded angles taken to their other neighbours, for a mistake that rounds angles:
-        #: where the pipeline's angle lay at a midpoint, either is its rounding.
-        self.other_rounding: "Optional[Callable[[int], List[float]]]" = None
-        #: Each element's allowance in row r, where the candidate sets its own (a rotary cache's).
-        self.tolerances: "Optional[Callable[[int], List[float]]]" = None
-        #: For a candidate checked on every element by the default rule (local), where it is not a table's
-        #: convention (a rotary setup): that check's tally, and the call that computes the candidate.
-        self.check: "Optional[Callable[[], _Comparison]]" = None
-        self.call = ""
-
-    def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
-        """Each element's allowance in row r (see _row_allowance)."""
-        if self.tolerances is not None:
-            return self.tolerances(r)
-        assert self.convention is not None  # a candidate without tolerances has a convention
-        if self.frequencies is None:
-            self.scale = self.convention._float_scale(d_model)
-            shared = ("frequencies", self.convention, d_model)  # one list per convention: its allowances shared
-            self.frequencies = self.memo.get(shared) or _column_frequencies(self.convention, d_model)
-            self.memo[shared] = self.frequencies
-        precision = min(self.precision, _DTYPES[dtype][0])
-        # The frequencies' identity: a mistake's own (set when it is made) are not its convention's.
-        key = (self.convention, id(self.frequencies), precision, dtype, r)
-        found = self.memo.get(key)
-        if found is None:
-            position = _to_float(self.convention._position(r, self.seq_len))
-            unit_key = ("unit", dtype)  # the default rule's unit, made once per format, not per row
-            judged = (self.memo.get(unit_key) or [_Allowance([], [], dtype).unit])[0]
-            if len(self.memo) >= _CACHE_LIMIT // 4:
-                # A sample's rows for one convention at most (on a board, one row): memory does not grow with
-                # the table.
-                self.memo.clear()
-            found = self.memo[key] = _row_allowance(self.frequencies, position, precision, self.scale, judged)
-            self.memo[unit_key] = [judged]
-        return found
-
-    def row(self, r: int, dtype: str) -> "Optional[List[float]]":
-        """Row r rounded to dtype, as the table's values are; None where it cannot be computed (beyond float64)."""
-        try:
-            return _round_row(self.make_row(r), dtype)
-        except (ValueError, OverflowError, ZeroDivisionError):
-            return None
-
-
-def _convention_candidate(
-    description: str, convention: "Convention", seq_len: int, d_model: int, causes: "Tuple[str, ...]" = ()
-) -> "_Candidate":
-    frequencies = convention._float_frequencies(d_model)
-    plan = convention._plan(d_model)
-    scale = convention._float_scale(d_model)
-
-    arranged = _arranged(plan)
-
-    def make_row(r: int) -> "List[float]":
-        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale))
-
-    return _Candidate(description, make_row, convention, seq_len, local=True, causes=causes)
-
-
-def _arranged(plan: "List[Tuple[int, int]]") -> "Callable[[List[float], List[float]], List[float]]":
-    """The call that puts each pair's cosine and sine (_pipeline's) in the columns a plan of (kind, pair) gives them.
-
-    Its index is made once for each pair of lengths of the cosines and sines given (by a comprehension
-    where there is no operator module, or fewer than two columns).
-
-    >>> _arranged([(_SINE, 0), (_COSINE, 0), (_SINE, 1), (_ZERO, 0)])([1.0, 0.5], [0.0, 0.25])
-    [0.0, 1.0, 0.25, 0.0]
-    >>> arrange = _arranged([(_ZERO, 0), (_COSINE, 0), (_SINE, 1)])
-    >>> arrange([1.0], [0.0, 0.5]), arrange([1.0], [0.0, 0.5, 0.75])  # the padding is 0.0 whatever the lengths
-    ([0.0, 1.0, 0.5], [0.0, 1.0, 0.5])
-    """
-    # By the numbers of cosines and sines given: where each column's value sits in cosines + sines + [0.0].
-    getters: "Dict[Tuple[int, int], Callable[[List[float]], Sequence[float]]]" = {}
-
-    def arranged(cosines: "List[float]", sines: "List[float]") -> "List[float]":
-        key = (len(cosines), len(sines))
-        getter = getters.get(key)
-        if getter is None and len(plan) > 1:
-            try:
-                from operator import itemgetter
-
-                # One C loop over the cosines, the sines and a zero, in one list.
-                k, zero = key[0], key[0] + key[1]
-                index = [k + pair if kind == _SINE else pair if kind == _COSINE else zero for kind, pair in plan]
-                getter = getters[key] = itemgetter(*index)
-            except ImportError:
-                pass
-        if getter is None:
-            return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
-        return list(getter(cosines + sines + [0.0]))
-
-    return arranged
-
-
-def _diagnose(
-    table: "_Source",
-    asked: "Optional[Convention]",
-    dtype: str,
-    damaged: "Dict[int, List[int]]",
-    not_finite: "List[Tuple[int, int, float]]",
-    context: "Convention",
-    unjudged: int = 0,
-    not_finite_count: int = -1,
-    counted: "Optional[Tuple[int, int]]" = None,
-) -> "Tuple[str, Tuple[str, ...]]":
-    """Say what explains the table, and its causes: the convention asked for with local damage, another candidate, or nothing.
-
-    ``asked`` is None when the convention asked for has no table of this
-    width, or cannot judge most of it; ``context`` is the convention asked for, whose base and given
-    positions the candidates share; ``unjudged`` counts the elements the default rule does not judge;
-    ``not_finite`` holds the first elements that are not finite, of ``not_finite_count`` (its length if
-    -1); ``counted`` is (rows, elements) outside the tolerance when ``damaged`` holds only the first of them.
-    The causes (Report.causes) begin with ``not_finite`` where such elements are named and ``output:FORMAT``
-    where every value is a number of a narrower format.
-
-    Long because each verdict before the candidates is a short step, in the order tried: elements not
-    finite, zeros, a narrower format, the convention asked for with local damage.
-    """
-    d_model = len(table[0])
-    prefix = "Diagnosis: "
-    causes: "Tuple[str, ...]" = ()
-    if not_finite_count < 0:
-        not_finite_count = len(not_finite)
-    if not_finite:
-        prefix += _not_finite_text(not_finite[:5], not_finite_count, dtype) + "; "
-        causes += ("not_finite",)
-        if not_finite_count == len(table) * d_model:
-            return prefix + "no element is a finite number.", causes
-        # Those are named already; the rest of the table is what needs explaining.
-        bad = set((r, c) for r, c, _ in not_finite)
-        damaged = {r: [c for c in columns if (r, c) not in bad] for r, columns in damaged.items()}
-        damaged = {r: columns for r, columns in damaged.items() if columns}
-    if all(x == 0.0 for row in table for x in row):
-        return prefix + "every element of the table is 0.", causes + ("zeros",)
-    held = _narrowest_format(table, dtype) if asked is not None and not not_finite else None
-    if asked is not None and held is not None:
-        tally = _tally(table, asked, held, None, None, measure=False)
-        causes += (f"output:{held}",)
-        if not tally.failures and 2 * tally.unjudged <= len(table) * d_model:
-            return prefix + (
-                f"every value of the table is a {held} number, and {dtype} was asked: checked as {held}"
-                f" (dtype={held!r}), it passes; its values were rounded to {held}."
-            ), causes
-        # Stored in the narrower format and wrong besides: explained as a table of that format.
-        prefix += f"every value of the table is a {held} number ({dtype} was asked); checked as {held}, "
-        dtype, damaged, unjudged = held, tally.damaged, tally.unjudged
-        counted = None if len(damaged) == tally.damaged_rows else (tally.damaged_rows, tally.damaged_cells)
-    shift = 0
-    if asked is not None:
-        others = "the other elements are" if not_finite else "every element is"
-        if unjudged:
-            others = "every other element is" if not_finite else "every element it judges is"
-        if not damaged:
-            return prefix + (
-                f"{others} within the default tolerance of the {asked._name(d_model)} convention, so the"
-                f" differences are no larger than a faithful {dtype} computation makes."
-            ), causes
-        if counted is None:  # damage held in part is more than local
-            reference = _convention_candidate(_describe(asked, d_model), asked, len(table), d_model)
-            items, shift = _damage(table, damaged, reference, dtype)
-            if items is not None:
-                return (
-                    prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items, '; ')}."
-                ), causes + ("damage",)
-    if counted is None:
-        counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
-    candidates = _candidates(table, asked, context, dtype, shift)
-    sample = _sample_rows(len(table))
-    words, found = _explanation(
-        table, _scored(table, candidates, asked, dtype, sample), asked, dtype, counted, len(sample)
-    )
-    return prefix + words, causes + found
-
-
-def _scored(
-    table: "_Table",
-    candidates: "List[_Candidate]",
-    asked: "Optional[Convention]",
-    dtype: str,
-    sample: "List[int]",
-) -> "List[Tuple[int, int, int, _Candidate]]":
-    """Score the candidates on the sampled rows, best first: (-elements reproduced, index, elements compared, candidate).
-
-    candidates[0] is the convention asked for, if any.  The two guards of
-    this section's essay drop a candidate here: one that gives the asked
-    convention's rows, and a precision mistake that reproduces no more than
-    the asked convention does within the mistake's own allowance.  Those
-    that explain the sample come first, in the order tried (the simplest
-    story among equals), then the others by how much they reproduce.
-
-    Each candidate is screened on a sixteenth of the sample first: one that
-    reproduces less than 90% there cannot explain the table, and only the
-    three best screened are scored in full, as the closest, when nothing
-    explains it.  Scoring stops at the third candidate that explains the
-    sample: the diagnosis names one of the first three.
-    """
-    d_model = len(table[0])
-    asked_rows = [candidates[0].row(r, dtype) for r in sample] if asked is not None else []
-    quick = sample[:: max(1, len(sample) // 16)]
-    # How much the asked convention reproduces within a narrow format's allowance, by precision.
-    loosely: "Dict[int, int]" = {}
-    scored: "List[Tuple[int, int, int, _Candidate]]" = []
-    screened: "List[Tuple[float, int, _Candidate]]" = []  # (-share on the screen, index, candidate)
-    explaining = 0
-
-    def score(index: int, candidate: "_Candidate") -> None:
-        if index and asked is not None and not candidate.distinct:
-            if _same_as(candidate, candidates[0], asked_rows, sample, dtype, d_model):
-                return  # it cannot be told from the convention asked for, which did not explain the table
-        reproduced, compared = _reproduced(table, candidate, sample, dtype)
-        if index and asked is not None and not candidate.distinct and candidate.precision < _DTYPES[dtype][0]:
-            # A narrow format's allowance is wide: the mistake explains the
-            # table only if the convention asked for does worse within it.
-            if candidate.precision not in loosely:
-                loose = _convention_candidate("", asked, len(table), d_model)
-                loose.precision = candidate.precision
-                loosely[candidate.precision] = _reproduced(table, loose, sample, dtype)[0]
-            if loosely[candidate.precision] >= reproduced:
-                return
-        scored.append((-reproduced, index, compared, candidate))
-
-    for index, candidate in enumerate(candidates):
-        if explaining == 3:
-            break
-        if index:
-            reproduced, compared = _reproduced(table, candidate, quick, dtype)
-            if compared and reproduced < 0.9 * compared:
-                screened.append((-reproduced / compared, index, candidate))
-                continue
-        score(index, candidate)
-        explaining = sum(1 for negative, _, compared, _ in scored if -negative >= _EXPLAINED_SHARE * compared)
-    if not explaining:
-        for _, index, candidate in sorted(screened, key=lambda item: (item[0], item[1]))[:3]:
-            score(index, candidate)
-    scored.sort(
-        key=lambda item: (
-            -item[0] < _EXPLAINED_SHARE * item[2],
-            item[0] if -item[0] < _EXPLAINED_SHARE * item[2] else 0,
-            item[1],
-        )
-    )
-    return scored
-
-
-def _explanation(
-    table: "_Table",
-    scored: "List[Tuple[int, int, int, _Candidate]]",
-    asked: "Optional[Convention]",
-    dtype: str,
-    outside: "Tuple[int, int]",
-    sampled: int,
-) -> "Tuple[str, Tuple[str, ...]]":
-    """The diagnosis from the best three scores, and its causes: the first candidate that explains the table, else the closest.
-
-    outside is (rows, elements) outside the default tolerance of the convention asked for.  The causes are
-    the candidate's, and ``damage`` where local damage is named beside it; none when nothing explains the table.
-
-    Long because each kind of candidate is told in its own words, in the order scored: the convention
-    asked for, a convention checked on every element with its call, a mistake checked on every row.
-    """
-    d_model = len(table[0])
-    rows_text = f" (on {sampled} of {len(table)} rows)" if sampled < len(table) else ""
-    fallback: "Optional[str]" = None
-    damage = ("damage",)
-    for negative, index, compared, candidate in scored[:3]:
-        reproduced = -negative
-        if compared == 0 or 2 * reproduced < compared:
-            break
-        if index == 0 and asked is not None:
-            # The convention asked for: its damage, on every row, was more than local.
-            if reproduced >= _EXPLAINED_SHARE * compared:
-                rows, cells = outside
-                return (
-                    f"the {asked._name(d_model)} convention gives {reproduced} of the {compared} elements compared"
-                    f"{rows_text}, but {cells} elements in {rows} rows are outside the default tolerance:"
-                    " more than local damage."
-                ), ()
-            continue
-        if candidate.local:
-            # A convention: look for damage on every row, not on the sample only.
-            checked = _candidate_damage(table, candidate, dtype)
-            items = None if checked is None else checked[0]
-            call = candidate.call
-            if not call:
-                assert candidate.convention is not None  # a table's convention
-                call = _call(candidate.convention, len(table), d_model, dtype)
-            if items == []:
-                return (
-                    f"the table follows {candidate.description}; it reproduces every element."
-                    f" The call that reproduces it: {call}."
-                ), candidate.causes
-            if items:
-                return (
-                    f"the table follows {candidate.description}, except for {_join(items, '; ')}."
-                    f" The call that computes it without the damage: {call}."
-                ), candidate.causes + damage
-            if reproduced >= _EXPLAINED_SHARE * compared and fallback is None:
-                # Said only if no later candidate explains the table.
-                fallback = (
-                    f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
-                    " but elsewhere the table differs from it by more than local damage."
-                )
-            continue
-        if reproduced >= _EXPLAINED_SHARE * compared:
-            checked = _candidate_damage(table, candidate, dtype)
-            if checked is None:  # the story does not hold beyond the sample
-                fallback = fallback or (
-                    f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
-                    " but elsewhere the table differs from it by more than local damage."
-                )
-                continue
-            items, unjudged = checked
-            note = f"; {candidate.note}" if candidate.note else ""
-            where = ""
-            if unjudged:
-                elements = len(table) * d_model
-                where = (
-                    f" (it judges {elements - unjudged} of their {elements} elements: the others'"
-                    f" angles are too large for {_Allowance([], [], dtype).computing} to hold to 2**-4)"
-                )
-            if items:
-                words = f"the table follows {candidate.description}, except for {_join(items, '; ')}{where}{note}."
-                return words, candidate.causes + damage
-            return (
-                f"the table follows {candidate.description}; it reproduces every element{where}{note}.",
-                candidate.causes,
-            )
-    if fallback is not None:
-        return fallback, ()
-    negative, _, compared, closest = scored[0]
-    share = -negative / compared if compared else 0.0
-    return (
-        f"nothing known explains the table. The closest candidate, {closest.description}, reproduces"
-        f" {_percent(share)} of the elements compared{rows_text}; a candidate must reproduce"
-        f" {_percent(_EXPLAINED_SHARE)}, or all but local damage."
-    ), ()
-
-
-def _same_as(
-    candidate: "_Candidate",
-    asked: "_Candidate",
-    asked_rows: "List[Optional[List[float]]]",
-    sample: "List[int]",
-    dtype: str,
-    d_model: int,
-) -> bool:
-    """Whether the candidate gives the asked convention's rows, within the asked allowance, on the sample."""
-    for r, expected in zip(sample, asked_rows):
-        made = candidate.row(r, dtype)
-        if made is None or expected is None:
-            return False
-        allowance = asked.allowance(r, dtype, d_model)
-        if not all(abs(a - b) <= t for a, b, t in zip(made, expected, allowance)):
-            return False
-    return True
-
-
-def _percent(share: float) -> str:
-    # Rounded down: 98.96% is not "99%", the share a candidate must reach.
-    text = f"{math.floor(1000 * share) / 10:.1f}"
-    return (text[:-2] if text.endswith(".0") else text) + "%"
-
-
-def _join(items: "List[str]", separator: str) -> str:
-    """Items joined as words join a list: 'a, b and c' with ", ", 'a; b; and c' with "; "."""
-    if len(items) == 1:
-        return items[0]
-    return separator.join(items[:-1]) + separator.rstrip(" ,") + " and " + items[-1]
-
-
-def _runs_text(positions: "List[int]") -> str:
-    """Whole positions read row by row, in words: one position on every row, or runs of consecutive
-    positions (packed sequences, an offset); '' for more runs than 64 rows each on average (noise).
-
-    >>> _runs_text([5, 5, 5]), _runs_text([3, 4, 5])
-    ('every row at position 5 (one position given to every row)', 'rows 0 to 2 at positions 3 to 5 (an offset of 3)')
-    >>> _runs_text([0, 1, 0, 1, 2])
-    '2 runs of consecutive positions: rows 0 to 1 at positions 0 to 1, rows 2 to 4 at positions 0 to 2'
-    """
-    runs: "List[List[int]]" = []  # [first row, last row, first position]
-    for r, position in enumerate(positions):
-        if runs and position == runs[-1][2] + r - runs[-1][0]:
-            runs[-1][1] = r
-        else:
-            runs.append([r, r, position])
-    if len(positions) > 1 and all(position == positions[0] for position in positions):
-        return f"every row at position {positions[0]} (one position given to every row)"
-    if len(runs) == 1 and runs[0][2]:
-        return (
-            f"rows 0 to {runs[0][1]} at positions {runs[0][2]} to {runs[0][2] + runs[0][1]} (an offset of {runs[0][2]})"
-        )
-    if len(runs) > max(16, len(positions) // 64):
-        return ""
-    shown = [
-        f"rows {a} to {b} at positions {p} to {p + b - a}" if b > a else f"row {a} at position {p}"
-        for a, b, p in runs[:3]
-    ]
-    more = "" if len(runs) <= 3 else f", and {len(runs) - 3} more run" + ("s" if len(runs) > 4 else "")
-    return f"{len(runs)} run{'s' if len(runs) > 1 else ''} of consecutive positions: " + ", ".join(shown) + more
-
-
-def _sample_rows(count: int) -> "List[int]":
-    """The rows a diagnosis samples, for tables and rotary caches alike.
-
-    The first and last 8 rows, _SAMPLE_ROWS spread by the golden ratio (a
-    regular spread could hit only round positions, which every format
-    holds), and rows 2**k + 1 and 2**k + 3 from 257 on: positions that
-    bfloat16 (past 256) and float16 (past 2048) cannot hold, where positions
-    rounded to them show.
-    """
-    spread = set(int(((i * 0.6180339887498949) % 1.0) * count) for i in range(1, _SAMPLE_ROWS + 1))
-    power = 256
-    while power < count:
-        spread.update(r for r in (power + 1, power + 3) if r < count)
-        power *= 2
-    return sorted(set(range(min(count, 8))) | set(range(max(0, count - 8), count)) | spread)
-
-
-# The cap on a candidate's allowance: a candidate never reproduces an element it misses by 2**-10.
-_CAP = 1.0 / 1024
-
-
-def _row_allowance(
-    frequencies: "List[float]", position: float, precision: int, scale: float, judged: float
-) -> "List[float]":
-    """Each column's allowance: twice the default tolerance of a format of this precision.
-
-    That is u = 2**(6 - precision) * (1 + |position * w|) * scale for each
-    column's frequency w (a candidate computes in float64), capped at 2**-10,
-    or at one unit of the format, 2**(1 - precision) * scale, where that is
-    more (bfloat16: a value computed in float32 and then rounded to it lands
-    one unit from the exact value's rounding where the two straddle a
-    midpoint), or, for an element the default rule judges coarsely, at the
-    default rule's own allowance; infinite for an element the default rule
-    does not judge (see _Allowance), which then counts for no candidate.
-    judged is the default rule's unit for the table's format (_Allowance.unit).
-    """
-    unit = _power_of_two(6 - precision) * scale
-    least = _power_of_two(1 - precision) * scale  # one unit of the format at the largest value
-    least = least if least > _CAP else _CAP
-    try:
-        reach = abs(float(position))
-    except OverflowError:
-        reach = _INF
-    fastest = 1.0 + reach * (max(frequencies) if frequencies else 0.0)  # the largest growth: it rises with w
-    tolerances: "List[float]" = []
-    if reach < _INF and fastest < _INF:
-        n = len(frequencies)
-        try:
-            from operator import add, mul  # unit * (1 + reach * w) in C loops, where there is operator
-
-            tolerances = list(map(mul, [unit] * n, map(add, [1.0] * n, map(mul, [reach] * n, frequencies))))
-        except ImportError:
-            tolerances = [unit * (1.0 + reach * w) for w in frequencies]
-        if unit * fastest < least:
-            return tolerances  # the common row: every element within the cap
-        if not reach > 0.0:
-            tolerances = []  # position 0: every column below
-    if tolerances:
-        # Only the columns past the cap or not judged differ from the common row: those beyond the smaller of
-        # the two edges, found in one pass and made below.
-        edge = (least if least < _Allowance.UNJUDGED * unit / judged else _Allowance.UNJUDGED * unit / judged) * (
-            1.0 - _power_of_two(-40)
-        )
-        columns = [] if max(tolerances) < edge else [c for c, t in enumerate(tolerances) if not t < edge]
-    else:
-        columns = list(range(len(frequencies)))
-        tolerances = [0.0] * len(frequencies)
-    for c in columns:
-        w = frequencies[c]
-        growth = 1.0 + reach * w if w else 1.0
-        if growth != growth:
-            tolerances[c] = _CAP  # position 0 times an infinite frequency
-        elif not growth < _INF or judged * growth > _Allowance.UNJUDGED:
-            tolerances[c] = _INF  # not judged
-        else:
-            own = judged * growth * scale
-            cap = least if own < least else own
-            t = unit * growth
-            tolerances[c] = t if t < cap else cap
-    return tolerances
-
-
-def _reproduced(table: "_Table", candidate: "_Candidate", sample: "List[int]", dtype: str) -> "Tuple[int, int]":
-    """How many elements of the sampled rows the candidate gives within their allowance, of how many."""
-    d_model = len(table[0])
-    reproduced = compared = 0
-    for r in sample:
-        made = candidate.row(r, dtype)
-        allowance = candidate.allowance(r, dtype, d_model)
-        judged = [c for c, t in enumerate(allowance) if t < _INF]  # the elements the default rule judges
-        compared += len(judged)
-        if made is None:
-            continue
-        row = table[r]
-        reproduced += sum(1 for c in judged if abs(row[c] - made[c]) <= allowance[c])
-    return reproduced, compared
-
-
-def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "Optional[Tuple[List[str], int]]":
-    """The local damage that separates the table from a candidate, and the elements not judged.
-
-    A convention (candidate.local) is checked on every element by the
-    default rule, as compare() checks the one asked for.  A mistake's rows
-    are compared within its allowance on every row, where an element the
-    default rule does not judge (its angle too large for the format) is
-    counted apart.  The items are [] when nothing is damaged; None when the
-    damage is more than local.
-
-    Long because a mistake's rows are checked in one streamed loop, with the floor of its allowance
-    (which spares most rows their own) beside it.
-    """
-
-    def allowance_floor() -> "Tuple[Callable[[int], List[float]], Callable[[int], int]]":
-        """Calls giving a floor under row r's allowance of a table's candidate (a row of it), and how many of
-        row r's elements its allowance does not judge.
-
-        _row_allowance never gives less than min(t, max(least, own)) for growth g = 1 + |p| w, t = unit * g,
-        own = judged * g * scale (the default rule's allowance) and least = max(2**(1 - precision) * scale,
-        _CAP), where no frequency is negative or infinite: each rises with |p| (and so does its rounding),
-        so the floor made at a position at most |p| (5 bits of it, rounded down) holds for every row of that
-        band of positions, and is kept for them.
-        A row whose every error is within its floor needs no allowance of its own, but for the count of
-        elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is
-        no such floor (a rotary candidate's own allowance, a negative or infinite frequency, a position past float64).
-        """
-        if candidate.tolerances is not None or candidate.convention is None:
-            return lambda r: [], lambda r: 0
-        candidate.allowance(0, dtype, d_model)  # its frequencies and scale, as its allowance takes them
-        assert candidate.frequencies is not None
-        frequencies = candidate.frequencies
-        ascending = sorted(frequencies)
-        precision = min(candidate.precision, _DTYPES[dtype][0])
-        unit = _power_of_two(6 - precision) * candidate.scale
-        if not ascending or not 0.0 <= ascending[0] <= ascending[-1] < _INF or not 0.0 < unit < _INF:
-            return lambda r: [], lambda r: 0
-        least = _power_of_two(1 - precision) * candidate.scale
-        least = least if least > _CAP else _CAP
-        judged, scale = _Allowance([], [], dtype).unit, candidate.scale
-        convention = candidate.convention
-        band: "List[Any]" = [-1.0, []]  # the last band's position, and its floor
-
-        def reach_of(r: int) -> float:
-            try:
-                return abs(float(_to_float(convention._position(r, candidate.seq_len))))
-            except OverflowError:
-                return _INF
-
-        def floor_of(r: int) -> "List[float]":
-            reach = reach_of(r)
-            if not reach < _INF:
-                return []
-            m, e = math.frexp(reach)
-            below = math.ldexp(float(math.floor(m * 32)), e - 5)
-            if below != band[0]:
-                band[0] = below
-                for_band = []
-                for w in frequencies:
-                    growth = 1.0 + below * w
-                    t, own = unit * growth, judged * growth * scale
-                    cap = least if own < least else own
-                    for_band.append(t if t < cap else cap)
-                band[1] = for_band
-            floor: "List[float]" = band[1]
-            return floor
-
-        def not_judged(r: int) -> int:
-            # As _row_allowance: none in the common row; else each nonzero w with 1 + |p| w infinite or past UNJUDGED.
-            reach = reach_of(r)
-            fastest = 1.0 + reach * ascending[-1]
-            if reach < _INF and fastest < _INF and unit * fastest < least:
-                return 0
-            low, high = 0, len(ascending)
-            while low < high:  # the first w not judged
-                middle = (low + high) // 2
-                w = ascending[middle]
-                growth = 1.0 + reach * w if w else 1.0
-                if growth == growth and (not growth < _INF or judged * growth > _Allowance.UNJUDGED):
-                    high = middle
-                else:
-                    low = middle + 1
-            return len(ascending) - low
-
-        return floor_of, not_judged
-
-    d_model = len(table[0])
-    damaged: "Dict[int, List[int]]" = {}
-    unjudged = 0
-    if candidate.local:
-        try:
-            if candidate.check is not None:
-                comparison = candidate.check()
-            else:
-                # A table's convention.
-                assert candidate.convention is not None and isinstance(table, _Source)
-                comparison = _tally(table, candidate.convention, dtype, None, None, measure=False)
-        except (ValueError, OverflowError):
-            return None  # beyond float64
-        if comparison.damaged_rows > _DAMAGE_ROWS:
-            return None
-        damaged = comparison.damaged
-    else:
-        other = candidate.other_rounding
-        rows = _Allowance([], [], dtype)  # the arithmetic of whole rows
-        floor_of, not_judged = allowance_floor()
-        for r, row in enumerate(table):  # streamed
-            made = candidate.row(r, dtype)
-            if made is None:
-                return None
-            errors = list(map(abs, map(rows.sub, row, made)))
-            floors = floor_of(r)
-            if floors and all(map(rows.le, errors, floors)):
-                unjudged += not_judged(r)
-                continue  # the common row: within the floor of its band of positions, decided in C loops
-            allowance = candidate.allowance(r, dtype, d_model)
-            unjudged += allowance.count(_INF)
-            if all(map(rows.le, errors, allowance)):
-                continue  # decided in C loops
-            columns = rows.outside(errors, allowance)
-            if columns and other is not None:
-                try:
-                    alternative = _round_row(other(r), dtype)
-                except (ValueError, OverflowError, ZeroDivisionError):
-                    alternative = made  # the other neighbour is past the format (an infinite angle): none
-                columns = [c for c in columns if not abs(row[c] - alternative[c]) <= allowance[c]]
-            if columns:
-                damaged[r] = columns
-                if len(damaged) > _DAMAGE_ROWS:
-                    return None
-    if not damaged:
-        return [], unjudged
-    items, _ = _damage(table, damaged, candidate, dtype)
-    return None if items is None else (items, unjudged)
-
-
-def _damage(
-    table: "_Table", damaged: "Dict[int, List[int]]", reference: "_Candidate", dtype: str
-) -> "Tuple[Optional[List[str]], int]":
-    """Describe the damaged cells as at most _DAMAGE_ITEMS local faults against the reference.
-
-    Return (items, 0), or (None, shift) when they are not local: shift is
-    the offset every row's position shares when all rows are moved alike
-    (a different first position), else 0.
-
-    Long because each kind of local fault (moved or zeroed rows, wrong columns, isolated elements)
-    is a short step, in the order they are tried.
-    """
-    seq_len, d_model = len(table), len(table[0])
-    items: "List[str]" = []
-    cells = dict(damaged)
-    # Columns wrong in at least three quarters of the rows.
-    counts: "Dict[int, int]" = {}
-    for columns in cells.values():
-        for c in columns:
-            counts[c] = counts.get(c, 0) + 1
-    bad_columns = [c for c, n in sorted(counts.items()) if seq_len >= 4 and 4 * n >= 3 * seq_len]
-    plan = [] if reference.convention is None else reference.convention._plan(d_model)
-    width = sum(1 for kind, _ in plan if kind != _ZERO) if plan else d_model
-    if bad_columns and len(bad_columns) <= max(2, d_model // 8) and 2 * len(bad_columns) < width:
-        items.extend(_column_damage(table, bad_columns, reference, dtype))
-        for r in list(cells):
-            cells[r] = [c for c in cells[r] if c not in bad_columns]
-            if not cells[r]:
-                del cells[r]
-    moved: "Dict[int, int]" = {}
-    zero_rows = 0
-    offset = 0
-    # Damage nothing explains (isolated elements, rows matching no position)
-    # is local only while it is small: a quarter of the rows and of the cells.
-    unexplained_rows = unexplained_cells = 0
-    for r in sorted(cells):
-        columns = cells[r]
-        row = table[r]
-        if len(columns) >= 2 and all(abs(x) <= _CAP for x in row):
-            items.append(f"row {r}, all zeros (as the row of a padding index is)")
-            zero_rows += 1
-            unexplained_rows += 1
-        else:
-            found = _locate(row, r, reference, dtype, offset) if len(columns) >= 2 else None
-            if found is not None:
-                moved[r] = found
-                offset = found - r
-            elif len(columns) <= 3:
-                reference_row = reference.row(r, dtype)
-                for c in columns:
-                    expected = f", expected {reference_row[c]:.6g}" if reference_row is not None else ""
-                    items.append(f"[{r}][{c}] is {row[c]!r}{expected}")
-            else:
-                items.append(f"row {r}, which matches no nearby position")
-            if found is None:
-                unexplained_rows += 1
-                unexplained_cells += len(columns)
-        if (
-            len(items) > _DAMAGE_ITEMS
-            or unexplained_rows > max(1, seq_len // 4)
-            or unexplained_rows == seq_len
-            or 4 * unexplained_cells > seq_len * d_model
-        ):
-            return None, 0
-    if moved:
-        shifts = set(q - r for r, q in moved.items())
-        if len(moved) + zero_rows == seq_len and len(shifts) == 1:
-            return None, shifts.pop()
-        items.extend(_moved_rows(moved))
-    if not items or len(items) > _DAMAGE_ITEMS:
-        return None, 0
-    elements = [item for item in items if item.startswith("[")]
-    if elements:
-        noun = "1 element" if len(elements) == 1 else f"{len(elements)} elements"
-        items = [f"{noun}: " + ", ".join(elements)] + [item for item in items if not item.startswith("[")]
-    return items, 0
-
-
-def _locate(row: "List[float]", r: int, reference: "_Candidate", dtype: str, offset: int = 0) -> "Optional[int]":
-    """The row index q, near r, whose reference row this row is within its allowance; None if none."""
-    d_model = len(row)
-    offsets = [offset] if offset else []
-    offsets += [k for k in (1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6, 7, -7, 8, -8) if k != offset]
-    for k in offsets:
-        q = r + k
-        made = reference.row(q, dtype)
-        if made is None:
-            continue
-        allowance = reference.allowance(q, dtype, d_model)
-        if all(abs(a - b) <= t for a, b, t in zip(row, made, allowance)):
-            return q
-    return None
-
-
-def _moved_rows(moved: "Dict[int, int]") -> "List[str]":
-    """Rows holding other rows' positions, in words: swaps, runs shifted by one, single moves."""
-    items = []
-    done: "Set[int]" = set()
-    for r in sorted(moved):
-        if r in done:
-            continue
-        q = moved[r]
-        if moved.get(q) == r:
-            items.append(f"rows {r} and {q}, swapped")
-            done.update((r, q))
-            continue
-        end = r
-        while moved.get(end + 1) == end + 1 + (q - r):
-            end += 1
-        done.update(range(r, end + 1))
-        shift = q - r
-        if end > r:
-            what = (
-                "each one position later (as if a row were missing before them)"
-                if shift == 1
-                else (
-                    "each one position earlier (as if a row were repeated before them)"
-                    if shift == -1
-                    else f"each {abs(shift)} positions {'later' if shift > 0 else 'earlier'}"
-                )
-            )
-            items.append(f"rows {r} to {end}, {what}")
-        else:
-            items.append(f"row {r}, which holds row {q}'s values")
-    return items
-
-
-def _column_damage(table: "_Table", columns: "List[int]", reference: "_Candidate", dtype: str) -> "List[str]":
-    """What wrong columns hold: zeros, another column's values (a swap), or nothing known."""
-    seq_len, d_model = len(table), len(table[0])
-    sample = _sample_rows(seq_len)
-    made = [reference.row(r, dtype) for r in sample]
-    allowances = [reference.allowance(r, dtype, d_model) for r in sample]
-    items = []
-    done: "Set[int]" = set()
-    for c in columns:
-        if c in done:
-            continue
-        done.add(c)
-        if all(row[c] == 0.0 for row in table):
-            items.append(f"column {c}, all zeros")
-            continue
-        # The column whose values it holds, the nearest within their allowance; a damaged one first.
-        best: "Optional[Tuple[bool, float, int]]" = None
-        for other in range(d_model):
-            if other == c or other in done:
-                continue
-            largest = 0.0
-            for r, expected, allowance in zip(sample, made, allowances):
-                difference = _INF if expected is None else abs(table[r][c] - expected[other])
-                if not difference <= allowance[other]:
-                    largest = _INF
-                    break
-                largest = max(largest, difference)
-            if largest < _INF and (best is None or (other not in columns, largest, other) < best):
-                best = (other not in columns, largest, other)
-        if best is None:
-            items.append(f"column {c}, which matches no column")
-            continue
-        match = best[2]
-        # A swap: the column it holds holds it in turn, on the sample.
-        if match in columns and all(
-            expected is not None and abs(table[r][match] - expected[c]) <= allowance[c]
-            for r, expected, allowance in zip(sample, made, allowances)
-        ):
-            items.append(f"columns {c} and {match}, swapped")
-            done.add(match)
-        else:
-            items.append(f"column {c}, which holds column {match}'s values")
-    return items
-
-
-def _describe(convention: "Convention", d_model: int) -> str:
-    """A convention in plain words: its preset's (with every preset that makes the same table), or the closest one's and what differs."""
-    presets = convention._presets(d_model)
-    name, changed = (presets[0], []) if presets else _closest_preset(convention, d_model)
-    if changed:
-        presets = PRESETS[name]._presets(d_model)  # the presets that make the table changed
-        presets.insert(0, presets.pop(presets.index(name)))
-    # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
-    whose, what = [words for preset, words, _ in _PRESETS if preset == name][0].split(":", 1)
-    same = f", the same as {_join(presets[1:], ', ')}" if presets[1:] else ""
-    text = f"{whose} convention (preset {name}{same}):{what}"
-    if not changed:
-        return text
-    # How each field that differs from the preset's is named (a flag's words when set and when not).
-    named: "Dict[str, Any]" = {
-        "layout": "layout",
-        "spacing": "spacing",
-        "shift": "shift",
-        "base": "base",
-        "angle_scale": "angles times",
-        "full_turns": ("angles in whole turns (each frequency times 2 pi)", "angles in radians, not whole turns"),
-        "start": "positions from",
-        "step": "a step between positions of",
-        "descending": ("positions counting down", "positions counting up"),
-        "positions": "positions given",
-        "odd": "an odd d_model's rule",
-        "scale": "values times",
-    }
-    words = []
-    for field, value in changed:
-        theirs = getattr(PRESETS[name], field)
-        if field in ("full_turns", "descending"):
-            words.append(named[field][0 if value else 1])
-        else:
-            shown, was = _short(value), _short(theirs)
-            if field not in ("layout", "spacing", "odd"):  # a number as it reads, without a string's quotes
-                shown, was = shown.replace("'", ""), was.replace("'", "")
-            if field == "positions":
-                shown = "one by one"
-            words.append(f"{named[field]} {shown} instead of {was}")
-    return f"{text}, with {_join(words, ', ')}"
-
-
-def _closest_preset(convention: "Convention", d_model: int) -> "Tuple[str, List[Tuple[str, object]]]":
-    """The preset with the fewest fields to change into the convention, and those fields with their values.
-
-    A preset whose flag (full_turns, descending) the convention has not is
-    no origin: the command line can only set a flag.
-    """
-
-    best: "Optional[Tuple[int, str, List[Tuple[str, object]]]]" = None
-    for name, preset in PRESETS.items():
-        changed = _changed_fields(preset, convention, d_model)
-        if any(value is False for _, value in changed):
-            continue
-        if best is None or len(changed) < best[0]:
-            best = (len(changed), name, changed)
-    assert best is not None  # the paper's has no flag set
-    return best[1], best[2]
-
-
-def _call(convention: "Convention", seq_len: int, d_model: int, dtype: str) -> str:
-    """The encoding() call that computes the convention's table, and the command line's options for it.
-
-    >>> print(_call(PRESETS["tf-tutorial"].replace(scale="sqrt(1/d)"), 2048, 64, "float32"))
-    encoding(2048, 64, preset='tf-tutorial', scale='sqrt(1/d)', dtype='float32') (on the command line: --preset tf-tutorial --scale 'sqrt(1/d)' --dtype float32)
-    """
-    presets = convention._presets(d_model)
-    name, changed = (presets[0], []) if presets else _closest_preset(convention, d_model)
-    options: "List[Tuple[str, object]]" = [] if name == "paper" else [("preset", name)]
-    options.extend(changed)
-    if convention._fields[9] is not None and all(field != "positions" for field, _ in changed):
-        options.append(("positions", convention.positions))
-    if dtype != "float64":
-        options.append(("dtype", dtype))
-    # Positions given one by one are the caller's data: named, not written out.
-    keywords = "".join(f", {field}={'positions' if field == 'positions' else repr(value)}" for field, value in options)
-    words = []
-    for field, value in options:
-        flag = "--" + field.replace("_", "-")
-        if value is True:
-            words.append(flag)
-        elif field == "positions":
-            words.append(f"{flag} X,X,...")
-        else:
-            text = str(value)
-            words.append(f"{flag} {text!r}" if "(" in text else f"{flag} {text}")
-    line = f" (on the command line: {' '.join(words)})" if words else ""
-    return f"encoding({seq_len}, {d_model}{keywords}){line}"
-
-
-def _simplest(x: float, tolerance: float, most: int = 3) -> "object":
-    """The simplest number within a relative tolerance of x: an int, '0.125' (up to three digits), '1/3'
-    (a denominator up to 16), then up to ``most`` digits, each count tried as a binary fraction as fine
-    first (a float's own number: 1.0078125, 2**-7 from 1); else x.
-
-    >>> _simplest(499999.97, 1e-6), _simplest(0.33334, 1e-4), _simplest(0.123456789, 1e-6)
-    (500000, '1/3', 0.123456789)
-    >>> _simplest(1.00781249, 1e-7, 8), _simplest(1.01230001, 1e-7, 8)
-    (1.0078125, '1.0123')
-    """
-    if x == 0.0 or not -_INF < x < _INF:
-        return x
-    magnitude = 10.0 ** math.floor(math.log10(abs(x)))
-    for digits in range(1, max(4, most) + 1):
-        if digits == 4:  # after three digits, a fraction
-            for denominator in range(2, 17):
-                numerator = round(x * denominator)
-                if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
-                    return f"{numerator}/{denominator}"
-            if most < 4:
-                break
-        unit = magnitude / 10 ** (digits - 1)
-        if digits > 3:
-            binary = math.ldexp(1.0, math.frexp(unit)[1] - 1)  # the power of two at or below the unit
-            rounded = round(x / binary) * binary
-            if abs(rounded - x) <= tolerance * abs(x):
-                return rounded
-        rounded = round(x / unit) * unit
-        if abs(rounded - x) <= tolerance * abs(x):
-            return int(round(rounded)) if unit >= 1 else f"{rounded:.{digits}g}"
-    return x
-
-
-def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool, Convention]]":
-    """The conventions the table's values say it follows, simplest first; [] when its columns do not pair up.
-
-    Each with whether it keeps a number as read (nothing simple was near it, within the reading's
-    precision in dtype):
-
-    >>> [(read, c._name(16)) for read, c in _fit(encoding(64, 16, preset="tf-tutorial", base=20000, scale=0.5), Convention(), "float64")][:1]
-    [(False, 'tf-tutorial (base=20000, scale=0.5)')]
-
-    Long because the fit is one piece with its helpers inside it, built only when a diagnosis asks (a
-    board's frozen import holds one function, not ten): the angles read for each way the columns may
-    pair up, then each field read from them in turn, each number taken as the simplest near it.
-    """
-    seq_len, d_model = len(table), len(table[0])
-    if seq_len < 3 or d_model < 2:
-        return []
-    turn = 2 * math.pi
-    # How near a number read must be to a simple one to be taken for it: the values' own precision, or 1e-4.
-    near = max(1e-4, _power_of_two(5 - _DTYPES[dtype][0]))
-
-    def turns(angle: float) -> float:
-        # The whole turns nearest the angle, 2 pi k.
-        return turn * round(angle / turn)
-
-    def paired(convention: "Convention") -> "List[Tuple[int, int, int]]":
-        # (pair, sine column, cosine column) of each pair with both, in the convention's layout.
-        plan = convention._plan(d_model)
-        sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
-        return [(pair, sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
-
-    def unwrapped(readings: "List[Tuple[float, float]]") -> float:
-        # A position from (frequency, angle) readings, slowest first: the slowest's angle over its frequency,
-        # each faster one's angle taken in the turn nearest the position so far.
-        w, angle = readings[0]
-        position = (angle - turns(angle)) / w
-        for w, angle in readings[1:]:
-            position = (angle + turns(position * w - angle)) / w
-        return position
-
-    def within(fastest: float) -> float:
-        # How near a whole number a position read through pairs up to this frequency is: 2**(2-p) radian over
-        # it (in bfloat16 2**-6 over w, not 1e-3), at most 1/64.
-        return min(1 / 64, max(1e-3, _power_of_two(2 - _DTYPES[dtype][0]) / fastest))
-
-    def read_start(law: "List[float]", angles: "List[float]") -> "Optional[object]":
-        # The first (or, counting down, the last) position, with the law's own frequencies (its base and angle
-        # scale taken as simple numbers: read with the growths, a frequency's error would move it), through
-        # the pairs below 1e6: an integer, or a fraction of denominator up to 16, within the reading's
-        # precision; else the number read.
-        order = sorted(range(len(angles)), key=lambda i: law[i])
-        if not 0.0 < law[order[0]] < _INF:
-            return None
-        readings = [(law[order[0]], angles[order[0]])]
-        for i in order[1:]:
-            if not 0.0 < law[i] < 1e6:
-                break
-            readings.append((law[i], angles[i]))
-        position, near_whole = unwrapped(readings), within(readings[-1][0])
-        for denominator in range(1, 17):
-            numerator = round(position * denominator)
-            if abs(numerator / denominator - position) <= near_whole:
-                return numerator if denominator == 1 else f"{numerator}/{denominator}"
-        return position
-
-    # Rows 0, 1, 2, 4, 8, ...: from row 0 to row r a pair's angle grows r times its growth per row, known to
-    # within pi / r from the rows before, so each reading takes the turn it is nearest to.
-    rows = [0, 1, 2]
-    while rows[-1] * 2 < seq_len:
-        rows.append(rows[-1] * 2)
-    values = {r: table[r] for r in rows + [seq_len - 1]}
-    if not all(-_INF < x * x < _INF for row in values.values() for x in row):
-        return []  # a value not finite, or past what a square holds: no law to read
-    step = _to_float(context._fields[7])
-    found: "List[Tuple[int, Convention]]" = []
-    for layout in ("interleaved", "sin-cos"):
-        for odd in ("sine", "zero", "round-up") if d_model % 2 else ("sine",):
-            # The columns pair up when s**2 + c**2 is within A**2 / 64 of one A**2 on 9 of 10 rows and pairs
-            # (a zeroed or damaged row is not the law's).
-            pairs = [(s, c) for _, s, c in paired(Convention(layout=layout, odd=odd))]
-            sums = sorted(values[r][s] * values[r][s] + values[r][c] * values[r][c] for r in values for s, c in pairs)
-            square = sums[len(sums) // 2] if sums else 0.0
-            if not 0.0 < square < _INF or 10 * sum(1 for x in sums if abs(x - square) > square / 64) > len(sums):
-                continue
-            growths, first, final = [], [], []
-            for s, c in pairs:
-                angles = {r: math.atan2(values[r][s], values[r][c]) for r in values}
-                growth = angles[1] - angles[0] - turns(angles[1] - angles[0])
-                for r in rows[2:]:
-                    growth = (angles[r] - angles[0] + turns(angles[0] + r * growth - angles[r])) / r
-                growths.append(growth)
-                first.append(angles[0])
-                final.append(angles[seq_len - 1])
-            # Falling angles: positions counting down, or (sin-cos) the cosines first.
-            h = Convention(odd=odd)._pairs(d_model)  # one more than the pairs read, for some odd rules
-            direction = -1.0 if 2 * sum(1 for g in growths if g < 0) > len(growths) else 1.0
-            speeds = [direction * g for g in growths]
-            # ln w_i is a line in i: its slope and its value at 0, the medians over pairs whose growth is
-            # below 1 radian a row (no turn hidden in it).
-            slopes = sorted(
-                math.log(speeds[i] / speeds[i + 1])
-                for i in range(len(speeds) - 1)
-                if 0.0 < speeds[i + 1] and 0.0 < speeds[i] < 1.0
-            )
-            if h > 1 and not slopes:
-                continue
-            slope = slopes[len(slopes) // 2] if slopes else 0.0
-            heights = sorted(math.log(w) + slope * i for i, w in enumerate(speeds) if 0.0 < w < 1.0)
-            if not heights:
-                if not speeds[0] > 0.0:
-                    continue
-                heights = [math.log(speeds[0])]
-            height = math.exp(heights[len(heights) // 2])
-            # The base's logarithm is the slope times the spacing's divisor: d/2 (the paper's), or h - 1.
-            spacings: "List[Tuple[str, float]]" = [("paper", math.log(_to_float(context._fields[3])))]
-            if h > 1:
-                spacings = [
-                    ("paper", slope * (d_model if odd == "sine" else 2 * h) / 2),
-                    ("tensor2tensor", slope * (h - 1)),
-                ]
-            # Pair 0's growth is the step (the context's) times the angle scale: a simple number, or a simple
-            # number of whole turns.
-            factor = height / step
-            angle_scale, full_turns = _simplest(factor, near), False
-            if angle_scale == factor and _simplest(factor / turn, near) != factor / turn:
-                angle_scale, full_turns = _simplest(factor / turn, near), True
-            # The output scale: 1, x-transformers' d**-0.5 or MLX's sqrt(2/d), a simple number or root, or as read.
-            scale: "object" = math.sqrt(square)
-            per_width = square * d_model
-            if abs(math.sqrt(square) - 1.0) < near:
-                scale = 1
-            elif abs(per_width - round(per_width)) < near * per_width and 1 <= round(per_width) <= 2:
-                scale = f"sqrt({round(per_width)}/d)"
-            else:
-                # A simple number, or the root of one: whichever is nearer the scale read.
-                root, squared = _simplest(math.sqrt(square), near / 10), _simplest(square, near / 10)
-                miss_root = abs(_to_float(_rational("scale", root)) / math.sqrt(square) - 1)
-                miss_square = abs(_to_float(_rational("scale", squared)) / square - 1) / 2  # a root halves it
-                if squared != square and (root == math.sqrt(square) or miss_square < miss_root):
-                    scale = f"sqrt({squared})"
-                elif root != math.sqrt(square):
-                    scale = root
-            readings = [(layout, False, first)] if direction > 0 else [(layout, True, final)]
-            if direction < 0 and layout == "sin-cos":
-                readings.append(("cos-sin", False, [turn / 4 - a for a in first]))
-            for layout_read, descending, angles_read in readings:
-                for spacing, log_base in spacings:
-                    if not 0.0 < log_base < 690.0:
-                        continue
-                    base = _simplest(math.exp(log_base), near)
-                    try:
-                        fitted = context.replace(
-                            layout=layout_read,
-                            spacing=spacing,
-                            shift=1,
-                            base=base,
-                            angle_scale=angle_scale,
-                            full_turns=full_turns,
-                            start=0,
-                            step=context.step,
-                            descending=descending,
-                            positions=None,
-                            odd=odd,
-                            scale=scale,
-                        )
-                        start = read_start(fitted._float_frequencies(d_model), angles_read)
-                        if start is None:
-                            continue
-                        if start != 0:
-                            fitted = fitted.replace(start=start)
-                    except (ValueError, OverflowError):
-                        continue
-                    # Numbers kept as read (floats) make a story less simple than round ones.
-                    plain = sum(1 for x in (base, angle_scale, start, scale) if isinstance(x, float))
-                    found.append((plain, fitted))
-    # The simplest readings first: fewest numbers kept as read, then fewest fields changed from a preset.
-    found.sort(key=lambda item: (item[0], len(_closest_preset(item[1], d_model)[1])))
-    conventions = [(plain > 0, convention) for plain, convention in found]
-    # Rows whose positions are no progression (one position broadcast to every row, positions that restart
-    # with each packed sequence): each row's position read with the context's law, the slowest pair's angle
-    # unwrapped through the faster ones, where the sampled rows' positions are whole numbers.
-    frequencies = context._float_frequencies(d_model)
-    by_speed = sorted((frequencies[pair], s, c) for pair, s, c in paired(context))
-    if context._fields[9] is not None or not by_speed or not 0.0 < by_speed[0][0] < _INF:
-        return conventions
-
-    # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
-    # times as fast as the one before (or the next pair), so that an angle read to 1e-3 (float16's values)
-    # leaves the next pair's prediction within 0.1 radian: a few pairs a row, not every pair.
-    ladder = [by_speed[0]]
-    for k in range(1, len(by_speed)):
-        if not by_speed[k][0] < 1e6:
-            break
-        following = by_speed[k + 1][0] if k + 1 < len(by_speed) else _INF
-        if not following <= 100 * ladder[-1][0] or not following < 1e6:
-            ladder.append(by_speed[k])
-
-    def position_of(row: "List[float]") -> float:
-        # NaN where the row is no law's: a value not finite, or its pairs' s**2 + c**2 differing by more than
-        # a 64th (a zeroed row).
-        squares = [row[s] * row[s] + row[c] * row[c] for _, s, c in by_speed]
-        if not -_INF < sum(squares) < _INF or not max(squares) - min(squares) <= max(squares) / 64:
-            return _NAN
-        if not max(squares) > 0.0:
-            return _NAN
-        return unwrapped([(w, math.atan2(row[s], row[c])) for w, s, c in ladder])
-
-    near_whole = within(ladder[-1][0])
-    sample = _sample_rows(seq_len)
-    read = [position_of(table[r]) for r in sample]
-    if not all(x == x and abs(x - round(x)) <= near_whole for x in read):
-        return conventions  # not whole numbers, or a row no law's
-    steps = set(round(b) - round(a) for a, b in zip(read, read[1:]))
-    gaps = set(q - r for r, q in zip(sample, sample[1:]))
-    if len(steps) == 1 and steps == gaps:
-        return conventions  # a progression: the readings above have it
-    every = [position_of(row) for row in table]
-    if all(x == x and abs(x - round(x)) <= near_whole for x in every):
-        try:
-            conventions.append((False, context.replace(positions=[round(x) for x in every])))
-        except ValueError:
-            pass
-    return conventions
-
-
-# The bases the diagnosis tries besides the one asked for, for tables and rotary caches alike: the paper's and
-# those models use (Llama 3's 500000, Qwen's 1000000, ...), then small ones.  A constant tuple, in flash when frozen.
-_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000, 1000, 100)
-
-
-def _changed_fields(origin: "Convention", convention: "Convention", d_model: int) -> "List[Tuple[str, object]]":
-    """The fields a call sets otherwise to make convention's table from origin's, with convention's values.
-
-    As a call gives them: the scale as its square for this width, no odd rule for an even width.
-    """
-
-    def key(convention: "Convention") -> "List[object]":
-        fields: "List[object]" = list(convention._fields)
-        fields[11] = convention._scale_square(d_model)
-        if d_model % 2 == 0:
-            fields[10] = None
-        return fields
-
-    return [
-        (field, getattr(convention, field))
-        for field, ours, theirs in zip(_FIELDS, key(convention), key(origin))
-        if ours != theirs
-    ]
-
-
-# The steps of a computation a precision mistake can round, in order, for tables and rotary caches alike:
-# (step, its words and its Report.causes key in a rotary cache, whose code names the frequencies inv_freq).  A
-# step is rounded to a narrow format; the frequencies may also be computed in one ("float16 arithmetic",
-# the base and exponents rounded first).  A constant tuple, in flash when frozen.
-_STEPS = (
-    ("positions", "the positions", "positions"),
-    ("frequencies", "inv_freq", "inv_freq"),
-    ("angles", "the angles", "angles"),
-    ("output", "the values", "output"),
-)
-
-
-def _step_choices(formats: "Dict[str, Tuple[str, ...]]") -> "List[Dict[str, str]]":
-    """Every non-empty choice of steps to round, each to one of its formats, fewest steps first (in _STEPS order
-    among equals): the precision mistakes a diagnosis tries.
-
-    >>> _step_choices({"positions": ("float16",), "angles": ("float16", "bfloat16")})
-    [{'positions': 'float16'}, {'angles': 'float16'}, {'angles': 'bfloat16'}, {'positions': 'float16', 'angles': 'float16'}, {'positions': 'float16', 'angles': 'bfloat16'}]
-    """
-    choices: "List[Dict[str, str]]" = [{}]
-    for step, _, _ in _STEPS:
-        choices += [dict(list(c.items()) + [(step, fmt)]) for c in choices for fmt in formats.get(step, ())]
-    # By the index among equals: MicroPython's sort is not stable.
-    return [c for _, c in sorted(enumerate(choices[1:]), key=lambda item: (len(item[1]), item[0]))]
-
-
-def _pipeline(
-    p: float,
-    frequencies: "List[float]",
-    steps: "Dict[str, str]",
-    factor: float = 1.0,
-    law: "Optional[Tuple[float, List[float]]]" = None,
-    cosines: bool = True,
-    sines: bool = True,
-    other: bool = False,
-) -> "Tuple[List[float], List[float]]":
-    """Each pair's cosine and sine times factor, as a float64 pipeline computes them with ``steps`` rounded.
-
-    The one simulator of a narrow-format pipeline, for tables and rotary caches: ``steps`` maps a step of
-    _STEPS to the format it is rounded to; "frequencies" may be "FORMAT arithmetic", each frequency then
-    computed in that format as 1 / base**e from law = (base, each pair's exponent e), times the ratio its
-    law has to that (a scaling or angle scale kept).  An empty list for cosines or sines not asked for.
-    With ``other``, each rounded angle a is taken to its other neighbour, round(2a - round(a)): a pipeline
-    that computes the angle in another format may land on the other side of a rounding midpoint.
-
-    >>> _pipeline(3.0, [1.0, 0.01], {"angles": "bfloat16"}, cosines=False)[1] == [math.sin(3.0), math.sin(0.030029296875)]
-    True
-    """
-
-    def narrow(values: "List[float]", step: str) -> "List[float]":
-        return _round_row(values, steps[step]) if step in steps else values
-
-    if "positions" in steps:
-        p = _round_float(p, steps["positions"])
-    fmt = steps.get("frequencies", "")
-    if fmt.endswith("arithmetic") and law is not None:
-        within = fmt.split()[0]
-        base, exponents = law
-        rounded_base = _round_float(base, within)
-        powers = _round_row([rounded_base**e for e in _round_row(exponents, within)], within)
-        computed = _round_row([1.0 / x if x else _INF for x in powers], within)
-        plain = [math.pow(base, -e) for e in exponents]
-        frequencies = [c * w / d if d else c for c, w, d in zip(computed, frequencies, plain)]
-    elif fmt:
-        frequencies = _round_row(frequencies, fmt)
-    angles = [p * w for w in frequencies]
-    if other and "angles" in steps:
-        angles = _round_row([2 * a - b for a, b in zip(angles, narrow(angles, "angles"))], steps["angles"])
-    else:
-        angles = narrow(angles, "angles")
-    made_cosines, made_sines = [], []  # those asked for, times factor (a C loop where it is 1)
-    if cosines:
-        made_cosines = narrow(
-            list(map(math.cos, angles)) if factor == 1.0 else [math.cos(a) * factor for a in angles], "output"
-        )
-    if sines:
-        made_sines = narrow(
-            list(map(math.sin, angles)) if factor == 1.0 else [math.sin(a) * factor for a in angles], "output"
-        )
-    return made_cosines, made_sines
-
-
-def _candidates(
-    table: "_Table", asked: "Optional[Convention]", context: "Convention", dtype: str, shift: int
-) -> "List[_Candidate]":
-    """Every convention and known mistake the diagnosis tries, simplest first, the one asked for before all.
-
-    Each family of candidates is a small generator, and the families are tried in the order of one tuple:
-    the convention asked for; the conventions read from the table (_fit); each preset; those read with a
-    number kept as read; the layouts, spacings and odd rules from nearby first positions, and the asked
-    convention counted the other way; other bases; the known mistakes (_mistakes); and last, the positions
-    read row by row.  A convention family yields (convention, words; '' for its own description), kept
-    once per table it makes; all share the asked convention's given positions.
-
-    Long because each family is a short generator, with the tuple that orders them.
-    """
-    seq_len, d_model = len(table), len(table[0])
-    found: "List[_Candidate]" = []
-    seen = set()
-    given = context._fields[9]
-    reference = asked if asked is not None else context.replace(odd="sine")
-    fitted_conventions = _fit(table, context, dtype)
-
-    def add_convention(convention: "Convention", description: str = "") -> None:
-        if given is not None and convention._fields[9] is None:
-            convention = convention._with(positions=given)
-        try:
-            key = convention._table_key(d_model)
-            convention._exponents(d_model)
-        except ValueError:
-            return  # a shift too large for this width
-        if key in seen or (convention.odd == "error" and d_model % 2):
-            return
-        seen.add(key)
-        causes = tuple(field for field, _ in _changed_fields(context, convention, d_model))
-        found.append(
-            _convention_candidate(description or _describe(convention, d_model), convention, seq_len, d_model, causes)
-        )
-
-    def asked_first() -> "Iterator[_Made]":
-        if asked is not None:
-            yield asked, ""
-
-    def fitted(as_read: bool) -> "Iterator[_Made]":
-        # The conventions read from the table, those with a number kept as read only after every preset.
-        for kept, convention in fitted_conventions:
-            if (convention._fields[9] is None or given is not None) and kept == as_read:
-                yield convention, ""
-
-    def presets() -> "Iterator[_Made]":
-        for preset in PRESETS.values():
-            yield preset, ""
-            if context._fields[3] != preset._fields[3]:
-                yield preset.replace(base=context.base), ""
-
-    def nearby() -> "Iterator[_Made]":
-        if given is not None:
-            return
-        start, step = context._fields[6], context._fields[7]
-        starts = [(0, 1), (1, 1), (2, 1)] + [_add(start, _times(step, k)) for k in (1, 2, -1, -2)]
-        if shift:
-            starts.insert(0, _add(start, _times(step, shift)))
-        odd_rules = ("sine", "zero", "round-up") if d_model % 2 else ("sine",)
-        for first in starts:
-            for layout in _LAYOUTS:
-                for spacing in _SPACINGS:
-                    for odd in odd_rules:
-                        yield (
-                            context.replace(layout=layout, spacing=spacing, shift=1, start=_number(first), odd=odd),
-                            "",
-                        )
-        yield context.replace(descending=not context.descending), ""
-
-    def bases() -> "Iterator[_Made]":
-        for other in _BASES:
-            if (other, 1) != reference._fields[3]:
-                words = f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}"
-                yield reference.replace(base=other), words
-
-    def mistakes() -> "Iterator[_Made]":
-        return _mistakes(table, reference, dtype)
-
-    def positions_read() -> "Iterator[_Made]":
-        # The least simple story, said as runs of consecutive positions, and only when they are few.
-        for _, convention in fitted_conventions:
-            read = convention._fields[9] if given is None else None
-            where = "" if read is None else _runs_text([position for position, _ in read])
-            if where:
-                yield convention, f"{_describe(convention, d_model)}, with {where}"
-
-    families = (
-        asked_first,
-        lambda: fitted(False),
-        presets,
-        lambda: fitted(True),
-        nearby,
-        bases,
-        mistakes,
-        positions_read,
-    )
-    for family in families:  # a new family of candidates: one generator, and its place here
-        for made in family():
-            if isinstance(made, _Candidate):
-                found.append(made)
-            else:
-                add_convention(*made)
-    memo: "Dict[Tuple[object, ...], List[float]]" = {}
-    for candidate in found:
-        candidate.memo = memo  # candidates of one convention and precision share their allowances
-    return found
-
-
-def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterator[_Candidate]":
-    """The known mistakes, one family each, in the order of one tuple: a wrong exponent, a cosine-first
-    interleave, float32's errors, steps rounded to a narrow format, a transpose.
-
-    Long because each family is a short generator, with the tuple that orders them.
-    """
-    seq_len, d_model = len(table), len(table[0])
-    plan = convention._plan(d_model)
-    name = convention._name(d_model)
-    scale = convention._float_scale(d_model)
-    precision = _DTYPES[dtype][0]
-    sample = _sample_rows(seq_len)
-
-    def exponents() -> "Iterator[_Candidate]":
-        # Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
-        exponents = convention._exponents(d_model)
-        base = _to_float(convention._fields[3])
-        factor = _to_float(convention._fields[4]) * (2 * math.pi if convention.full_turns else 1.0)
-        exponent = [a / b for a, b in exponents]
-        odd_cosines = [
-            (dim if convention.layout == "interleaved" else exponents[pair][0] + 1) / exponents[pair][1]
-            if kind == _COSINE
-            else exponent[pair]
-            if kind == _SINE
-            else 0.0
-            for dim, (kind, pair) in enumerate(plan)
-        ]
-        wrong = (
-            (
-                "exponent:odd-column",
-                "cosine columns that use the odd column index in the exponent, base**(j/d) for column j, instead"
-                " of the pair's 2i",
-                odd_cosines,
-            ),
-            (
-                "exponent:column",
-                "every column's own index j in the exponent, base**(-2j/d), instead of the pair's 2i (so a pair's"
-                " sine and cosine have different frequencies)",
-                [2 * dim / d_model for dim in range(d_model)],
-            ),
-            (
-                "frequencies:inverted",
-                "the frequencies inverted, the angle pos * base**(2i/d) instead of pos / base**(2i/d) (pos /"
-                " div_term where div_term already holds base**(-2i/d))",
-                [-exponent[pair] if kind != _ZERO else 0.0 for kind, pair in plan],
-            ),
-        )
-        # Each column its own frequency: its sine or cosine is the next of its kind, made alone.
-        sine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _SINE]
-        cosine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _COSINE]
-        within = dict((column, i) for i, column in enumerate(sine_columns))
-        within.update(dict((column, i) for i, column in enumerate(cosine_columns)))
-        arranged = _arranged([(kind, within.get(column, 0)) for column, (kind, _) in enumerate(plan)])
-        for cause, words, exponent_of in wrong:
-            try:
-                frequency_of = [factor / math.pow(base, x) for x in exponent_of]
-            except (OverflowError, ZeroDivisionError):
-                continue
-
-            def wrong_row(
-                r: int,
-                sines: "List[float]" = [frequency_of[column] for column in sine_columns],
-                cosines: "List[float]" = [frequency_of[column] for column in cosine_columns],
-            ) -> "List[float]":
-                p = _to_float(convention._position(r, seq_len))
-                made_cosines = _pipeline(p, cosines, {}, scale, sines=False)[0]
-                return arranged(made_cosines, _pipeline(p, sines, {}, scale, cosines=False)[1])
-
-            candidate = _Candidate(
-                f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len, causes=(cause,)
-            )
-            candidate.frequencies, candidate.scale = frequency_of, scale  # its allowance follows its own angles
-            yield candidate
-
-    def cosine_first() -> "Iterator[_Candidate]":
-        if convention.layout != "interleaved":
-            return
-        swapped = [
-            (_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan
-        ]
-        sines = [dim for dim, (kind, _) in enumerate(plan) if kind == _SINE]
-        if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
-            swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
-        frequencies = convention._float_frequencies(d_model)
-        arranged = _arranged(swapped)
-        yield _Candidate(
-            "an interleave with the cosine first, [cos, sin] per pair",
-            lambda r: arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale)),
-            convention,
-            seq_len,
-            causes=("layout:cosine-first",),
-        )
-
-    def float32_errors() -> "Iterator[_Candidate]":
-        found = _float32_errors(table, convention, d_model) if precision > 24 else None
-        if found is not None:
-            yield found
-
-    def rounded_steps() -> "Iterator[_Candidate]":
-        for narrow in ("bfloat16", "float16"):
-            if _DTYPES[narrow][0] > precision or (narrow != dtype and _DTYPES[narrow][0] == precision):
-                continue
-            # In the table's own format its values are stored: the steps before the output may be computed in
-            # it.  A step is a candidate only where its rounding can show: an output rounded to the format
-            # leaves values of the format (its fingerprint), positions rounded differ only past what the
-            # format holds.
-            steps = [
-                step
-                for step, _, _ in _STEPS
-                if step != "output"
-                or (narrow != dtype and all(_round_row(table[r], narrow) == table[r] for r in sample))
-            ]
-            positions = [_to_float(convention._position(r, seq_len)) for r in sample]
-            if _round_row(positions, narrow) == positions:
-                steps.remove("positions")
-            for taken in _step_choices(dict((step, (narrow,)) for step in steps)):
-                yield _rounded_step(convention, seq_len, d_model, narrow, taken)
-
-    def transposed() -> "Iterator[_Candidate]":
-        transposable = convention._fields[9] is None and not (convention.odd == "error" and seq_len % 2)
-        if seq_len * d_model > 1 << 20 or seq_len == d_model or not transposable:
-            return
-        try:
-            columns = list(_rows(convention, d_model, seq_len, False, "float64"))
-        except (ValueError, OverflowError):
-            return  # angles beyond float64: no such candidate
-        yield _Candidate(
-            "the transposed table: rows are dimensions, columns positions",
-            lambda r: [row[r] for row in columns],
-            convention,
-            seq_len,
-            causes=("transposed",),
-        )
-
-    for family in (exponents, cosine_first, float32_errors, rounded_steps, transposed):  # a new mistake: one line
-        yield from family()
-
-
-def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> "Optional[_Candidate]":
-    """The errors of a float32 computation: within 2**-21 * (1 + |angle|) of the convention's values.
-
-    Two float32 pipelines that order their operations differently agree no
-    better with each other than with the exact values, so no one pipeline is
-    simulated: the candidate is the convention itself with float32's
-    allowance (eight roundings of the angle), and says whether the values are
-    float32 numbers, the mark a float32 output leaves.  Errors that never
-    reach 2**-27 * (1 + |angle|), an eighth of float32's spacing below 1, are
-    too small to call float32's, and give no candidate.
-    """
-    sample = _sample_rows(len(table))
-    seq_len = len(table)
-    candidate = _convention_candidate("", convention, seq_len, d_model, ("errors:float32",))
-    frequencies = _column_frequencies(convention, d_model)
-    scale = convention._float_scale(d_model)
-    large = False
-    for r in sample:
-        made = candidate.row(r, "float64")
-        if made is None:
-            return None
-        allowance = _row_allowance(frequencies, _to_float(convention._position(r, seq_len)), 33, scale, 2.0**-48)
-        large = large or any(abs(a - b) > t for a, b, t in zip(table[r], made, allowance))
-    if not large:
-        return None
-    stored = all(_round_row(table[r], "float32") == table[r] for r in sample)
-    candidate.description = (
-        f"the {convention._name(d_model)} convention with errors of float32 size, within float32's allowance"
-        " 2**-21 * (1 + |angle|)"
-    )
-    candidate.note = (
-        "its values are float32 numbers, as a float32 output's are"
-        if stored
-        else "its values are not float32 numbers: frequencies or angles rounded to float32 leave this mark"
-    )
-    candidate.local = False
-    # _row_allowance's 2**(6 - precision): 27 bits give 2**-21, eight roundings of float32.
-    candidate.precision = 27
-    candidate.distinct = True
-    return candidate
-
-
-def _rounded_step(
-    convention: "Convention", seq_len: int, d_model: int, narrow: str, steps: "Dict[str, str]"
-) -> "_Candidate":
-    """The candidate whose positions, frequencies, angles or output (the steps named, each to narrow) were rounded to a narrow format."""
-    plan = convention._plan(d_model)
-    frequencies = convention._float_frequencies(d_model)
-    scale = convention._float_scale(d_model)
-    limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
-
-    arranged = _arranged(plan)
-
-    def make_row(r: int) -> "List[float]":
-        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale))
-
-    def other_rounding(r: int) -> "List[float]":
-        position = _to_float(convention._position(r, seq_len))
-        return arranged(*_pipeline(position, frequencies, steps, scale, other=True))
-
-    name = convention._name(d_model)
-    taken = [step for step, _, _ in _STEPS if step in steps]
-    if len(taken) == len(_STEPS):
-        what = f"positions, frequencies, angles and output all computed in {narrow}"
-    else:
-        what = f"{_join(taken, ', ')} rounded to {narrow}"
-        if "positions" in steps:
-            what += f" (it holds whole numbers exactly only up to {limit})"
-    candidate = _Candidate(
-        f"the {name} convention with its {what}",
-        make_row,
-        convention,
-        seq_len,
-        precision=_DTYPES[narrow][0],
-        causes=tuple(f"{step}:{narrow}" for step in taken),
-    )
-    if "angles" in steps:
-        candidate.other_rounding = other_rounding
-    return candidate
+    return bool(result[0] ** q * base[1] ** p == base[0] ** p * result[1] ** q)
 
 
 # ---------------------------------------------------------------------------
@@ -5405,9 +2161,13 @@ def _rounded_step(
 # sin(p w_k) in one of two layouts; its scaling variants (HF transformers'
 # modeling_rope_utils.py) change the frequencies, and some multiply every
 # value by an attention factor.  docs/rope.md gives each variant's formula
-# and source.  The exact kernel above computes them: a _RopeFrequencies is
+# and source.  The exact kernel, further down, computes them: a _RopeFrequencies is
 # a frequency law like _Frequencies, one per pair, and an attention factor
 # that is not rational is an _AttentionFactor, computed to the bits asked.
+
+
+# Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
+_ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
 
 def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[List[List[float]]]":
@@ -5423,6 +2183,24 @@ def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope"
         raise ValueError(f"x must have the table's shape {seq_len} x {width}, got {len(vectors)} x {len(vectors[0])}")
     _check_vectors(vectors, setup)
     return vectors
+
+
+def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
+    """Refuse a vector element that is not finite, or a pair whose |x[a]| + |x[b]| is not (its rotation could overflow)."""
+    for r, row in enumerate(vectors):
+        for c, v in enumerate(row):
+            if not -_INF < v < _INF:
+                raise ValueError(f"x[{r}][{c}] must be finite, got {v!r}")
+        for a, b in setup.partners():
+            if not abs(row[a]) + abs(row[b]) < _INF:
+                raise ValueError(
+                    f"x[{r}] must have |x[a]| + |x[b]| finite for each pair, got {row[a]!r} and {row[b]!r} in columns {a}, {b}"
+                )
+
+
+# A cache's layouts: each pair's value in columns k and k + h (half), 2k and 2k + 1 (interleaved), or once in
+# column k (pairs: a half-width cache, head_dim / 2 columns, as torchtune keeps it and Meta's freqs_cis holds it).
+_ROPE_LAYOUTS = ("half", "interleaved", "pairs")
 
 
 def _rope_head_dim(kind: str, layout: object, width: int) -> int:
@@ -5443,19 +2221,6 @@ def _rope_head_dim(kind: str, layout: object, width: int) -> int:
             " a cache with one column per pair (torchtune's, Meta's freqs_cis) takes layout='pairs'"
         )
     return 2 * width if layout == "pairs" else width
-
-
-def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
-    """Refuse a vector element that is not finite, or a pair whose |x[a]| + |x[b]| is not (its rotation could overflow)."""
-    for r, row in enumerate(vectors):
-        for c, v in enumerate(row):
-            if not -_INF < v < _INF:
-                raise ValueError(f"x[{r}][{c}] must be finite, got {v!r}")
-        for a, b in setup.partners():
-            if not abs(row[a]) + abs(row[b]) < _INF:
-                raise ValueError(
-                    f"x[{r}] must have |x[a]| + |x[b]| finite for each pair, got {row[a]!r} and {row[b]!r} in columns {a}, {b}"
-                )
 
 
 def _diagnose_rope(
@@ -5578,6 +2343,208 @@ def _diagnose_rope(
     return "Diagnosis: " + told, found
 
 
+def _rope_failures(
+    table: "_Table",
+    setup: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    dtype: str,
+) -> int:
+    """How many elements fail the default rule when the table is checked in dtype (no diagnosis)."""
+    rounded = [_round_row(row, dtype) for row in table]
+    return _rope_comparison(rounded, setup, kind, vectors, positions, dtype, None, None, set()).failures
+
+
+def _rope_comparison(
+    rounded: "List[List[float]]",
+    setup: "_Rope",
+    kind: str,
+    vectors: "Optional[List[List[float]]]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    dtype: str,
+    atol: "Optional[float]",
+    ulps: "Optional[float]",
+    rows_with_not_finite: "Set[int]",
+) -> "_Comparison":
+    """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
+    count = len(rounded)
+    allowance = setup.default_allowance(count, positions, dtype, vectors)
+    comparison = _Comparison(allowance, dtype, atol, ulps)
+
+    def exact_row(r: int) -> "List[float]":
+        # The whole cache up to row r: a dynamic scaling's frequencies depend on the last position.
+        for i, row in enumerate(_rope_rows(setup, kind, count, positions, vectors, True, dtype)):
+            if i == r:
+                return row
+        raise IndexError(r)
+
+    def exact_rows(rounding: str) -> "Iterator[List[float]]":
+        return _rope_rows(setup, kind, count, positions, vectors, True, rounding)
+
+    references = _references(exact_rows, dtype, exact_row, None)
+    for r, (row, (exact, expect, _)) in enumerate(zip(rounded, references)):
+        comparison.add(r, row, exact, expect, r in rows_with_not_finite, None, None)
+    return comparison
+
+
+def _rope_rows(
+    setup: "_Rope",
+    kind: str,
+    count: int,
+    positions: "Optional[List[Tuple[int, int]]]",
+    vectors: "Optional[List[List[float]]]",
+    exact: bool,
+    dtype: str,
+) -> "Iterator[List[float]]":
+    """The rows of a cos or sin cache, or of the rotated vectors: what the command line prints."""
+    if kind == "rotated":
+        assert vectors is not None
+        return _rotated(setup, vectors, positions, exact, dtype)
+    h = setup.pairs
+    if kind == "cos":  # not slice(): MicroPython cannot make slice objects
+        return (_rope_arrange(setup, row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
+    return (_rope_arrange(setup, row[h:]) for row in _rope_pairs(setup, count, positions, exact, dtype))
+
+
+def _rotated(
+    setup: "_Rope",
+    x: "List[List[float]]",
+    positions: "Optional[List[Tuple[int, int]]]",
+    exact: bool,
+    dtype: str,
+) -> "Iterator[List[float]]":
+    """Rows of x rotated: out[a] = A (x[a] cos - x[b] sin), out[b] = A (x[b] cos + x[a] sin) for each pair (a, b)."""
+    count = len(x)
+    h = setup.pairs
+    partners = setup.partners()
+    if not exact:
+        for row, values in zip(x, _rope_pairs(setup, count, positions, False, "float64")):
+            out = [0.0] * (2 * h)
+            for k, (a, b) in enumerate(partners):
+                c, s = values[k], values[h + k]
+                out[a] = row[a] * c - row[b] * s
+                out[b] = row[b] * c + row[a] * s
+            yield out if dtype == "float64" else [_round_float(v, dtype) for v in out]
+        return
+    last = _last_position(positions, count)
+    law = setup.law(last)
+    exponents = [(k, h) for k in range(h)]
+    plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
+    fixed = _fixed_rows_of(positions, count, plan, exponents, law)
+    for row, (position, pairs, error) in zip(x, fixed):
+        out = [0.0] * (2 * h)
+        for k, (a, b) in enumerate(partners):
+            c, s = pairs[k], pairs[h + k]
+            out[a] = _rotated_element(row[a], row[b], -1, c, s, error, position, k, law, setup.attention, dtype)
+            out[b] = _rotated_element(row[b], row[a], 1, c, s, error, position, k, law, setup.attention, dtype)
+        yield out
+
+
+def _rope_pairs(
+    setup: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", exact: bool, dtype: str
+) -> "Iterator[List[float]]":
+    """Rows of [cos of each pair..., sin of each pair...], times the attention factor, rounded to dtype."""
+    h = setup.pairs
+    last = _last_position(positions, count)
+    if exact:
+        law = setup.law(last)
+        exponents = [(k, h) for k in range(h)]
+        plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
+        fixed = _fixed_rows_of(positions, count, plan, exponents, law)
+        return _finish_rows(fixed, plan, exponents, law, setup.attention, dtype)
+    return _rope_fast_pairs(setup, count, positions, last, dtype)
+
+
+def _rope_fast_pairs(
+    setup: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", last: "Tuple[int, int]", dtype: str
+) -> "Iterator[List[float]]":
+    frequencies = setup.float_frequencies(last)
+    factor = setup.attention_value
+    floats = [float(p) for p in range(count)] if positions is None else [_to_float(p) for p in positions]
+    largest = max(map(abs, floats)) * max(frequencies) if floats else 0.0
+    if not largest < _INF:
+        raise ValueError(
+            f"angles p * w_k must be finite in float64, got positions up to {max(map(abs, floats))!r}; exact=True has no such limit"
+        )
+    cos, sin = math.cos, math.sin
+    for p in floats:
+        angles = [p * w for w in frequencies]
+        row = list(map(cos, angles))
+        row += map(sin, angles)
+        if factor != 1.0:
+            row = [x * factor for x in row]
+        yield row if dtype == "float64" else [_round_float(x, dtype) for x in row]
+
+
+def _rotated_element(
+    first: float,
+    second: float,
+    sign: int,
+    c: int,
+    s: int,
+    error: int,
+    position: "Tuple[int, int]",
+    k: int,
+    law: "_RopeFrequencies",
+    scale: "_Scale",
+    dtype: str,
+) -> float:
+    """A (first cos + sign second sin), correctly rounded: from the row's cos and sin, else by the Ziv loop.
+
+    first and second are floats, m 2**q exactly; on their common grid 2**q
+    they are integers X1, X2, and with cos and sin each within ``error``
+    units of P bits the sum is within (|X1| + |X2|) error units of P - q
+    fraction bits.  At position 0 the value is A first, rational or not as
+    A is.  Otherwise it is Re((X1 + i sign X2) e^(i theta)) for theta != 0
+    algebraic; were that rational, e^(i theta) would be a root of a
+    quadratic with algebraic coefficients, which Lindemann-Weierstrass
+    forbids: the value is irrational (times A, transcendental as far as the
+    loop is concerned), so the loop ends.
+    """
+    if first == 0.0 and second == 0.0:
+        return 0.0
+    X1, X2, q = _common_grid(first, second)
+    if position[0] == 0:
+        if isinstance(scale, tuple):
+            root_p, root_q = _root(scale[0], 2), _root(scale[1], 2)
+            if root_p is not None and root_q is not None:
+                if q >= 0:
+                    return _round_fraction((X1 * root_p << q, root_q), dtype)
+                return _round_fraction((X1 * root_p, root_q << -q), dtype)
+        if X1 == 0:
+            return 0.0
+    P = _TABLE_BITS
+    bits = _DTYPES[dtype][0] + 32
+    v, v_error, F = X1 * c + sign * X2 * s, (abs(X1) + abs(X2)) * error, P
+    while True:
+        if scale != (1, 1):
+            v, v_error = _scale_fixed(v, v_error, scale, _bit_length(abs(v) + v_error) + 2)
+        F -= q
+        if F < 0:
+            v, v_error, F = v << -F, v_error << -F, 0
+        result = _round_fixed(v, F, v_error, dtype)
+        if result is not None:
+            return result
+        bits *= 2
+        sine, cosine, F, E = _sin_cos(position, (k, law.pairs), law, bits + _bit_length(abs(X1) + abs(X2)))
+        v, v_error = X1 * cosine + sign * X2 * sine, (abs(X1) + abs(X2)) * E
+
+
+def _common_grid(first: float, second: float) -> "Tuple[int, int, int]":
+    """(X1, X2, q): first = X1 2**q and second = X2 2**q, integers, exactly."""
+    parts = []
+    for x in (first, second):
+        if x == 0.0:
+            parts.append((0, 0))
+        else:
+            m, e = _float_parts(-x if x < 0.0 else x)
+            parts.append((-m if x < 0.0 else m, e))
+    q = min(e for m, e in parts if m)
+    (m1, e1), (m2, e2) = parts
+    return (m1 << (e1 - q) if m1 else 0), (m2 << (e2 - q) if m2 else 0), q
+
+
 def _rope_candidate(
     description: str,
     causes: "Tuple[str, ...]",
@@ -5645,152 +2612,13 @@ def _rope_candidate(
     return candidate
 
 
-def _rope_failures(
-    table: "_Table",
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[Tuple[int, int]]]",
-    dtype: str,
-) -> int:
-    """How many elements fail the default rule when the table is checked in dtype (no diagnosis)."""
-    rounded = [_round_row(row, dtype) for row in table]
-    return _rope_comparison(rounded, setup, kind, vectors, positions, dtype, None, None, set()).failures
-
-
-def _rope_comparison(
-    rounded: "List[List[float]]",
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[Tuple[int, int]]]",
-    dtype: str,
-    atol: "Optional[float]",
-    ulps: "Optional[float]",
-    rows_with_not_finite: "Set[int]",
-) -> "_Comparison":
-    """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
-    count = len(rounded)
-    allowance = setup.default_allowance(count, positions, dtype, vectors)
-    comparison = _Comparison(allowance, dtype, atol, ulps)
-
-    def exact_row(r: int) -> "List[float]":
-        # The whole cache up to row r: a dynamic scaling's frequencies depend on the last position.
-        for i, row in enumerate(_rope_rows(setup, kind, count, positions, vectors, True, dtype)):
-            if i == r:
-                return row
-        raise IndexError(r)
-
-    def exact_rows(rounding: str) -> "Iterator[List[float]]":
-        return _rope_rows(setup, kind, count, positions, vectors, True, rounding)
-
-    references = _references(exact_rows, dtype, exact_row, None)
-    for r, (row, (exact, expect, _)) in enumerate(zip(rounded, references)):
-        comparison.add(r, row, exact, expect, r in rows_with_not_finite, None, None)
-    return comparison
-
-
-def _narrowest_format(table: "_Table", dtype: str) -> "Optional[str]":
-    """The narrowest format narrower than dtype that holds every value of a table with some non-trivial value, or None."""
-    found = None
-    for narrow in ("float32", "float16", "bfloat16"):  # fewer bits of precision each
-        if _DTYPES[narrow][0] >= _DTYPES[dtype][0] or narrow == dtype:
-            continue
-        if all(_round_row(row, narrow) == row for row in table):
-            found = narrow
-    if found is not None and all(x in (0.0, 1.0, -1.0) for row in table for x in row):
-        return None  # zeros and ones are every format's
-    return found
-
-
-def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
-    """(words, causes, the rope computed, the steps rounded, the attention factor) for each way the table may
-    have been made: one family each, in the order of one tuple (the other layout, other bases, the scaling
-    left out or another variant, the attention factor missing or twice, steps rounded), simplest first."""
-    base, layout, scaling = setup.inputs
-
-    def layouts() -> "Iterator[_RopeMade]":
-        if layout != "pairs":
-            other = "interleaved" if layout == "half" else "half"
-            variant = _Rope(setup.head_dim, base, other, scaling)
-            yield f"in the {other} layout", ("layout",), variant, {}, setup.attention_value
-
-    def bases() -> "Iterator[_RopeMade]":
-        for b in _BASES:
-            if (b, 1) != setup.base:
-                try:
-                    variant = _Rope(setup.head_dim, b, setup.layout, _without_theta(scaling))
-                except ValueError:
-                    continue
-                yield f"with base {b}", ("base",), variant, {}, variant.attention_value
-
-    def scalings() -> "Iterator[_RopeMade]":
-        if setup.kind != "default":
-            plain = _Rope(setup.head_dim, base, setup.layout, None)
-            yield f"without its {setup.kind} scaling", ("scaling",), plain, {}, 1.0
-        for kind, scaled in _other_scalings(setup):
-            try:
-                variant = _Rope(setup.head_dim, base, setup.layout, scaled)
-            except ValueError:
-                continue
-            yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention_value
-
-    def attention_factor() -> "Iterator[_RopeMade]":
-        value = setup.attention_value
-        if value != 1.0:
-            yield f"without its attention factor {value:.6g}", ("attention_factor:missing",), setup, {}, 1.0
-            yield "with its attention factor applied twice", ("attention_factor:twice",), setup, {}, value * value
-
-    def rounded_steps() -> "Iterator[_RopeMade]":
-        narrow: "Tuple[str, ...]" = ("float16", "bfloat16")
-        formats = dict((step, narrow) for step, _, _ in _STEPS)
-        formats["frequencies"] = narrow + tuple(f"{fmt} arithmetic" for fmt in narrow)
-        for steps in _step_choices(formats):
-            causes: "Tuple[str, ...]" = ()
-            words = []
-            for step, said, key in _STEPS:  # in _STEPS order: a MicroPython dict keeps no order of insertion
-                fmt = steps.get(step, "")
-                if fmt:
-                    causes += (f"{key}:{fmt.split()[0]}",)
-                    how = "computed in" if fmt.endswith("arithmetic") else "rounded to"
-                    words.append(f"{said} {how} {fmt}")
-            yield "with " + _join(words, ", "), causes, setup, steps, setup.attention_value
-
-    for family in (layouts, bases, scalings, attention_factor, rounded_steps):  # a new mistake: one line
-        yield from family()
-
-
-def _without_theta(scaling: object) -> "Optional[Dict[object, object]]":
-    """A copy of the scaling dict (which _Rope has checked, or None) without its "rope_theta"."""
-    items = getattr(scaling, "items", None)
-    if items is None:
-        return None
-    return {key: entry for key, entry in items() if key != "rope_theta"}
-
-
-def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
-    """The other variants with the asked one's factor and length, where it has them."""
-    if setup.kind == "default":
-        return []
-    factor = _number(setup.factor)
-    length = _number(setup.length) if setup.length[0] else None
-    tried: "List[Tuple[str, Dict[str, object]]]" = [("linear", {"rope_type": "linear", "factor": factor})]
-    if length is not None:
-        tried.append(("dynamic", {"rope_type": "dynamic", "factor": factor, "max_position_embeddings": length}))
-        tried.append(("yarn", {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length}))
-        tried.append(
-            (
-                "llama3",
-                {
-                    "rope_type": "llama3",
-                    "factor": factor,
-                    "low_freq_factor": 1,
-                    "high_freq_factor": 4,
-                    "original_max_position_embeddings": length,
-                },
-            )
-        )
-    return [(kind, scaled) for kind, scaled in tried if kind != setup.kind]
+def _rope_arrange(setup: "_Rope", values: "List[float]") -> "List[float]":
+    """A cache row from one value per pair, in the rope's layout."""
+    if setup.layout == "pairs":
+        return values
+    if setup.layout == "half":
+        return values + values
+    return [x for x in values for _ in (0, 1)]
 
 
 def _rope_fit(
@@ -6193,9 +3021,62 @@ def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: b
     return f"rope({seq_len}, {found.head_dim}{keywords})[{index}] (on the command line: {options})"
 
 
-# A cache's layouts: each pair's value in columns k and k + h (half), 2k and 2k + 1 (interleaved), or once in
-# column k (pairs: a half-width cache, head_dim / 2 columns, as torchtune keeps it and Meta's freqs_cis holds it).
-_ROPE_LAYOUTS = ("half", "interleaved", "pairs")
+def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
+    """(words, causes, the rope computed, the steps rounded, the attention factor) for each way the table may
+    have been made: one family each, in the order of one tuple (the other layout, other bases, the scaling
+    left out or another variant, the attention factor missing or twice, steps rounded), simplest first."""
+    base, layout, scaling = setup.inputs
+
+    def layouts() -> "Iterator[_RopeMade]":
+        if layout != "pairs":
+            other = "interleaved" if layout == "half" else "half"
+            variant = _Rope(setup.head_dim, base, other, scaling)
+            yield f"in the {other} layout", ("layout",), variant, {}, setup.attention_value
+
+    def bases() -> "Iterator[_RopeMade]":
+        for b in _BASES:
+            if (b, 1) != setup.base:
+                try:
+                    variant = _Rope(setup.head_dim, b, setup.layout, _without_theta(scaling))
+                except ValueError:
+                    continue
+                yield f"with base {b}", ("base",), variant, {}, variant.attention_value
+
+    def scalings() -> "Iterator[_RopeMade]":
+        if setup.kind != "default":
+            plain = _Rope(setup.head_dim, base, setup.layout, None)
+            yield f"without its {setup.kind} scaling", ("scaling",), plain, {}, 1.0
+        for kind, scaled in _other_scalings(setup):
+            try:
+                variant = _Rope(setup.head_dim, base, setup.layout, scaled)
+            except ValueError:
+                continue
+            yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention_value
+
+    def attention_factor() -> "Iterator[_RopeMade]":
+        value = setup.attention_value
+        if value != 1.0:
+            yield f"without its attention factor {value:.6g}", ("attention_factor:missing",), setup, {}, 1.0
+            yield "with its attention factor applied twice", ("attention_factor:twice",), setup, {}, value * value
+
+    def rounded_steps() -> "Iterator[_RopeMade]":
+        narrow: "Tuple[str, ...]" = ("float16", "bfloat16")
+        formats = dict((step, narrow) for step, _, _ in _STEPS)
+        formats["frequencies"] = narrow + tuple(f"{fmt} arithmetic" for fmt in narrow)
+        for steps in _step_choices(formats):
+            causes: "Tuple[str, ...]" = ()
+            words = []
+            for step, said, key in _STEPS:  # in _STEPS order: a MicroPython dict keeps no order of insertion
+                fmt = steps.get(step, "")
+                if fmt:
+                    causes += (f"{key}:{fmt.split()[0]}",)
+                    how = "computed in" if fmt.endswith("arithmetic") else "rounded to"
+                    words.append(f"{said} {how} {fmt}")
+            yield "with " + _join(words, ", "), causes, setup, steps, setup.attention_value
+
+    for family in (layouts, bases, scalings, attention_factor, rounded_steps):  # a new mistake: one line
+        yield from family()
+
 
 # Each variant's keys in a scaling dict: (variant, those it needs, those it may take).  A constant tuple, in
 # flash when frozen.
@@ -6224,224 +3105,6 @@ _ROPE_KEYS = (
         ("factor", "max_position_embeddings", "attention_factor"),
     ),
 )
-
-# Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
-_ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
-
-
-class _AttentionFactor:
-    """A transcendental attention factor, to any precision: YaRN's or LongRoPE's default.
-
-    ``fixed(F)`` returns (A, 1): A is the factor times 2**F, within 1 unit.
-    YaRN: (0.1 m1 ln f + 1) / (0.1 m2 ln f + 1), m2 = 0 for no denominator;
-    LongRoPE: sqrt(1 + ln f / ln L0).  Either is transcendental when it is
-    not rational: ln f is (Lindemann), and so is a ratio of logarithms
-    that is irrational (Gelfond-Schneider), which _Rope checks first.
-    """
-
-    def __init__(self, kind: str, numbers: "Tuple[Tuple[int, int], ...]", result: float) -> None:
-        self.kind = kind
-        self.numbers = numbers
-        self.value = result  # in float64, for the fast path and the allowance
-        self.cache: "Dict[int, Tuple[int, int]]" = {}
-        # Guard bits: each step's error in units, bounded by the numbers' sizes (see fixed()).
-        sizes = sum(_bit_length(n // m + 1) for n, m in numbers)
-        self.guard = 24 + 2 * sizes
-
-    def fixed(self, F: int) -> "Tuple[int, int]":
-        found = self.cache.get(F)
-        if found is not None:
-            return found
-        G = F + self.guard
-        one = 1 << G
-        if self.kind == "yarn":
-            # ln f within 2 units; N = 1 + 0.1 m1 ln f within m1 + 1 units,
-            # D likewise (or exact); N / D >= ... with D >= 1: the quotient
-            # is off by at most (m1 + 1) + (N / D)(m2 + 1) + 1 units, far
-            # below 2**(guard - 2) units.
-            factor, m1, m2 = self.numbers
-            ln_factor = _ln_ratio(factor, G)
-            numerator = one + (m1[0] * ln_factor) // (10 * m1[1])
-            denominator = one + (m2[0] * ln_factor) // (10 * m2[1]) if m2[0] else one
-            v = (numerator << G) // denominator
-        else:
-            # R = ln f / ln L0 (L0 >= 2, ln L0 >= 0.69): off by at most
-            # (2 + 2R) / 0.69 + 1 units; the square root of (1 + R) halves
-            # that and adds 1 for the floor.
-            factor, length = self.numbers
-            ratio = (_ln_ratio(factor, G) << G) // _ln_ratio(length, G)
-            v = _isqrt((one + ratio) << G)
-        found = self.cache[F] = (_round_shift(v, self.guard), 1)
-        return found
-
-
-class _RopeFrequencies(_Frequencies):
-    """A rotary embedding's frequency law, exactly: one frequency per pair k of h, the exponent (k, h).
-
-    w_k = r_k * base**(-k/h) * g**(-k/(h - 1)): r_k a rational multiplier
-    (linear, YaRN, LongRoPE), g dynamic NTK's growth of the base (None
-    without).  A llama3 pair in the band between its two wavelengths
-    blends w and w / f (``blends``).  The contract is _Frequencies': the
-    frequency with relative error below 4 * 2**-F.
-    """
-
-    def __init__(
-        self,
-        base: "Tuple[int, int]",
-        pairs: int,
-        multipliers: "List[Tuple[int, int]]",
-        growth: "Optional[Tuple[int, int]]",
-        blend: "Optional[_Blend]",
-    ) -> None:
-        _Frequencies.__init__(self, base, (1, 1), False)
-        self.pairs = pairs
-        self.multipliers = multipliers
-        self.growth = growth
-        self.blend = blend
-        self.log2: "Dict[int, int]" = {}
-
-    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
-        """(W, k): w = W * 2**(k - F) within a relative 4 * 2**-F.
-
-        Without a blend, at G2 = G + 4 = F + 12 bits: y = ln r - (k/h) ln base
-        - (k/(h-1)) ln g, each logarithm within 2 units and each product
-        floored, is off by at most 8 units of G2, half a unit of G; rounded
-        to G bits, by 1 unit, a relative 1.01 * 2**-G on exp(y); _exp adds
-        less than 2**-G.  Rounding W to F bits adds 0.72 * 2**-F.
-        """
-        key = (exponent[0], 0, F)
-        found = self.frequencies.get(key)
-        if found is not None:
-            return found
-        if len(self.frequencies) > 4 * _CACHE_LIMIT:
-            self.frequencies.clear()
-        k = exponent[0]
-        h = self.pairs
-        if self.blend is not None and self.blend.blends(k):
-            found = self.blend.frequency(k, F)
-        else:
-            G = F + 8
-            G2 = G + 4
-            y = 0
-            r = self.multipliers[k]
-            if r != (1, 1):
-                y += _ln_ratio(r, G2)
-            if k:
-                y -= (k * _ln_ratio(self.base, G2)) // h
-                if self.growth is not None:
-                    y -= (k * _ln_ratio(self.growth, G2)) // (h - 1)
-            W, e = _exp(_round_shift(y, G2 - G), G)
-            found = (_round_shift(W, G - F), e)
-        self.frequencies[key] = found
-        return found
-
-    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
-        """An integer within 3 of log2(|position| * w_k): the position's within 1, the frequency's within 2."""
-        k = exponent[0]
-        e = self.log2.get(k)
-        if e is None:
-            e = self.log2[k] = self.frequency(exponent, 64)[1]
-        n, m = position
-        return _bit_length(abs(n)) - _bit_length(m) + e
-
-
-class _Llama3:
-    """llama3's frequency law: w / f past the long wavelength, w below the short one, a blend between.
-
-    With X = L0 w / (2 pi) = L0 / wavelength: X < low_freq_factor gives
-    w / f, X > high_freq_factor gives w, and between (ends included)
-    w' = (1 - s) w / f + s w, s = (X - low) / (high - low).  X is
-    transcendental (pi is, and w is algebraic), so it never equals either
-    end, and the band is decided by computing X to more bits until its
-    interval lies on one side.
-    """
-
-    def __init__(
-        self,
-        base: "Tuple[int, int]",
-        pairs: int,
-        factor: "Tuple[int, int]",
-        low: "Tuple[int, int]",
-        high: "Tuple[int, int]",
-        length: "Tuple[int, int]",
-    ) -> None:
-        self.plain = _Frequencies(base, (1, 1), False)
-        self.pairs = pairs
-        self.factor = factor
-        self.low = low
-        self.high = high
-        self.length = length
-        # q = (1 - 1/f) / (high - low), the blend's slope in X.
-        fn, fd = factor
-        width = _add(high, (-low[0], low[1]))
-        self.slope = _reduced((fn - fd) * width[1], fn * width[0])
-        # Bits the blend loses: f (q (5 high + 3) + 4) relative units, see frequency().
-        self.blend_bits = _bit_length(_ceiling(factor) * (_ceiling(self.slope) * (5 * _ceiling(high) + 3) + 4)) + 2
-        self.decided: "Dict[int, str]" = {}
-
-    def ratio(self, k: int, G: int) -> "Tuple[int, int, int, int]":
-        """(X, error, W, e): X = L0 w_k / (2 pi) with G fraction bits, within error units, and w_k = W 2**(e - G).
-
-        w within a relative 1.7 * 2**-G and pi within 1 unit (a relative
-        2**-G / 3): X within a relative 2.1 * 2**-G, plus 1 for the floor.
-        """
-        W, e = self.plain.frequency((k, self.pairs), G)
-        numerator = self.length[0] * W
-        denominator = 2 * self.length[1] * _pi(G)
-        shift = e + G
-        X = (numerator << shift) // denominator if shift >= 0 else numerator // (denominator << -shift)
-        return X, ((3 * X) >> G) + 2, W, e
-
-    def blends(self, k: int) -> bool:
-        return self.bands(k) == "blend"
-
-    def bands(self, k: int) -> str:
-        """ "long" (w / f), "short" (w) or "blend": where pair k's wavelength lies, decided exactly."""
-        found = self.decided.get(k)
-        if found is not None:
-            return found
-        G = 64
-        while True:
-            X, error, _, _ = self.ratio(k, G)
-            low = self._compare(X, error, G, self.low)
-            high = self._compare(X, error, G, self.high)
-            if low == -1:
-                found = "long"
-            elif high == 1:
-                found = "short"
-            elif low == 1 and high == -1:
-                found = "blend"
-            else:
-                G *= 2
-                continue
-            self.decided[k] = found
-            return found
-
-    @staticmethod
-    def _compare(X: int, error: int, G: int, bound: "Tuple[int, int]") -> int:
-        """-1 if X (within error) is surely below the bound, 1 if surely above, 0 if undecided."""
-        n, m = bound
-        if (X + error) * m < n << G:
-            return -1
-        if (X - error) * m > n << G:
-            return 1
-        return 0
-
-    def frequency(self, k: int, F: int) -> "Tuple[int, int]":
-        """The blend w' = w (1/f + q (X - low)) as (W, k) with relative error below 2 * 2**-F.
-
-        At G = F + 12 + blend_bits: X within 3 X / 2**G + 2 units (X <= high
-        in the band), M = 1/f + q (X - low) within q (3 high + 2) + 2 units,
-        and M >= 1/f; so w M is within a relative 1.7 * 2**-G +
-        f (q (3 high + 2) + 2) * 2**-G < 2**(blend_bits - G).  Cutting W M
-        to F + 1 bits adds at most 2**-F.
-        """
-        G = F + 12 + self.blend_bits
-        X, _, W, e = self.ratio(k, G)
-        (fn, fd), (ln_, ld), (qn, qd) = self.factor, self.low, self.slope
-        above_low = X * ld - (ln_ << G)  # (X - low) 2**G, times ld
-        M = (fd << G) // fn + (qn * above_low) // (qd * ld)
-        return _times_multiplier(W, e, M, G, F)
 
 
 class _Rope:
@@ -6756,71 +3419,6 @@ class _Rope:
         return _Allowance(frequencies, floats, dtype, self.attention_value, weights)
 
 
-def _ceiling(x: "Tuple[int, int]") -> int:
-    return -((-x[0]) // x[1])
-
-
-def _log_ratio(factor: "Tuple[int, int]", length: int) -> "Optional[Tuple[int, int]]":
-    """ln(factor) / ln(length) as a fraction (n, m) when it is rational, else None (then it is transcendental).
-
-    With length = c**j, c not a perfect power, the ratio is rational exactly
-    when factor is a whole power c**e: then it is e / j.
-    """
-    j = _bit_length(length)
-    while j > 1 and _root(length, j) is None:
-        j -= 1
-    c = _root(length, j)
-    n, m = factor
-    if m != 1 or c is None or c < 2:
-        return None
-    e = 0
-    while n % c == 0:
-        n //= c
-        e += 1
-    return _reduced(e, j) if n == 1 else None
-
-
-def _yarn_bound(
-    pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", ceiling: bool
-) -> int:
-    """floor (or ceil) of YaRN's correction dimension h ln(L0 / (2 pi beta)) / ln(base), decided exactly.
-
-    The value is never whole (that would make pi**h rational), so more
-    bits always decide: the numerator h (ln(L0 / (2 beta)) - ln pi) is
-    within 4h units (each logarithm within 2), the denominator within 2;
-    the quotient lies between the four corner quotients.
-    """
-    G = 64
-    while True:
-        low, high = _yarn_interval(pairs, length, beta, base, G)
-        if ceiling and -((-low) >> G) == -((-high) >> G):
-            return -((-low) >> G)
-        if not ceiling and low >> G == high >> G:
-            return low >> G
-        G *= 2
-
-
-def _yarn_interval(
-    pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", G: int
-) -> "Tuple[int, int]":
-    """(a, b): YaRN's correction dimension lies in [a, b] * 2**-G (base > 1).
-
-    The numerator h (ln(L0 / (2 beta)) - ln pi) is within 4h units (each
-    logarithm within 2), the denominator ln(base) within 2; the quotient
-    lies between the four corner quotients, floored and ceiled.
-    """
-    while True:
-        numerator = pairs * (_ln_ratio(_reduced(length[0] * beta[1], 2 * length[1] * beta[0]), G) - _ln(_pi(G), -G, G))
-        denominator = _ln_ratio(base, G)
-        error = 4 * pairs
-        if denominator > 2:
-            corners = [
-                (n << G, m) for n in (numerator - error, numerator + error) for m in (denominator - 2, denominator + 2)
-            ]
-            return min(n // m for n, m in corners), max(-((-n) // m) for n, m in corners)
-        G *= 2
-
-
 class _YarnRamp:
     """YaRN's ramp between real bounds (truncate False): w_k (1 - ramp_k (1 - 1/f)) for the pairs inside it.
 
@@ -6918,6 +3516,150 @@ class _YarnRamp:
         return _times_multiplier(W, e, M, G, F)
 
 
+def _yarn_bound(
+    pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", ceiling: bool
+) -> int:
+    """floor (or ceil) of YaRN's correction dimension h ln(L0 / (2 pi beta)) / ln(base), decided exactly.
+
+    The value is never whole (that would make pi**h rational), so more
+    bits always decide: the numerator h (ln(L0 / (2 beta)) - ln pi) is
+    within 4h units (each logarithm within 2), the denominator within 2;
+    the quotient lies between the four corner quotients.
+    """
+    G = 64
+    while True:
+        low, high = _yarn_interval(pairs, length, beta, base, G)
+        if ceiling and -((-low) >> G) == -((-high) >> G):
+            return -((-low) >> G)
+        if not ceiling and low >> G == high >> G:
+            return low >> G
+        G *= 2
+
+
+def _yarn_interval(
+    pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", G: int
+) -> "Tuple[int, int]":
+    """(a, b): YaRN's correction dimension lies in [a, b] * 2**-G (base > 1).
+
+    The numerator h (ln(L0 / (2 beta)) - ln pi) is within 4h units (each
+    logarithm within 2), the denominator ln(base) within 2; the quotient
+    lies between the four corner quotients, floored and ceiled.
+    """
+    while True:
+        numerator = pairs * (_ln_ratio(_reduced(length[0] * beta[1], 2 * length[1] * beta[0]), G) - _ln(_pi(G), -G, G))
+        denominator = _ln_ratio(base, G)
+        error = 4 * pairs
+        if denominator > 2:
+            corners = [
+                (n << G, m) for n in (numerator - error, numerator + error) for m in (denominator - 2, denominator + 2)
+            ]
+            return min(n // m for n, m in corners), max(-((-n) // m) for n, m in corners)
+        G *= 2
+
+
+class _Llama3:
+    """llama3's frequency law: w / f past the long wavelength, w below the short one, a blend between.
+
+    With X = L0 w / (2 pi) = L0 / wavelength: X < low_freq_factor gives
+    w / f, X > high_freq_factor gives w, and between (ends included)
+    w' = (1 - s) w / f + s w, s = (X - low) / (high - low).  X is
+    transcendental (pi is, and w is algebraic), so it never equals either
+    end, and the band is decided by computing X to more bits until its
+    interval lies on one side.
+    """
+
+    def __init__(
+        self,
+        base: "Tuple[int, int]",
+        pairs: int,
+        factor: "Tuple[int, int]",
+        low: "Tuple[int, int]",
+        high: "Tuple[int, int]",
+        length: "Tuple[int, int]",
+    ) -> None:
+        self.plain = _Frequencies(base, (1, 1), False)
+        self.pairs = pairs
+        self.factor = factor
+        self.low = low
+        self.high = high
+        self.length = length
+        # q = (1 - 1/f) / (high - low), the blend's slope in X.
+        fn, fd = factor
+        width = _add(high, (-low[0], low[1]))
+        self.slope = _reduced((fn - fd) * width[1], fn * width[0])
+        # Bits the blend loses: f (q (5 high + 3) + 4) relative units, see frequency().
+        self.blend_bits = _bit_length(_ceiling(factor) * (_ceiling(self.slope) * (5 * _ceiling(high) + 3) + 4)) + 2
+        self.decided: "Dict[int, str]" = {}
+
+    def ratio(self, k: int, G: int) -> "Tuple[int, int, int, int]":
+        """(X, error, W, e): X = L0 w_k / (2 pi) with G fraction bits, within error units, and w_k = W 2**(e - G).
+
+        w within a relative 1.7 * 2**-G and pi within 1 unit (a relative
+        2**-G / 3): X within a relative 2.1 * 2**-G, plus 1 for the floor.
+        """
+        W, e = self.plain.frequency((k, self.pairs), G)
+        numerator = self.length[0] * W
+        denominator = 2 * self.length[1] * _pi(G)
+        shift = e + G
+        X = (numerator << shift) // denominator if shift >= 0 else numerator // (denominator << -shift)
+        return X, ((3 * X) >> G) + 2, W, e
+
+    def blends(self, k: int) -> bool:
+        return self.bands(k) == "blend"
+
+    def bands(self, k: int) -> str:
+        """ "long" (w / f), "short" (w) or "blend": where pair k's wavelength lies, decided exactly."""
+        found = self.decided.get(k)
+        if found is not None:
+            return found
+        G = 64
+        while True:
+            X, error, _, _ = self.ratio(k, G)
+            low = self._compare(X, error, G, self.low)
+            high = self._compare(X, error, G, self.high)
+            if low == -1:
+                found = "long"
+            elif high == 1:
+                found = "short"
+            elif low == 1 and high == -1:
+                found = "blend"
+            else:
+                G *= 2
+                continue
+            self.decided[k] = found
+            return found
+
+    @staticmethod
+    def _compare(X: int, error: int, G: int, bound: "Tuple[int, int]") -> int:
+        """-1 if X (within error) is surely below the bound, 1 if surely above, 0 if undecided."""
+        n, m = bound
+        if (X + error) * m < n << G:
+            return -1
+        if (X - error) * m > n << G:
+            return 1
+        return 0
+
+    def frequency(self, k: int, F: int) -> "Tuple[int, int]":
+        """The blend w' = w (1/f + q (X - low)) as (W, k) with relative error below 2 * 2**-F.
+
+        At G = F + 12 + blend_bits: X within 3 X / 2**G + 2 units (X <= high
+        in the band), M = 1/f + q (X - low) within q (3 high + 2) + 2 units,
+        and M >= 1/f; so w M is within a relative 1.7 * 2**-G +
+        f (q (3 high + 2) + 2) * 2**-G < 2**(blend_bits - G).  Cutting W M
+        to F + 1 bits adds at most 2**-F.
+        """
+        G = F + 12 + self.blend_bits
+        X, _, W, e = self.ratio(k, G)
+        (fn, fd), (ln_, ld), (qn, qd) = self.factor, self.low, self.slope
+        above_low = X * ld - (ln_ << G)  # (X - low) 2**G, times ld
+        M = (fd << G) // fn + (qn * above_low) // (qd * ld)
+        return _times_multiplier(W, e, M, G, F)
+
+
+def _ceiling(x: "Tuple[int, int]") -> int:
+    return -((-x[0]) // x[1])
+
+
 def _times_multiplier(W: int, e: int, M: int, G: int, F: int) -> "Tuple[int, int]":
     """w M as _Frequencies.frequency's (W', k) with F bits, from w = W 2**(e - G) and M with G fraction bits.
 
@@ -6929,14 +3671,24 @@ def _times_multiplier(W: int, e: int, M: int, G: int, F: int) -> "Tuple[int, int
     return product >> (n - F - 1), n - 1 + e - 2 * G
 
 
-def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[Tuple[int, int]]]":
-    """The positions given, as fractions, at least ``count`` of them; None for 0, 1, 2..."""
-    given = _check_positions(positions)
-    if given is None:
+def _log_ratio(factor: "Tuple[int, int]", length: int) -> "Optional[Tuple[int, int]]":
+    """ln(factor) / ln(length) as a fraction (n, m) when it is rational, else None (then it is transcendental).
+
+    With length = c**j, c not a perfect power, the ratio is rational exactly
+    when factor is a whole power c**e: then it is e / j.
+    """
+    j = _bit_length(length)
+    while j > 1 and _root(length, j) is None:
+        j -= 1
+    c = _root(length, j)
+    n, m = factor
+    if m != 1 or c is None or c < 2:
         return None
-    if len(given) < count:
-        raise ValueError(f"{name} must be at most len(positions) = {len(given)}, got {count}")
-    return list(given[:count])
+    e = 0
+    while n % c == 0:
+        n //= c
+        e += 1
+    return _reduced(e, j) if n == 1 else None
 
 
 def _last_position(positions: "Optional[List[Tuple[int, int]]]", count: int) -> "Tuple[int, int]":
@@ -6950,426 +3702,2589 @@ def _last_position(positions: "Optional[List[Tuple[int, int]]]", count: int) -> 
     return last
 
 
-def _rope_pairs(
-    setup: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", exact: bool, dtype: str
-) -> "Iterator[List[float]]":
-    """Rows of [cos of each pair..., sin of each pair...], times the attention factor, rounded to dtype."""
-    h = setup.pairs
-    last = _last_position(positions, count)
-    if exact:
-        law = setup.law(last)
-        exponents = [(k, h) for k in range(h)]
-        plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
-        fixed = _fixed_rows_of(positions, count, plan, exponents, law)
-        return _finish_rows(fixed, plan, exponents, law, setup.attention, dtype)
-    return _rope_fast_pairs(setup, count, positions, last, dtype)
-
-
-def _rope_fast_pairs(
-    setup: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", last: "Tuple[int, int]", dtype: str
-) -> "Iterator[List[float]]":
-    frequencies = setup.float_frequencies(last)
-    factor = setup.attention_value
-    floats = [float(p) for p in range(count)] if positions is None else [_to_float(p) for p in positions]
-    largest = max(map(abs, floats)) * max(frequencies) if floats else 0.0
-    if not largest < _INF:
-        raise ValueError(
-            f"angles p * w_k must be finite in float64, got positions up to {max(map(abs, floats))!r}; exact=True has no such limit"
-        )
-    cos, sin = math.cos, math.sin
-    for p in floats:
-        angles = [p * w for w in frequencies]
-        row = list(map(cos, angles))
-        row += map(sin, angles)
-        if factor != 1.0:
-            row = [x * factor for x in row]
-        yield row if dtype == "float64" else [_round_float(x, dtype) for x in row]
-
-
-def _rope_rows(
-    setup: "_Rope",
-    kind: str,
-    count: int,
-    positions: "Optional[List[Tuple[int, int]]]",
-    vectors: "Optional[List[List[float]]]",
-    exact: bool,
-    dtype: str,
-) -> "Iterator[List[float]]":
-    """The rows of a cos or sin cache, or of the rotated vectors: what the command line prints."""
-    if kind == "rotated":
-        assert vectors is not None
-        return _rotated(setup, vectors, positions, exact, dtype)
-    h = setup.pairs
-    if kind == "cos":  # not slice(): MicroPython cannot make slice objects
-        return (_rope_arrange(setup, row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
-    return (_rope_arrange(setup, row[h:]) for row in _rope_pairs(setup, count, positions, exact, dtype))
-
-
-def _rope_arrange(setup: "_Rope", values: "List[float]") -> "List[float]":
-    """A cache row from one value per pair, in the rope's layout."""
-    if setup.layout == "pairs":
-        return values
-    if setup.layout == "half":
-        return values + values
-    return [x for x in values for _ in (0, 1)]
-
-
-def _rotated(
-    setup: "_Rope",
-    x: "List[List[float]]",
-    positions: "Optional[List[Tuple[int, int]]]",
-    exact: bool,
-    dtype: str,
-) -> "Iterator[List[float]]":
-    """Rows of x rotated: out[a] = A (x[a] cos - x[b] sin), out[b] = A (x[b] cos + x[a] sin) for each pair (a, b)."""
-    count = len(x)
-    h = setup.pairs
-    partners = setup.partners()
-    if not exact:
-        for row, values in zip(x, _rope_pairs(setup, count, positions, False, "float64")):
-            out = [0.0] * (2 * h)
-            for k, (a, b) in enumerate(partners):
-                c, s = values[k], values[h + k]
-                out[a] = row[a] * c - row[b] * s
-                out[b] = row[b] * c + row[a] * s
-            yield out if dtype == "float64" else [_round_float(v, dtype) for v in out]
-        return
-    last = _last_position(positions, count)
-    law = setup.law(last)
-    exponents = [(k, h) for k in range(h)]
-    plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
-    fixed = _fixed_rows_of(positions, count, plan, exponents, law)
-    for row, (position, pairs, error) in zip(x, fixed):
-        out = [0.0] * (2 * h)
-        for k, (a, b) in enumerate(partners):
-            c, s = pairs[k], pairs[h + k]
-            out[a] = _rotated_element(row[a], row[b], -1, c, s, error, position, k, law, setup.attention, dtype)
-            out[b] = _rotated_element(row[b], row[a], 1, c, s, error, position, k, law, setup.attention, dtype)
-        yield out
-
-
-def _rotated_element(
-    first: float,
-    second: float,
-    sign: int,
-    c: int,
-    s: int,
-    error: int,
-    position: "Tuple[int, int]",
-    k: int,
-    law: "_RopeFrequencies",
-    scale: "_Scale",
-    dtype: str,
-) -> float:
-    """A (first cos + sign second sin), correctly rounded: from the row's cos and sin, else by the Ziv loop.
-
-    first and second are floats, m 2**q exactly; on their common grid 2**q
-    they are integers X1, X2, and with cos and sin each within ``error``
-    units of P bits the sum is within (|X1| + |X2|) error units of P - q
-    fraction bits.  At position 0 the value is A first, rational or not as
-    A is.  Otherwise it is Re((X1 + i sign X2) e^(i theta)) for theta != 0
-    algebraic; were that rational, e^(i theta) would be a root of a
-    quadratic with algebraic coefficients, which Lindemann-Weierstrass
-    forbids: the value is irrational (times A, transcendental as far as the
-    loop is concerned), so the loop ends.
-    """
-    if first == 0.0 and second == 0.0:
-        return 0.0
-    X1, X2, q = _common_grid(first, second)
-    if position[0] == 0:
-        if isinstance(scale, tuple):
-            root_p, root_q = _root(scale[0], 2), _root(scale[1], 2)
-            if root_p is not None and root_q is not None:
-                if q >= 0:
-                    return _round_fraction((X1 * root_p << q, root_q), dtype)
-                return _round_fraction((X1 * root_p, root_q << -q), dtype)
-        if X1 == 0:
-            return 0.0
-    P = _TABLE_BITS
-    bits = _DTYPES[dtype][0] + 32
-    v, v_error, F = X1 * c + sign * X2 * s, (abs(X1) + abs(X2)) * error, P
-    while True:
-        if scale != (1, 1):
-            v, v_error = _scale_fixed(v, v_error, scale, _bit_length(abs(v) + v_error) + 2)
-        F -= q
-        if F < 0:
-            v, v_error, F = v << -F, v_error << -F, 0
-        result = _round_fixed(v, F, v_error, dtype)
-        if result is not None:
-            return result
-        bits *= 2
-        sine, cosine, F, E = _sin_cos(position, (k, law.pairs), law, bits + _bit_length(abs(X1) + abs(X2)))
-        v, v_error = X1 * cosine + sign * X2 * sine, (abs(X1) + abs(X2)) * E
-
-
-def _common_grid(first: float, second: float) -> "Tuple[int, int, int]":
-    """(X1, X2, q): first = X1 2**q and second = X2 2**q, integers, exactly."""
-    parts = []
-    for x in (first, second):
-        if x == 0.0:
-            parts.append((0, 0))
-        else:
-            m, e = _float_parts(-x if x < 0.0 else x)
-            parts.append((-m if x < 0.0 else m, e))
-    q = min(e for m, e in parts if m)
-    (m1, e1), (m2, e2) = parts
-    return (m1 << (e1 - q) if m1 else 0), (m2 << (e2 - q) if m2 else 0), q
-
-
-# ---------------------------------------------------------------------------
-# Validation
-# ---------------------------------------------------------------------------
-
-
-def _short(given: object) -> str:
-    """Return ``repr(value)``, cut short when it would swamp a message."""
-    text = repr(given)
-    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
-
-
-def _check_integer(name: str, given: object, minimum: int) -> int:
-    """Return ``value`` as an int, or raise TypeError or ValueError naming ``name``."""
-    if not isinstance(given, int) or isinstance(given, bool):
-        # Accept integer types of other libraries (numpy.int64) by __index__;
-        # refuse bool, whose __index__ would turn True into 1.
-        index = getattr(type(given), "__index__", None)
-        whole = index(given) if index is not None and not isinstance(given, bool) else None
-        # An __index__ called directly may return anything: only an int (not a bool) is an integer.
-        if not isinstance(whole, int) or isinstance(whole, bool):
-            raise TypeError(f"{name} must be an integer, got {type(given).__name__} {_short(given)}")
-        given = whole
-    if given < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {given}")
-    return given
-
-
-def _check_exact(exact: object) -> bool:
-    return _check_flag("exact")(exact)
-
-
-def _check_choice(name: str, given: object, choices: "Sequence[str]") -> str:
-    if not isinstance(given, str):
-        raise TypeError(f"{name} must be a str, got {type(given).__name__} {_short(given)}")
-    if given not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(given)}")
-    return given
-
-
-def _check_dtype(dtype: object, exact: bool = False) -> str:
-    """dtype checked; with exact (or a check, which compares exact values), one this runtime's floats can hold."""
-    if not isinstance(dtype, str):
-        raise TypeError(f"dtype must be a str, got {type(dtype).__name__} {_short(dtype)}")
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {_short(dtype)}")
-    if exact and dtype == "float64" and _single_precision():
-        raise ValueError(
-            "dtype must be float32, bfloat16 or float16 for exact values on this runtime, whose floats are"
-            " single precision (24 bits), got 'float64'"
-        )
-    return dtype
-
-
-def _check_tolerance(name: str, tolerance: object) -> float:
-    number = _real_number(tolerance)
-    if number is None:
-        raise TypeError(f"{name} must be a number, got {type(tolerance).__name__} {_short(tolerance)}")
-    if not 0.0 <= number < _INF:
-        raise ValueError(f"{name} must be finite and at least 0, got {_short(tolerance)}")
-    return number
-
-
-def _check_scale(scale: object) -> "Tuple[int, int, bool]":
-    """The output scale as (p, q, per_width): its square is p/q, divided by d_model if per_width."""
-    if isinstance(scale, str) and scale.replace(" ", "").startswith("sqrt(") and scale.rstrip().endswith(")"):
-        inside = scale.replace(" ", "")[5:-1]
-        per_width = inside.endswith("/d")
-        try:
-            p, q = _rational("scale", inside[:-2] if per_width else inside)
-        except ValueError:
-            raise ValueError(
-                f"scale must be a number, 'sqrt(X)' or 'sqrt(X/d)' with X a decimal or a fraction, got {_short(scale)}"
-            ) from None
-    else:
-        root = _rational("scale", scale)
-        p, q, per_width = root[0] * root[0] * (1 if root[0] >= 0 else -1), root[1] * root[1], False
-    if p <= 0:
-        raise ValueError(f"scale must be greater than 0, got {_short(scale)}")
-    if not 0.0 < _to_float((p, q)) < _INF:
-        raise ValueError(f"scale must be between 2**-511 and 2**511, its square a normal float64, got {_short(scale)}")
-    return p, q, per_width
-
-
-def _scale_text(scale: "Tuple[int, int, bool]", as_number: bool) -> "Union[int, float, str]":
-    p, q, per_width = scale
-    if per_width:
-        return f"sqrt({_fraction_text((p, q))}/d)"
-    roots = _root(p, 2), _root(q, 2)
-    if roots[0] is not None and roots[1] is not None:
-        root = (roots[0], roots[1])
-        return _number(root) if as_number else _fraction_text(root)
-    return f"sqrt({_fraction_text((p, q))})"
-
-
-def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
-    def check(x: object) -> "Tuple[int, int]":
-        refused = f"{name} must be finite and greater than 0, got {_short(x)}"
-        if isinstance(x, float) and not -_INF < x < _INF:
-            raise ValueError(refused)
-        fraction = _rational(name, x)
-        if fraction[0] <= 0:
-            raise ValueError(refused)
-        if not 0.0 < _to_float(fraction) < _INF:
-            # The fast path and the diagnosis compute with it in float64.
-            raise ValueError(
-                f"{name} must be finite and greater than 0 in float64, which the fast path uses, got {_short(x)}"
-            )
-        return fraction
-
-    return check
-
-
-def _check_step(x: object) -> "Tuple[int, int]":
-    fraction = _rational("step", x)
-    if fraction[0] == 0:
-        raise ValueError(f"step must not be 0, got {_short(x)}")
-    return fraction
-
-
-def _check_flag(name: str) -> "Callable[[object], bool]":
-    def check(x: object) -> bool:
-        if not isinstance(x, bool):
-            raise TypeError(f"{name} must be True or False, got {type(x).__name__} {_short(x)}")
-        return x
-
-    return check
-
-
-def _check_positions(positions: object) -> "Optional[Tuple[Tuple[int, int], ...]]":
-    if positions is None:
+def _without_theta(scaling: object) -> "Optional[Dict[object, object]]":
+    """A copy of the scaling dict (which _Rope has checked, or None) without its "rope_theta"."""
+    items = getattr(scaling, "items", None)
+    if items is None:
         return None
-    iterator = _iterate(positions)
-    if isinstance(positions, (str, bytes)) or iterator is None:
-        raise TypeError(
-            f"positions must be a sequence of real numbers, got {type(positions).__name__} {_short(positions)}"
+    return {key: entry for key, entry in items() if key != "rope_theta"}
+
+
+def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
+    """The other variants with the asked one's factor and length, where it has them."""
+    if setup.kind == "default":
+        return []
+    factor = _number(setup.factor)
+    length = _number(setup.length) if setup.length[0] else None
+    tried: "List[Tuple[str, Dict[str, object]]]" = [("linear", {"rope_type": "linear", "factor": factor})]
+    if length is not None:
+        tried.append(("dynamic", {"rope_type": "dynamic", "factor": factor, "max_position_embeddings": length}))
+        tried.append(("yarn", {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length}))
+        tried.append(
+            (
+                "llama3",
+                {
+                    "rope_type": "llama3",
+                    "factor": factor,
+                    "low_freq_factor": 1,
+                    "high_freq_factor": 4,
+                    "original_max_position_embeddings": length,
+                },
+            )
         )
-    tolist = getattr(positions, "tolist", None)
-    items = tolist() if callable(tolist) else iterator
-    return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))
+    return [(kind, scaled) for kind, scaled in tried if kind != setup.kind]
 
 
-_FIELD_CHECKS: "Dict[str, Callable[[object], object]]" = {
-    "layout": lambda x: _check_choice("layout", x, _LAYOUTS),
-    "spacing": lambda x: _check_choice("spacing", x, _SPACINGS),
-    "shift": lambda x: _rational("shift", x),
-    "base": _positive("base"),
-    "angle_scale": _positive("angle_scale"),
-    "full_turns": _check_flag("full_turns"),
-    "start": lambda x: _rational("start", x),
-    "step": _check_step,
-    "descending": _check_flag("descending"),
-    "positions": _check_positions,
-    "odd": lambda x: _check_choice("odd", x, _ODD_RULES),
-    "scale": _check_scale,
-}
-_DEFAULT_FIELDS = (
-    "interleaved",
-    "paper",
-    (1, 1),
-    (10000, 1),
-    (1, 1),
-    False,
-    (0, 1),
-    (1, 1),
-    False,
-    None,
-    "sine",
-    (1, 1, False),
+def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[Tuple[int, int]]]":
+    """The positions given, as fractions, at least ``count`` of them; None for 0, 1, 2..."""
+    given = _check_positions(positions)
+    if given is None:
+        return None
+    if len(given) < count:
+        raise ValueError(f"{name} must be at most len(positions) = {len(given)}, got {count}")
+    return list(given[:count])
+
+
+# ---------------------------------------------------------------------------
+# The diagnosis: which convention, mistake or damage explains a table
+# ---------------------------------------------------------------------------
+#
+# A candidate is a way of computing the table: a convention, a base, a known
+# mistake.  A rotary cache's candidates (a setup, a mistake) go through the
+# same engine: one sample, one simulator of a narrow-format pipeline
+# (_pipeline), one scoring and ranking (_scored), one check on every row
+# (_explanation); only their allowance is their own (_rope_candidate).
+#
+# A table's candidate reproduces an element when it gives it within the element's
+# allowance: twice the default tolerance (the candidates compute in float64
+# with math.sin, not exactly), in the narrow format of a precision mistake,
+# capped at 2**-10.  It explains the table when it reproduces at least 99% of
+# the sampled elements, or when the elements it misses are local damage
+# (isolated elements, moved or zeroed rows, wrong columns) of at most eight
+# items.  Nothing else is ever named.  Two guards keep a wide allowance from
+# explaining what it should not: a candidate that gives the asked
+# convention's rows is skipped (the asked convention did not explain the
+# table), and a precision mistake must reproduce more than the asked
+# convention does within the mistake's own allowance.
+
+
+def _diagnose(
+    table: "_Source",
+    asked: "Optional[Convention]",
+    dtype: str,
+    damaged: "Dict[int, List[int]]",
+    not_finite: "List[Tuple[int, int, float]]",
+    context: "Convention",
+    unjudged: int = 0,
+    not_finite_count: int = -1,
+    counted: "Optional[Tuple[int, int]]" = None,
+) -> "Tuple[str, Tuple[str, ...]]":
+    """Say what explains the table, and its causes: the convention asked for with local damage, another candidate, or nothing.
+
+    ``asked`` is None when the convention asked for has no table of this
+    width, or cannot judge most of it; ``context`` is the convention asked for, whose base and given
+    positions the candidates share; ``unjudged`` counts the elements the default rule does not judge;
+    ``not_finite`` holds the first elements that are not finite, of ``not_finite_count`` (its length if
+    -1); ``counted`` is (rows, elements) outside the tolerance when ``damaged`` holds only the first of them.
+    The causes (Report.causes) begin with ``not_finite`` where such elements are named and ``output:FORMAT``
+    where every value is a number of a narrower format.
+
+    Long because each verdict before the candidates is a short step, in the order tried: elements not
+    finite, zeros, a narrower format, the convention asked for with local damage.
+    """
+    d_model = len(table[0])
+    prefix = "Diagnosis: "
+    causes: "Tuple[str, ...]" = ()
+    if not_finite_count < 0:
+        not_finite_count = len(not_finite)
+    if not_finite:
+        prefix += _not_finite_text(not_finite[:5], not_finite_count, dtype) + "; "
+        causes += ("not_finite",)
+        if not_finite_count == len(table) * d_model:
+            return prefix + "no element is a finite number.", causes
+        # Those are named already; the rest of the table is what needs explaining.
+        bad = set((r, c) for r, c, _ in not_finite)
+        damaged = {r: [c for c in columns if (r, c) not in bad] for r, columns in damaged.items()}
+        damaged = {r: columns for r, columns in damaged.items() if columns}
+    if all(x == 0.0 for row in table for x in row):
+        return prefix + "every element of the table is 0.", causes + ("zeros",)
+    held = _narrowest_format(table, dtype) if asked is not None and not not_finite else None
+    if asked is not None and held is not None:
+        tally = _tally(table, asked, held, None, None, measure=False)
+        causes += (f"output:{held}",)
+        if not tally.failures and 2 * tally.unjudged <= len(table) * d_model:
+            return prefix + (
+                f"every value of the table is a {held} number, and {dtype} was asked: checked as {held}"
+                f" (dtype={held!r}), it passes; its values were rounded to {held}."
+            ), causes
+        # Stored in the narrower format and wrong besides: explained as a table of that format.
+        prefix += f"every value of the table is a {held} number ({dtype} was asked); checked as {held}, "
+        dtype, damaged, unjudged = held, tally.damaged, tally.unjudged
+        counted = None if len(damaged) == tally.damaged_rows else (tally.damaged_rows, tally.damaged_cells)
+    shift = 0
+    if asked is not None:
+        others = "the other elements are" if not_finite else "every element is"
+        if unjudged:
+            others = "every other element is" if not_finite else "every element it judges is"
+        if not damaged:
+            return prefix + (
+                f"{others} within the default tolerance of the {asked._name(d_model)} convention, so the"
+                f" differences are no larger than a faithful {dtype} computation makes."
+            ), causes
+        if counted is None:  # damage held in part is more than local
+            reference = _convention_candidate(_describe(asked, d_model), asked, len(table), d_model)
+            items, shift = _damage(table, damaged, reference, dtype)
+            if items is not None:
+                return (
+                    prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items, '; ')}."
+                ), causes + ("damage",)
+    if counted is None:
+        counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
+    candidates = _candidates(table, asked, context, dtype, shift)
+    sample = _sample_rows(len(table))
+    words, found = _explanation(
+        table, _scored(table, candidates, asked, dtype, sample), asked, dtype, counted, len(sample)
+    )
+    return prefix + words, causes + found
+
+
+# The bases the diagnosis tries besides the one asked for, for tables and rotary caches alike: the paper's and
+# those models use (Llama 3's 500000, Qwen's 1000000, ...), then small ones.  A constant tuple, in flash when frozen.
+_BASES = (10000, 500000, 1000000, 100000, 50000, 1000000000, 1000, 100)
+
+
+def _candidates(
+    table: "_Table", asked: "Optional[Convention]", context: "Convention", dtype: str, shift: int
+) -> "List[_Candidate]":
+    """Every convention and known mistake the diagnosis tries, simplest first, the one asked for before all.
+
+    Each family of candidates is a small generator, and the families are tried in the order of one tuple:
+    the convention asked for; the conventions read from the table (_fit); each preset; those read with a
+    number kept as read; the layouts, spacings and odd rules from nearby first positions, and the asked
+    convention counted the other way; other bases; the known mistakes (_mistakes); and last, the positions
+    read row by row.  A convention family yields (convention, words; '' for its own description), kept
+    once per table it makes; all share the asked convention's given positions.
+
+    Long because each family is a short generator, with the tuple that orders them.
+    """
+    seq_len, d_model = len(table), len(table[0])
+    found: "List[_Candidate]" = []
+    seen = set()
+    given = context._fields[9]
+    reference = asked if asked is not None else context.replace(odd="sine")
+    fitted_conventions = _fit(table, context, dtype)
+
+    def add_convention(convention: "Convention", description: str = "") -> None:
+        if given is not None and convention._fields[9] is None:
+            convention = convention._with(positions=given)
+        try:
+            key = convention._table_key(d_model)
+            convention._exponents(d_model)
+        except ValueError:
+            return  # a shift too large for this width
+        if key in seen or (convention.odd == "error" and d_model % 2):
+            return
+        seen.add(key)
+        causes = tuple(field for field, _ in _changed_fields(context, convention, d_model))
+        found.append(
+            _convention_candidate(description or _describe(convention, d_model), convention, seq_len, d_model, causes)
+        )
+
+    def asked_first() -> "Iterator[_Made]":
+        if asked is not None:
+            yield asked, ""
+
+    def fitted(as_read: bool) -> "Iterator[_Made]":
+        # The conventions read from the table, those with a number kept as read only after every preset.
+        for kept, convention in fitted_conventions:
+            if (convention._fields[9] is None or given is not None) and kept == as_read:
+                yield convention, ""
+
+    def presets() -> "Iterator[_Made]":
+        for preset in PRESETS.values():
+            yield preset, ""
+            if context._fields[3] != preset._fields[3]:
+                yield preset.replace(base=context.base), ""
+
+    def nearby() -> "Iterator[_Made]":
+        if given is not None:
+            return
+        start, step = context._fields[6], context._fields[7]
+        starts = [(0, 1), (1, 1), (2, 1)] + [_add(start, _times(step, k)) for k in (1, 2, -1, -2)]
+        if shift:
+            starts.insert(0, _add(start, _times(step, shift)))
+        odd_rules = ("sine", "zero", "round-up") if d_model % 2 else ("sine",)
+        for first in starts:
+            for layout in _LAYOUTS:
+                for spacing in _SPACINGS:
+                    for odd in odd_rules:
+                        yield (
+                            context.replace(layout=layout, spacing=spacing, shift=1, start=_number(first), odd=odd),
+                            "",
+                        )
+        yield context.replace(descending=not context.descending), ""
+
+    def bases() -> "Iterator[_Made]":
+        for other in _BASES:
+            if (other, 1) != reference._fields[3]:
+                words = f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}"
+                yield reference.replace(base=other), words
+
+    def mistakes() -> "Iterator[_Made]":
+        return _mistakes(table, reference, dtype)
+
+    def positions_read() -> "Iterator[_Made]":
+        # The least simple story, said as runs of consecutive positions, and only when they are few.
+        for _, convention in fitted_conventions:
+            read = convention._fields[9] if given is None else None
+            where = "" if read is None else _runs_text([position for position, _ in read])
+            if where:
+                yield convention, f"{_describe(convention, d_model)}, with {where}"
+
+    families = (
+        asked_first,
+        lambda: fitted(False),
+        presets,
+        lambda: fitted(True),
+        nearby,
+        bases,
+        mistakes,
+        positions_read,
+    )
+    for family in families:  # a new family of candidates: one generator, and its place here
+        for made in family():
+            if isinstance(made, _Candidate):
+                found.append(made)
+            else:
+                add_convention(*made)
+    memo: "Dict[Tuple[object, ...], List[float]]" = {}
+    for candidate in found:
+        candidate.memo = memo  # candidates of one convention and precision share their allowances
+    return found
+
+
+def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool, Convention]]":
+    """The conventions the table's values say it follows, simplest first; [] when its columns do not pair up.
+
+    Each with whether it keeps a number as read (nothing simple was near it, within the reading's
+    precision in dtype):
+
+    >>> [(read, c._name(16)) for read, c in _fit(encoding(64, 16, preset="tf-tutorial", base=20000, scale=0.5), Convention(), "float64")][:1]
+    [(False, 'tf-tutorial (base=20000, scale=0.5)')]
+
+    Long because the fit is one piece with its helpers inside it, built only when a diagnosis asks (a
+    board's frozen import holds one function, not ten): the angles read for each way the columns may
+    pair up, then each field read from them in turn, each number taken as the simplest near it.
+    """
+    seq_len, d_model = len(table), len(table[0])
+    if seq_len < 3 or d_model < 2:
+        return []
+    turn = 2 * math.pi
+    # How near a number read must be to a simple one to be taken for it: the values' own precision, or 1e-4.
+    near = max(1e-4, _power_of_two(5 - _DTYPES[dtype][0]))
+
+    def turns(angle: float) -> float:
+        # The whole turns nearest the angle, 2 pi k.
+        return turn * round(angle / turn)
+
+    def paired(convention: "Convention") -> "List[Tuple[int, int, int]]":
+        # (pair, sine column, cosine column) of each pair with both, in the convention's layout.
+        plan = convention._plan(d_model)
+        sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
+        return [(pair, sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
+
+    def unwrapped(readings: "List[Tuple[float, float]]") -> float:
+        # A position from (frequency, angle) readings, slowest first: the slowest's angle over its frequency,
+        # each faster one's angle taken in the turn nearest the position so far.
+        w, angle = readings[0]
+        position = (angle - turns(angle)) / w
+        for w, angle in readings[1:]:
+            position = (angle + turns(position * w - angle)) / w
+        return position
+
+    def within(fastest: float) -> float:
+        # How near a whole number a position read through pairs up to this frequency is: 2**(2-p) radian over
+        # it (in bfloat16 2**-6 over w, not 1e-3), at most 1/64.
+        return min(1 / 64, max(1e-3, _power_of_two(2 - _DTYPES[dtype][0]) / fastest))
+
+    def read_start(law: "List[float]", angles: "List[float]") -> "Optional[object]":
+        # The first (or, counting down, the last) position, with the law's own frequencies (its base and angle
+        # scale taken as simple numbers: read with the growths, a frequency's error would move it), through
+        # the pairs below 1e6: an integer, or a fraction of denominator up to 16, within the reading's
+        # precision; else the number read.
+        order = sorted(range(len(angles)), key=lambda i: law[i])
+        if not 0.0 < law[order[0]] < _INF:
+            return None
+        readings = [(law[order[0]], angles[order[0]])]
+        for i in order[1:]:
+            if not 0.0 < law[i] < 1e6:
+                break
+            readings.append((law[i], angles[i]))
+        position, near_whole = unwrapped(readings), within(readings[-1][0])
+        for denominator in range(1, 17):
+            numerator = round(position * denominator)
+            if abs(numerator / denominator - position) <= near_whole:
+                return numerator if denominator == 1 else f"{numerator}/{denominator}"
+        return position
+
+    # Rows 0, 1, 2, 4, 8, ...: from row 0 to row r a pair's angle grows r times its growth per row, known to
+    # within pi / r from the rows before, so each reading takes the turn it is nearest to.
+    rows = [0, 1, 2]
+    while rows[-1] * 2 < seq_len:
+        rows.append(rows[-1] * 2)
+    values = {r: table[r] for r in rows + [seq_len - 1]}
+    if not all(-_INF < x * x < _INF for row in values.values() for x in row):
+        return []  # a value not finite, or past what a square holds: no law to read
+    step = _to_float(context._fields[7])
+    found: "List[Tuple[int, Convention]]" = []
+    for layout in ("interleaved", "sin-cos"):
+        for odd in ("sine", "zero", "round-up") if d_model % 2 else ("sine",):
+            # The columns pair up when s**2 + c**2 is within A**2 / 64 of one A**2 on 9 of 10 rows and pairs
+            # (a zeroed or damaged row is not the law's).
+            pairs = [(s, c) for _, s, c in paired(Convention(layout=layout, odd=odd))]
+            sums = sorted(values[r][s] * values[r][s] + values[r][c] * values[r][c] for r in values for s, c in pairs)
+            square = sums[len(sums) // 2] if sums else 0.0
+            if not 0.0 < square < _INF or 10 * sum(1 for x in sums if abs(x - square) > square / 64) > len(sums):
+                continue
+            growths, first, final = [], [], []
+            for s, c in pairs:
+                angles = {r: math.atan2(values[r][s], values[r][c]) for r in values}
+                growth = angles[1] - angles[0] - turns(angles[1] - angles[0])
+                for r in rows[2:]:
+                    growth = (angles[r] - angles[0] + turns(angles[0] + r * growth - angles[r])) / r
+                growths.append(growth)
+                first.append(angles[0])
+                final.append(angles[seq_len - 1])
+            # Falling angles: positions counting down, or (sin-cos) the cosines first.
+            h = Convention(odd=odd)._pairs(d_model)  # one more than the pairs read, for some odd rules
+            direction = -1.0 if 2 * sum(1 for g in growths if g < 0) > len(growths) else 1.0
+            speeds = [direction * g for g in growths]
+            # ln w_i is a line in i: its slope and its value at 0, the medians over pairs whose growth is
+            # below 1 radian a row (no turn hidden in it).
+            slopes = sorted(
+                math.log(speeds[i] / speeds[i + 1])
+                for i in range(len(speeds) - 1)
+                if 0.0 < speeds[i + 1] and 0.0 < speeds[i] < 1.0
+            )
+            if h > 1 and not slopes:
+                continue
+            slope = slopes[len(slopes) // 2] if slopes else 0.0
+            heights = sorted(math.log(w) + slope * i for i, w in enumerate(speeds) if 0.0 < w < 1.0)
+            if not heights:
+                if not speeds[0] > 0.0:
+                    continue
+                heights = [math.log(speeds[0])]
+            height = math.exp(heights[len(heights) // 2])
+            # The base's logarithm is the slope times the spacing's divisor: d/2 (the paper's), or h - 1.
+            spacings: "List[Tuple[str, float]]" = [("paper", math.log(_to_float(context._fields[3])))]
+            if h > 1:
+                spacings = [
+                    ("paper", slope * (d_model if odd == "sine" else 2 * h) / 2),
+                    ("tensor2tensor", slope * (h - 1)),
+                ]
+            # Pair 0's growth is the step (the context's) times the angle scale: a simple number, or a simple
+            # number of whole turns.
+            factor = height / step
+            angle_scale, full_turns = _simplest(factor, near), False
+            if angle_scale == factor and _simplest(factor / turn, near) != factor / turn:
+                angle_scale, full_turns = _simplest(factor / turn, near), True
+            # The output scale: 1, x-transformers' d**-0.5 or MLX's sqrt(2/d), a simple number or root, or as read.
+            scale: "object" = math.sqrt(square)
+            per_width = square * d_model
+            if abs(math.sqrt(square) - 1.0) < near:
+                scale = 1
+            elif abs(per_width - round(per_width)) < near * per_width and 1 <= round(per_width) <= 2:
+                scale = f"sqrt({round(per_width)}/d)"
+            else:
+                # A simple number, or the root of one: whichever is nearer the scale read.
+                root, squared = _simplest(math.sqrt(square), near / 10), _simplest(square, near / 10)
+                miss_root = abs(_to_float(_rational("scale", root)) / math.sqrt(square) - 1)
+                miss_square = abs(_to_float(_rational("scale", squared)) / square - 1) / 2  # a root halves it
+                if squared != square and (root == math.sqrt(square) or miss_square < miss_root):
+                    scale = f"sqrt({squared})"
+                elif root != math.sqrt(square):
+                    scale = root
+            readings = [(layout, False, first)] if direction > 0 else [(layout, True, final)]
+            if direction < 0 and layout == "sin-cos":
+                readings.append(("cos-sin", False, [turn / 4 - a for a in first]))
+            for layout_read, descending, angles_read in readings:
+                for spacing, log_base in spacings:
+                    if not 0.0 < log_base < 690.0:
+                        continue
+                    base = _simplest(math.exp(log_base), near)
+                    try:
+                        fitted = context.replace(
+                            layout=layout_read,
+                            spacing=spacing,
+                            shift=1,
+                            base=base,
+                            angle_scale=angle_scale,
+                            full_turns=full_turns,
+                            start=0,
+                            step=context.step,
+                            descending=descending,
+                            positions=None,
+                            odd=odd,
+                            scale=scale,
+                        )
+                        start = read_start(fitted._float_frequencies(d_model), angles_read)
+                        if start is None:
+                            continue
+                        if start != 0:
+                            fitted = fitted.replace(start=start)
+                    except (ValueError, OverflowError):
+                        continue
+                    # Numbers kept as read (floats) make a story less simple than round ones.
+                    plain = sum(1 for x in (base, angle_scale, start, scale) if isinstance(x, float))
+                    found.append((plain, fitted))
+    # The simplest readings first: fewest numbers kept as read, then fewest fields changed from a preset.
+    found.sort(key=lambda item: (item[0], len(_closest_preset(item[1], d_model)[1])))
+    conventions = [(plain > 0, convention) for plain, convention in found]
+    # Rows whose positions are no progression (one position broadcast to every row, positions that restart
+    # with each packed sequence): each row's position read with the context's law, the slowest pair's angle
+    # unwrapped through the faster ones, where the sampled rows' positions are whole numbers.
+    frequencies = context._float_frequencies(d_model)
+    by_speed = sorted((frequencies[pair], s, c) for pair, s, c in paired(context))
+    if context._fields[9] is not None or not by_speed or not 0.0 < by_speed[0][0] < _INF:
+        return conventions
+
+    # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
+    # times as fast as the one before (or the next pair), so that an angle read to 1e-3 (float16's values)
+    # leaves the next pair's prediction within 0.1 radian: a few pairs a row, not every pair.
+    ladder = [by_speed[0]]
+    for k in range(1, len(by_speed)):
+        if not by_speed[k][0] < 1e6:
+            break
+        following = by_speed[k + 1][0] if k + 1 < len(by_speed) else _INF
+        if not following <= 100 * ladder[-1][0] or not following < 1e6:
+            ladder.append(by_speed[k])
+
+    def position_of(row: "List[float]") -> float:
+        # NaN where the row is no law's: a value not finite, or its pairs' s**2 + c**2 differing by more than
+        # a 64th (a zeroed row).
+        squares = [row[s] * row[s] + row[c] * row[c] for _, s, c in by_speed]
+        if not -_INF < sum(squares) < _INF or not max(squares) - min(squares) <= max(squares) / 64:
+            return _NAN
+        if not max(squares) > 0.0:
+            return _NAN
+        return unwrapped([(w, math.atan2(row[s], row[c])) for w, s, c in ladder])
+
+    near_whole = within(ladder[-1][0])
+    sample = _sample_rows(seq_len)
+    read = [position_of(table[r]) for r in sample]
+    if not all(x == x and abs(x - round(x)) <= near_whole for x in read):
+        return conventions  # not whole numbers, or a row no law's
+    steps = set(round(b) - round(a) for a, b in zip(read, read[1:]))
+    gaps = set(q - r for r, q in zip(sample, sample[1:]))
+    if len(steps) == 1 and steps == gaps:
+        return conventions  # a progression: the readings above have it
+    every = [position_of(row) for row in table]
+    if all(x == x and abs(x - round(x)) <= near_whole for x in every):
+        try:
+            conventions.append((False, context.replace(positions=[round(x) for x in every])))
+        except ValueError:
+            pass
+    return conventions
+
+
+def _simplest(x: float, tolerance: float, most: int = 3) -> "object":
+    """The simplest number within a relative tolerance of x: an int, '0.125' (up to three digits), '1/3'
+    (a denominator up to 16), then up to ``most`` digits, each count tried as a binary fraction as fine
+    first (a float's own number: 1.0078125, 2**-7 from 1); else x.
+
+    >>> _simplest(499999.97, 1e-6), _simplest(0.33334, 1e-4), _simplest(0.123456789, 1e-6)
+    (500000, '1/3', 0.123456789)
+    >>> _simplest(1.00781249, 1e-7, 8), _simplest(1.01230001, 1e-7, 8)
+    (1.0078125, '1.0123')
+    """
+    if x == 0.0 or not -_INF < x < _INF:
+        return x
+    magnitude = 10.0 ** math.floor(math.log10(abs(x)))
+    for digits in range(1, max(4, most) + 1):
+        if digits == 4:  # after three digits, a fraction
+            for denominator in range(2, 17):
+                numerator = round(x * denominator)
+                if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
+                    return f"{numerator}/{denominator}"
+            if most < 4:
+                break
+        unit = magnitude / 10 ** (digits - 1)
+        if digits > 3:
+            binary = math.ldexp(1.0, math.frexp(unit)[1] - 1)  # the power of two at or below the unit
+            rounded = round(x / binary) * binary
+            if abs(rounded - x) <= tolerance * abs(x):
+                return rounded
+        rounded = round(x / unit) * unit
+        if abs(rounded - x) <= tolerance * abs(x):
+            return int(round(rounded)) if unit >= 1 else f"{rounded:.{digits}g}"
+    return x
+
+
+def _describe(convention: "Convention", d_model: int) -> str:
+    """A convention in plain words: its preset's (with every preset that makes the same table), or the closest one's and what differs."""
+    presets = convention._presets(d_model)
+    name, changed = (presets[0], []) if presets else _closest_preset(convention, d_model)
+    if changed:
+        presets = PRESETS[name]._presets(d_model)  # the presets that make the table changed
+        presets.insert(0, presets.pop(presets.index(name)))
+    # No ':' inside an f-string's braces: MicroPython takes it for a format spec.
+    whose, what = [words for preset, words, _ in _PRESETS if preset == name][0].split(":", 1)
+    same = f", the same as {_join(presets[1:], ', ')}" if presets[1:] else ""
+    text = f"{whose} convention (preset {name}{same}):{what}"
+    if not changed:
+        return text
+    # How each field that differs from the preset's is named (a flag's words when set and when not).
+    named: "Dict[str, Any]" = {
+        "layout": "layout",
+        "spacing": "spacing",
+        "shift": "shift",
+        "base": "base",
+        "angle_scale": "angles times",
+        "full_turns": ("angles in whole turns (each frequency times 2 pi)", "angles in radians, not whole turns"),
+        "start": "positions from",
+        "step": "a step between positions of",
+        "descending": ("positions counting down", "positions counting up"),
+        "positions": "positions given",
+        "odd": "an odd d_model's rule",
+        "scale": "values times",
+    }
+    words = []
+    for field, value in changed:
+        theirs = getattr(PRESETS[name], field)
+        if field in ("full_turns", "descending"):
+            words.append(named[field][0 if value else 1])
+        else:
+            shown, was = _short(value), _short(theirs)
+            if field not in ("layout", "spacing", "odd"):  # a number as it reads, without a string's quotes
+                shown, was = shown.replace("'", ""), was.replace("'", "")
+            if field == "positions":
+                shown = "one by one"
+            words.append(f"{named[field]} {shown} instead of {was}")
+    return f"{text}, with {_join(words, ', ')}"
+
+
+# The steps of a computation a precision mistake can round, in order, for tables and rotary caches alike:
+# (step, its words and its Report.causes key in a rotary cache, whose code names the frequencies inv_freq).  A
+# step is rounded to a narrow format; the frequencies may also be computed in one ("float16 arithmetic",
+# the base and exponents rounded first).  A constant tuple, in flash when frozen.
+_STEPS = (
+    ("positions", "the positions", "positions"),
+    ("frequencies", "inv_freq", "inv_freq"),
+    ("angles", "the angles", "angles"),
+    ("output", "the values", "output"),
 )
 
 
-def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
-    """The fields as a tuple in _FIELDS order, each checked (unless already), and the rules between them."""
-    # Each value is of the type its check returns, the type _Fields gives it: a check is chosen by name.
-    values: "Dict[str, Any]" = fields if checked else {name: _FIELD_CHECKS[name](fields[name]) for name in _FIELDS}
-    shift = values["shift"]
-    if values["spacing"] == "paper" and isinstance(shift, tuple) and shift != (1, 1):
-        raise ValueError(f"shift goes with spacing tensor2tensor, got shift={_fraction_text(shift)} with spacing paper")
-    # start, step and descending as the defaults have them.
-    if (
-        values["positions"] is not None
-        and (values["start"], values["step"], values["descending"]) != _DEFAULT_FIELDS[6:9]
-    ):
-        raise ValueError("positions replace start, step and descending: give one or the other")
-    return tuple(values[name] for name in _FIELDS)
+def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterator[_Candidate]":
+    """The known mistakes, one family each, in the order of one tuple: a wrong exponent, a cosine-first
+    interleave, float32's errors, steps rounded to a narrow format, a transpose.
 
-
-# ---------------------------------------------------------------------------
-# Derivation text: which steps are exact
-# ---------------------------------------------------------------------------
-
-
-_SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉"
-
-
-def _subscript(number: int) -> str:
-    return "".join(_SUBSCRIPTS[ord(digit) - 48] for digit in str(number))
-
-
-def _element_name(pos: int, dim: int) -> str:
-    """Return ``pos₁₂`` for (1, 2), with a comma once either index has two digits."""
-    separator = "" if pos < 10 and dim < 10 else ","
-    return "pos" + _subscript(pos) + separator + _subscript(dim)
-
-
-def _number_text(number: float) -> str:
-    """Return the shortest text of a float, without ``.0`` on a whole number."""
-    if number == int(number) and abs(number) < 2.0**53:
-        return str(int(number))
-    return repr(number)
-
-
-def _relation(exact: bool) -> str:
-    return " = " if exact else " ≈ "
-
-
-def _decimal_ratio(text: str) -> "Tuple[int, int]":
-    """Return the exact value of a decimal text such as ``-1.5e-05`` as (numerator, denominator)."""
-    mantissa, _, exponent = text.lower().partition("e")
-    negative = mantissa.startswith("-")
-    whole, _, fraction = mantissa.lstrip("+-").partition(".")
-    numerator = int(whole + fraction)
-    if negative:
-        numerator = -numerator
-    scale = (int(exponent) if exponent else 0) - len(fraction)
-    if scale >= 0:
-        return numerator * 10**scale, 1
-    return numerator, 10**-scale
-
-
-def _ratios_equal(left: "Tuple[int, int]", right: "Tuple[int, int]") -> bool:
-    return left[0] * right[1] == right[0] * left[1]
-
-
-def _power_is_exact(base: "Tuple[int, int]", exponent: "Tuple[int, int]", result: "Tuple[int, int]") -> bool:
-    """Tell whether base**exponent equals result exactly, all three positive rationals.
-
-    With exponent = p/q in lowest terms, b**(p/q) = r exactly when r**q = b**p.
-    Large q are not tried (the answer is then "not proven", shown as ≈).
+    Long because each family is a short generator, with the tuple that orders them.
     """
-    p, q = exponent
-    if p == 0:
-        return result == (1, 1)
-    a, b = p, q
-    while b:
-        a, b = b, a % b
-    p, q = p // a, q // a
-    if q > 64 or p > 64:
-        return False
-    return bool(result[0] ** q * base[1] ** p == base[0] ** p * result[1] ** q)
+    seq_len, d_model = len(table), len(table[0])
+    plan = convention._plan(d_model)
+    name = convention._name(d_model)
+    scale = convention._float_scale(d_model)
+    precision = _DTYPES[dtype][0]
+    sample = _sample_rows(seq_len)
+
+    def exponents() -> "Iterator[_Candidate]":
+        # Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
+        exponents = convention._exponents(d_model)
+        base = _to_float(convention._fields[3])
+        factor = _to_float(convention._fields[4]) * (2 * math.pi if convention.full_turns else 1.0)
+        exponent = [a / b for a, b in exponents]
+        odd_cosines = [
+            (dim if convention.layout == "interleaved" else exponents[pair][0] + 1) / exponents[pair][1]
+            if kind == _COSINE
+            else exponent[pair]
+            if kind == _SINE
+            else 0.0
+            for dim, (kind, pair) in enumerate(plan)
+        ]
+        wrong = (
+            (
+                "exponent:odd-column",
+                "cosine columns that use the odd column index in the exponent, base**(j/d) for column j, instead"
+                " of the pair's 2i",
+                odd_cosines,
+            ),
+            (
+                "exponent:column",
+                "every column's own index j in the exponent, base**(-2j/d), instead of the pair's 2i (so a pair's"
+                " sine and cosine have different frequencies)",
+                [2 * dim / d_model for dim in range(d_model)],
+            ),
+            (
+                "frequencies:inverted",
+                "the frequencies inverted, the angle pos * base**(2i/d) instead of pos / base**(2i/d) (pos /"
+                " div_term where div_term already holds base**(-2i/d))",
+                [-exponent[pair] if kind != _ZERO else 0.0 for kind, pair in plan],
+            ),
+        )
+        # Each column its own frequency: its sine or cosine is the next of its kind, made alone.
+        sine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _SINE]
+        cosine_columns = [column for column, (kind, _) in enumerate(plan) if kind == _COSINE]
+        within = dict((column, i) for i, column in enumerate(sine_columns))
+        within.update(dict((column, i) for i, column in enumerate(cosine_columns)))
+        arranged = _arranged([(kind, within.get(column, 0)) for column, (kind, _) in enumerate(plan)])
+        for cause, words, exponent_of in wrong:
+            try:
+                frequency_of = [factor / math.pow(base, x) for x in exponent_of]
+            except (OverflowError, ZeroDivisionError):
+                continue
+
+            def wrong_row(
+                r: int,
+                sines: "List[float]" = [frequency_of[column] for column in sine_columns],
+                cosines: "List[float]" = [frequency_of[column] for column in cosine_columns],
+            ) -> "List[float]":
+                p = _to_float(convention._position(r, seq_len))
+                made_cosines = _pipeline(p, cosines, {}, scale, sines=False)[0]
+                return arranged(made_cosines, _pipeline(p, sines, {}, scale, cosines=False)[1])
+
+            candidate = _Candidate(
+                f"the {name} convention with a known mistake: {words}", wrong_row, convention, seq_len, causes=(cause,)
+            )
+            candidate.frequencies, candidate.scale = frequency_of, scale  # its allowance follows its own angles
+            yield candidate
+
+    def cosine_first() -> "Iterator[_Candidate]":
+        if convention.layout != "interleaved":
+            return
+        swapped = [
+            (_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan
+        ]
+        sines = [dim for dim, (kind, _) in enumerate(plan) if kind == _SINE]
+        if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
+            swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
+        frequencies = convention._float_frequencies(d_model)
+        arranged = _arranged(swapped)
+        yield _Candidate(
+            "an interleave with the cosine first, [cos, sin] per pair",
+            lambda r: arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale)),
+            convention,
+            seq_len,
+            causes=("layout:cosine-first",),
+        )
+
+    def float32_errors() -> "Iterator[_Candidate]":
+        found = _float32_errors(table, convention, d_model) if precision > 24 else None
+        if found is not None:
+            yield found
+
+    def rounded_steps() -> "Iterator[_Candidate]":
+        for narrow in ("bfloat16", "float16"):
+            if _DTYPES[narrow][0] > precision or (narrow != dtype and _DTYPES[narrow][0] == precision):
+                continue
+            # In the table's own format its values are stored: the steps before the output may be computed in
+            # it.  A step is a candidate only where its rounding can show: an output rounded to the format
+            # leaves values of the format (its fingerprint), positions rounded differ only past what the
+            # format holds.
+            steps = [
+                step
+                for step, _, _ in _STEPS
+                if step != "output"
+                or (narrow != dtype and all(_round_row(table[r], narrow) == table[r] for r in sample))
+            ]
+            positions = [_to_float(convention._position(r, seq_len)) for r in sample]
+            if _round_row(positions, narrow) == positions:
+                steps.remove("positions")
+            for taken in _step_choices(dict((step, (narrow,)) for step in steps)):
+                yield _rounded_step(convention, seq_len, d_model, narrow, taken)
+
+    def transposed() -> "Iterator[_Candidate]":
+        transposable = convention._fields[9] is None and not (convention.odd == "error" and seq_len % 2)
+        if seq_len * d_model > 1 << 20 or seq_len == d_model or not transposable:
+            return
+        try:
+            columns = list(_rows(convention, d_model, seq_len, False, "float64"))
+        except (ValueError, OverflowError):
+            return  # angles beyond float64: no such candidate
+        yield _Candidate(
+            "the transposed table: rows are dimensions, columns positions",
+            lambda r: [row[r] for row in columns],
+            convention,
+            seq_len,
+            causes=("transposed",),
+        )
+
+    for family in (exponents, cosine_first, float32_errors, rounded_steps, transposed):  # a new mistake: one line
+        yield from family()
+
+
+def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> "Optional[_Candidate]":
+    """The errors of a float32 computation: within 2**-21 * (1 + |angle|) of the convention's values.
+
+    Two float32 pipelines that order their operations differently agree no
+    better with each other than with the exact values, so no one pipeline is
+    simulated: the candidate is the convention itself with float32's
+    allowance (eight roundings of the angle), and says whether the values are
+    float32 numbers, the mark a float32 output leaves.  Errors that never
+    reach 2**-27 * (1 + |angle|), an eighth of float32's spacing below 1, are
+    too small to call float32's, and give no candidate.
+    """
+    sample = _sample_rows(len(table))
+    seq_len = len(table)
+    candidate = _convention_candidate("", convention, seq_len, d_model, ("errors:float32",))
+    frequencies = _column_frequencies(convention, d_model)
+    scale = convention._float_scale(d_model)
+    large = False
+    for r in sample:
+        made = candidate.row(r, "float64")
+        if made is None:
+            return None
+        allowance = _row_allowance(frequencies, _to_float(convention._position(r, seq_len)), 33, scale, 2.0**-48)
+        large = large or any(abs(a - b) > t for a, b, t in zip(table[r], made, allowance))
+    if not large:
+        return None
+    stored = all(_round_row(table[r], "float32") == table[r] for r in sample)
+    candidate.description = (
+        f"the {convention._name(d_model)} convention with errors of float32 size, within float32's allowance"
+        " 2**-21 * (1 + |angle|)"
+    )
+    candidate.note = (
+        "its values are float32 numbers, as a float32 output's are"
+        if stored
+        else "its values are not float32 numbers: frequencies or angles rounded to float32 leave this mark"
+    )
+    candidate.local = False
+    # _row_allowance's 2**(6 - precision): 27 bits give 2**-21, eight roundings of float32.
+    candidate.precision = 27
+    candidate.distinct = True
+    return candidate
+
+
+def _step_choices(formats: "Dict[str, Tuple[str, ...]]") -> "List[Dict[str, str]]":
+    """Every non-empty choice of steps to round, each to one of its formats, fewest steps first (in _STEPS order
+    among equals): the precision mistakes a diagnosis tries.
+
+    >>> _step_choices({"positions": ("float16",), "angles": ("float16", "bfloat16")})
+    [{'positions': 'float16'}, {'angles': 'float16'}, {'angles': 'bfloat16'}, {'positions': 'float16', 'angles': 'float16'}, {'positions': 'float16', 'angles': 'bfloat16'}]
+    """
+    choices: "List[Dict[str, str]]" = [{}]
+    for step, _, _ in _STEPS:
+        choices += [dict(list(c.items()) + [(step, fmt)]) for c in choices for fmt in formats.get(step, ())]
+    # By the index among equals: MicroPython's sort is not stable.
+    return [c for _, c in sorted(enumerate(choices[1:]), key=lambda item: (len(item[1]), item[0]))]
+
+
+def _rounded_step(
+    convention: "Convention", seq_len: int, d_model: int, narrow: str, steps: "Dict[str, str]"
+) -> "_Candidate":
+    """The candidate whose positions, frequencies, angles or output (the steps named, each to narrow) were rounded to a narrow format."""
+    plan = convention._plan(d_model)
+    frequencies = convention._float_frequencies(d_model)
+    scale = convention._float_scale(d_model)
+    limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
+
+    arranged = _arranged(plan)
+
+    def make_row(r: int) -> "List[float]":
+        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale))
+
+    def other_rounding(r: int) -> "List[float]":
+        position = _to_float(convention._position(r, seq_len))
+        return arranged(*_pipeline(position, frequencies, steps, scale, other=True))
+
+    name = convention._name(d_model)
+    taken = [step for step, _, _ in _STEPS if step in steps]
+    if len(taken) == len(_STEPS):
+        what = f"positions, frequencies, angles and output all computed in {narrow}"
+    else:
+        what = f"{_join(taken, ', ')} rounded to {narrow}"
+        if "positions" in steps:
+            what += f" (it holds whole numbers exactly only up to {limit})"
+    candidate = _Candidate(
+        f"the {name} convention with its {what}",
+        make_row,
+        convention,
+        seq_len,
+        precision=_DTYPES[narrow][0],
+        causes=tuple(f"{step}:{narrow}" for step in taken),
+    )
+    if "angles" in steps:
+        candidate.other_rounding = other_rounding
+    return candidate
+
+
+def _runs_text(positions: "List[int]") -> str:
+    """Whole positions read row by row, in words: one position on every row, or runs of consecutive
+    positions (packed sequences, an offset); '' for more runs than 64 rows each on average (noise).
+
+    >>> _runs_text([5, 5, 5]), _runs_text([3, 4, 5])
+    ('every row at position 5 (one position given to every row)', 'rows 0 to 2 at positions 3 to 5 (an offset of 3)')
+    >>> _runs_text([0, 1, 0, 1, 2])
+    '2 runs of consecutive positions: rows 0 to 1 at positions 0 to 1, rows 2 to 4 at positions 0 to 2'
+    """
+    runs: "List[List[int]]" = []  # [first row, last row, first position]
+    for r, position in enumerate(positions):
+        if runs and position == runs[-1][2] + r - runs[-1][0]:
+            runs[-1][1] = r
+        else:
+            runs.append([r, r, position])
+    if len(positions) > 1 and all(position == positions[0] for position in positions):
+        return f"every row at position {positions[0]} (one position given to every row)"
+    if len(runs) == 1 and runs[0][2]:
+        return (
+            f"rows 0 to {runs[0][1]} at positions {runs[0][2]} to {runs[0][2] + runs[0][1]} (an offset of {runs[0][2]})"
+        )
+    if len(runs) > max(16, len(positions) // 64):
+        return ""
+    shown = [
+        f"rows {a} to {b} at positions {p} to {p + b - a}" if b > a else f"row {a} at position {p}"
+        for a, b, p in runs[:3]
+    ]
+    more = "" if len(runs) <= 3 else f", and {len(runs) - 3} more run" + ("s" if len(runs) > 4 else "")
+    return f"{len(runs)} run{'s' if len(runs) > 1 else ''} of consecutive positions: " + ", ".join(shown) + more
+
+
+def _explanation(
+    table: "_Table",
+    scored: "List[Tuple[int, int, int, _Candidate]]",
+    asked: "Optional[Convention]",
+    dtype: str,
+    outside: "Tuple[int, int]",
+    sampled: int,
+) -> "Tuple[str, Tuple[str, ...]]":
+    """The diagnosis from the best three scores, and its causes: the first candidate that explains the table, else the closest.
+
+    outside is (rows, elements) outside the default tolerance of the convention asked for.  The causes are
+    the candidate's, and ``damage`` where local damage is named beside it; none when nothing explains the table.
+
+    Long because each kind of candidate is told in its own words, in the order scored: the convention
+    asked for, a convention checked on every element with its call, a mistake checked on every row.
+    """
+    d_model = len(table[0])
+    rows_text = f" (on {sampled} of {len(table)} rows)" if sampled < len(table) else ""
+    fallback: "Optional[str]" = None
+    damage = ("damage",)
+    for negative, index, compared, candidate in scored[:3]:
+        reproduced = -negative
+        if compared == 0 or 2 * reproduced < compared:
+            break
+        if index == 0 and asked is not None:
+            # The convention asked for: its damage, on every row, was more than local.
+            if reproduced >= _EXPLAINED_SHARE * compared:
+                rows, cells = outside
+                return (
+                    f"the {asked._name(d_model)} convention gives {reproduced} of the {compared} elements compared"
+                    f"{rows_text}, but {cells} elements in {rows} rows are outside the default tolerance:"
+                    " more than local damage."
+                ), ()
+            continue
+        if candidate.local:
+            # A convention: look for damage on every row, not on the sample only.
+            checked = _candidate_damage(table, candidate, dtype)
+            items = None if checked is None else checked[0]
+            call = candidate.call
+            if not call:
+                assert candidate.convention is not None  # a table's convention
+                call = _call(candidate.convention, len(table), d_model, dtype)
+            if items == []:
+                return (
+                    f"the table follows {candidate.description}; it reproduces every element."
+                    f" The call that reproduces it: {call}."
+                ), candidate.causes
+            if items:
+                return (
+                    f"the table follows {candidate.description}, except for {_join(items, '; ')}."
+                    f" The call that computes it without the damage: {call}."
+                ), candidate.causes + damage
+            if reproduced >= _EXPLAINED_SHARE * compared and fallback is None:
+                # Said only if no later candidate explains the table.
+                fallback = (
+                    f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
+                    " but elsewhere the table differs from it by more than local damage."
+                )
+            continue
+        if reproduced >= _EXPLAINED_SHARE * compared:
+            checked = _candidate_damage(table, candidate, dtype)
+            if checked is None:  # the story does not hold beyond the sample
+                fallback = fallback or (
+                    f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
+                    " but elsewhere the table differs from it by more than local damage."
+                )
+                continue
+            items, unjudged = checked
+            note = f"; {candidate.note}" if candidate.note else ""
+            where = ""
+            if unjudged:
+                elements = len(table) * d_model
+                where = (
+                    f" (it judges {elements - unjudged} of their {elements} elements: the others'"
+                    f" angles are too large for {_Allowance([], [], dtype).computing} to hold to 2**-4)"
+                )
+            if items:
+                words = f"the table follows {candidate.description}, except for {_join(items, '; ')}{where}{note}."
+                return words, candidate.causes + damage
+            return (
+                f"the table follows {candidate.description}; it reproduces every element{where}{note}.",
+                candidate.causes,
+            )
+    if fallback is not None:
+        return fallback, ()
+    negative, _, compared, closest = scored[0]
+    share = -negative / compared if compared else 0.0
+    return (
+        f"nothing known explains the table. The closest candidate, {closest.description}, reproduces"
+        f" {_percent(share)} of the elements compared{rows_text}; a candidate must reproduce"
+        f" {_percent(_EXPLAINED_SHARE)}, or all but local damage."
+    ), ()
+
+
+# The cap on a candidate's allowance: a candidate never reproduces an element it misses by 2**-10.
+_CAP = 1.0 / 1024
+
+
+def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "Optional[Tuple[List[str], int]]":
+    """The local damage that separates the table from a candidate, and the elements not judged.
+
+    A convention (candidate.local) is checked on every element by the
+    default rule, as compare() checks the one asked for.  A mistake's rows
+    are compared within its allowance on every row, where an element the
+    default rule does not judge (its angle too large for the format) is
+    counted apart.  The items are [] when nothing is damaged; None when the
+    damage is more than local.
+
+    Long because a mistake's rows are checked in one streamed loop, with the floor of its allowance
+    (which spares most rows their own) beside it.
+    """
+
+    def allowance_floor() -> "Tuple[Callable[[int], List[float]], Callable[[int], int]]":
+        """Calls giving a floor under row r's allowance of a table's candidate (a row of it), and how many of
+        row r's elements its allowance does not judge.
+
+        _row_allowance never gives less than min(t, max(least, own)) for growth g = 1 + |p| w, t = unit * g,
+        own = judged * g * scale (the default rule's allowance) and least = max(2**(1 - precision) * scale,
+        _CAP), where no frequency is negative or infinite: each rises with |p| (and so does its rounding),
+        so the floor made at a position at most |p| (5 bits of it, rounded down) holds for every row of that
+        band of positions, and is kept for them.
+        A row whose every error is within its floor needs no allowance of its own, but for the count of
+        elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is
+        no such floor (a rotary candidate's own allowance, a negative or infinite frequency, a position past float64).
+        """
+        if candidate.tolerances is not None or candidate.convention is None:
+            return lambda r: [], lambda r: 0
+        candidate.allowance(0, dtype, d_model)  # its frequencies and scale, as its allowance takes them
+        assert candidate.frequencies is not None
+        frequencies = candidate.frequencies
+        ascending = sorted(frequencies)
+        precision = min(candidate.precision, _DTYPES[dtype][0])
+        unit = _power_of_two(6 - precision) * candidate.scale
+        if not ascending or not 0.0 <= ascending[0] <= ascending[-1] < _INF or not 0.0 < unit < _INF:
+            return lambda r: [], lambda r: 0
+        least = _power_of_two(1 - precision) * candidate.scale
+        least = least if least > _CAP else _CAP
+        judged, scale = _Allowance([], [], dtype).unit, candidate.scale
+        convention = candidate.convention
+        band: "List[Any]" = [-1.0, []]  # the last band's position, and its floor
+
+        def reach_of(r: int) -> float:
+            try:
+                return abs(float(_to_float(convention._position(r, candidate.seq_len))))
+            except OverflowError:
+                return _INF
+
+        def floor_of(r: int) -> "List[float]":
+            reach = reach_of(r)
+            if not reach < _INF:
+                return []
+            m, e = math.frexp(reach)
+            below = math.ldexp(float(math.floor(m * 32)), e - 5)
+            if below != band[0]:
+                band[0] = below
+                for_band = []
+                for w in frequencies:
+                    growth = 1.0 + below * w
+                    t, own = unit * growth, judged * growth * scale
+                    cap = least if own < least else own
+                    for_band.append(t if t < cap else cap)
+                band[1] = for_band
+            floor: "List[float]" = band[1]
+            return floor
+
+        def not_judged(r: int) -> int:
+            # As _row_allowance: none in the common row; else each nonzero w with 1 + |p| w infinite or past UNJUDGED.
+            reach = reach_of(r)
+            fastest = 1.0 + reach * ascending[-1]
+            if reach < _INF and fastest < _INF and unit * fastest < least:
+                return 0
+            low, high = 0, len(ascending)
+            while low < high:  # the first w not judged
+                middle = (low + high) // 2
+                w = ascending[middle]
+                growth = 1.0 + reach * w if w else 1.0
+                if growth == growth and (not growth < _INF or judged * growth > _Allowance.UNJUDGED):
+                    high = middle
+                else:
+                    low = middle + 1
+            return len(ascending) - low
+
+        return floor_of, not_judged
+
+    d_model = len(table[0])
+    damaged: "Dict[int, List[int]]" = {}
+    unjudged = 0
+    if candidate.local:
+        try:
+            if candidate.check is not None:
+                comparison = candidate.check()
+            else:
+                # A table's convention.
+                assert candidate.convention is not None and isinstance(table, _Source)
+                comparison = _tally(table, candidate.convention, dtype, None, None, measure=False)
+        except (ValueError, OverflowError):
+            return None  # beyond float64
+        if comparison.damaged_rows > _DAMAGE_ROWS:
+            return None
+        damaged = comparison.damaged
+    else:
+        other = candidate.other_rounding
+        rows = _Allowance([], [], dtype)  # the arithmetic of whole rows
+        floor_of, not_judged = allowance_floor()
+        for r, row in enumerate(table):  # streamed
+            made = candidate.row(r, dtype)
+            if made is None:
+                return None
+            errors = list(map(abs, map(rows.sub, row, made)))
+            floors = floor_of(r)
+            if floors and all(map(rows.le, errors, floors)):
+                unjudged += not_judged(r)
+                continue  # the common row: within the floor of its band of positions, decided in C loops
+            allowance = candidate.allowance(r, dtype, d_model)
+            unjudged += allowance.count(_INF)
+            if all(map(rows.le, errors, allowance)):
+                continue  # decided in C loops
+            columns = rows.outside(errors, allowance)
+            if columns and other is not None:
+                try:
+                    alternative = _round_row(other(r), dtype)
+                except (ValueError, OverflowError, ZeroDivisionError):
+                    alternative = made  # the other neighbour is past the format (an infinite angle): none
+                columns = [c for c in columns if not abs(row[c] - alternative[c]) <= allowance[c]]
+            if columns:
+                damaged[r] = columns
+                if len(damaged) > _DAMAGE_ROWS:
+                    return None
+    if not damaged:
+        return [], unjudged
+    items, _ = _damage(table, damaged, candidate, dtype)
+    return None if items is None else (items, unjudged)
+
+
+def _damage(
+    table: "_Table", damaged: "Dict[int, List[int]]", reference: "_Candidate", dtype: str
+) -> "Tuple[Optional[List[str]], int]":
+    """Describe the damaged cells as at most _DAMAGE_ITEMS local faults against the reference.
+
+    Return (items, 0), or (None, shift) when they are not local: shift is
+    the offset every row's position shares when all rows are moved alike
+    (a different first position), else 0.
+
+    Long because each kind of local fault (moved or zeroed rows, wrong columns, isolated elements)
+    is a short step, in the order they are tried.
+    """
+    seq_len, d_model = len(table), len(table[0])
+    items: "List[str]" = []
+    cells = dict(damaged)
+    # Columns wrong in at least three quarters of the rows.
+    counts: "Dict[int, int]" = {}
+    for columns in cells.values():
+        for c in columns:
+            counts[c] = counts.get(c, 0) + 1
+    bad_columns = [c for c, n in sorted(counts.items()) if seq_len >= 4 and 4 * n >= 3 * seq_len]
+    plan = [] if reference.convention is None else reference.convention._plan(d_model)
+    width = sum(1 for kind, _ in plan if kind != _ZERO) if plan else d_model
+    if bad_columns and len(bad_columns) <= max(2, d_model // 8) and 2 * len(bad_columns) < width:
+        items.extend(_column_damage(table, bad_columns, reference, dtype))
+        for r in list(cells):
+            cells[r] = [c for c in cells[r] if c not in bad_columns]
+            if not cells[r]:
+                del cells[r]
+    moved: "Dict[int, int]" = {}
+    zero_rows = 0
+    offset = 0
+    # Damage nothing explains (isolated elements, rows matching no position)
+    # is local only while it is small: a quarter of the rows and of the cells.
+    unexplained_rows = unexplained_cells = 0
+    for r in sorted(cells):
+        columns = cells[r]
+        row = table[r]
+        if len(columns) >= 2 and all(abs(x) <= _CAP for x in row):
+            items.append(f"row {r}, all zeros (as the row of a padding index is)")
+            zero_rows += 1
+            unexplained_rows += 1
+        else:
+            found = _locate(row, r, reference, dtype, offset) if len(columns) >= 2 else None
+            if found is not None:
+                moved[r] = found
+                offset = found - r
+            elif len(columns) <= 3:
+                reference_row = reference.row(r, dtype)
+                for c in columns:
+                    expected = f", expected {reference_row[c]:.6g}" if reference_row is not None else ""
+                    items.append(f"[{r}][{c}] is {row[c]!r}{expected}")
+            else:
+                items.append(f"row {r}, which matches no nearby position")
+            if found is None:
+                unexplained_rows += 1
+                unexplained_cells += len(columns)
+        if (
+            len(items) > _DAMAGE_ITEMS
+            or unexplained_rows > max(1, seq_len // 4)
+            or unexplained_rows == seq_len
+            or 4 * unexplained_cells > seq_len * d_model
+        ):
+            return None, 0
+    if moved:
+        shifts = set(q - r for r, q in moved.items())
+        if len(moved) + zero_rows == seq_len and len(shifts) == 1:
+            return None, shifts.pop()
+        items.extend(_moved_rows(moved))
+    if not items or len(items) > _DAMAGE_ITEMS:
+        return None, 0
+    elements = [item for item in items if item.startswith("[")]
+    if elements:
+        noun = "1 element" if len(elements) == 1 else f"{len(elements)} elements"
+        items = [f"{noun}: " + ", ".join(elements)] + [item for item in items if not item.startswith("[")]
+    return items, 0
+
+
+def _column_damage(table: "_Table", columns: "List[int]", reference: "_Candidate", dtype: str) -> "List[str]":
+    """What wrong columns hold: zeros, another column's values (a swap), or nothing known."""
+    seq_len, d_model = len(table), len(table[0])
+    sample = _sample_rows(seq_len)
+    made = [reference.row(r, dtype) for r in sample]
+    allowances = [reference.allowance(r, dtype, d_model) for r in sample]
+    items = []
+    done: "Set[int]" = set()
+    for c in columns:
+        if c in done:
+            continue
+        done.add(c)
+        if all(row[c] == 0.0 for row in table):
+            items.append(f"column {c}, all zeros")
+            continue
+        # The column whose values it holds, the nearest within their allowance; a damaged one first.
+        best: "Optional[Tuple[bool, float, int]]" = None
+        for other in range(d_model):
+            if other == c or other in done:
+                continue
+            largest = 0.0
+            for r, expected, allowance in zip(sample, made, allowances):
+                difference = _INF if expected is None else abs(table[r][c] - expected[other])
+                if not difference <= allowance[other]:
+                    largest = _INF
+                    break
+                largest = max(largest, difference)
+            if largest < _INF and (best is None or (other not in columns, largest, other) < best):
+                best = (other not in columns, largest, other)
+        if best is None:
+            items.append(f"column {c}, which matches no column")
+            continue
+        match = best[2]
+        # A swap: the column it holds holds it in turn, on the sample.
+        if match in columns and all(
+            expected is not None and abs(table[r][match] - expected[c]) <= allowance[c]
+            for r, expected, allowance in zip(sample, made, allowances)
+        ):
+            items.append(f"columns {c} and {match}, swapped")
+            done.add(match)
+        else:
+            items.append(f"column {c}, which holds column {match}'s values")
+    return items
+
+
+def _sample_rows(count: int) -> "List[int]":
+    """The rows a diagnosis samples, for tables and rotary caches alike.
+
+    The first and last 8 rows, _SAMPLE_ROWS spread by the golden ratio (a
+    regular spread could hit only round positions, which every format
+    holds), and rows 2**k + 1 and 2**k + 3 from 257 on: positions that
+    bfloat16 (past 256) and float16 (past 2048) cannot hold, where positions
+    rounded to them show.
+    """
+    spread = set(int(((i * 0.6180339887498949) % 1.0) * count) for i in range(1, _SAMPLE_ROWS + 1))
+    power = 256
+    while power < count:
+        spread.update(r for r in (power + 1, power + 3) if r < count)
+        power *= 2
+    return sorted(set(range(min(count, 8))) | set(range(max(0, count - 8), count)) | spread)
+
+
+def _locate(row: "List[float]", r: int, reference: "_Candidate", dtype: str, offset: int = 0) -> "Optional[int]":
+    """The row index q, near r, whose reference row this row is within its allowance; None if none."""
+    d_model = len(row)
+    offsets = [offset] if offset else []
+    offsets += [k for k in (1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6, 7, -7, 8, -8) if k != offset]
+    for k in offsets:
+        q = r + k
+        made = reference.row(q, dtype)
+        if made is None:
+            continue
+        allowance = reference.allowance(q, dtype, d_model)
+        if all(abs(a - b) <= t for a, b, t in zip(row, made, allowance)):
+            return q
+    return None
+
+
+def _moved_rows(moved: "Dict[int, int]") -> "List[str]":
+    """Rows holding other rows' positions, in words: swaps, runs shifted by one, single moves."""
+    items = []
+    done: "Set[int]" = set()
+    for r in sorted(moved):
+        if r in done:
+            continue
+        q = moved[r]
+        if moved.get(q) == r:
+            items.append(f"rows {r} and {q}, swapped")
+            done.update((r, q))
+            continue
+        end = r
+        while moved.get(end + 1) == end + 1 + (q - r):
+            end += 1
+        done.update(range(r, end + 1))
+        shift = q - r
+        if end > r:
+            what = (
+                "each one position later (as if a row were missing before them)"
+                if shift == 1
+                else (
+                    "each one position earlier (as if a row were repeated before them)"
+                    if shift == -1
+                    else f"each {abs(shift)} positions {'later' if shift > 0 else 'earlier'}"
+                )
+            )
+            items.append(f"rows {r} to {end}, {what}")
+        else:
+            items.append(f"row {r}, which holds row {q}'s values")
+    return items
+
+
+def _call(convention: "Convention", seq_len: int, d_model: int, dtype: str) -> str:
+    """The encoding() call that computes the convention's table, and the command line's options for it.
+
+    >>> print(_call(PRESETS["tf-tutorial"].replace(scale="sqrt(1/d)"), 2048, 64, "float32"))
+    encoding(2048, 64, preset='tf-tutorial', scale='sqrt(1/d)', dtype='float32') (on the command line: --preset tf-tutorial --scale 'sqrt(1/d)' --dtype float32)
+    """
+    presets = convention._presets(d_model)
+    name, changed = (presets[0], []) if presets else _closest_preset(convention, d_model)
+    options: "List[Tuple[str, object]]" = [] if name == "paper" else [("preset", name)]
+    options.extend(changed)
+    if convention._fields[9] is not None and all(field != "positions" for field, _ in changed):
+        options.append(("positions", convention.positions))
+    if dtype != "float64":
+        options.append(("dtype", dtype))
+    # Positions given one by one are the caller's data: named, not written out.
+    keywords = "".join(f", {field}={'positions' if field == 'positions' else repr(value)}" for field, value in options)
+    words = []
+    for field, value in options:
+        flag = "--" + field.replace("_", "-")
+        if value is True:
+            words.append(flag)
+        elif field == "positions":
+            words.append(f"{flag} X,X,...")
+        else:
+            text = str(value)
+            words.append(f"{flag} {text!r}" if "(" in text else f"{flag} {text}")
+    line = f" (on the command line: {' '.join(words)})" if words else ""
+    return f"encoding({seq_len}, {d_model}{keywords}){line}"
+
+
+def _closest_preset(convention: "Convention", d_model: int) -> "Tuple[str, List[Tuple[str, object]]]":
+    """The preset with the fewest fields to change into the convention, and those fields with their values.
+
+    A preset whose flag (full_turns, descending) the convention has not is
+    no origin: the command line can only set a flag.
+    """
+
+    best: "Optional[Tuple[int, str, List[Tuple[str, object]]]]" = None
+    for name, preset in PRESETS.items():
+        changed = _changed_fields(preset, convention, d_model)
+        if any(value is False for _, value in changed):
+            continue
+        if best is None or len(changed) < best[0]:
+            best = (len(changed), name, changed)
+    assert best is not None  # the paper's has no flag set
+    return best[1], best[2]
+
+
+def _changed_fields(origin: "Convention", convention: "Convention", d_model: int) -> "List[Tuple[str, object]]":
+    """The fields a call sets otherwise to make convention's table from origin's, with convention's values.
+
+    As a call gives them: the scale as its square for this width, no odd rule for an even width.
+    """
+
+    def key(convention: "Convention") -> "List[object]":
+        fields: "List[object]" = list(convention._fields)
+        fields[11] = convention._scale_square(d_model)
+        if d_model % 2 == 0:
+            fields[10] = None
+        return fields
+
+    return [
+        (field, getattr(convention, field))
+        for field, ours, theirs in zip(_FIELDS, key(convention), key(origin))
+        if ours != theirs
+    ]
+
+
+def _join(items: "List[str]", separator: str) -> str:
+    """Items joined as words join a list: 'a, b and c' with ", ", 'a; b; and c' with "; "."""
+    if len(items) == 1:
+        return items[0]
+    return separator.join(items[:-1]) + separator.rstrip(" ,") + " and " + items[-1]
+
+
+def _percent(share: float) -> str:
+    # Rounded down: 98.96% is not "99%", the share a candidate must reach.
+    text = f"{math.floor(1000 * share) / 10:.1f}"
+    return (text[:-2] if text.endswith(".0") else text) + "%"
+
+
+def _scored(
+    table: "_Table",
+    candidates: "List[_Candidate]",
+    asked: "Optional[Convention]",
+    dtype: str,
+    sample: "List[int]",
+) -> "List[Tuple[int, int, int, _Candidate]]":
+    """Score the candidates on the sampled rows, best first: (-elements reproduced, index, elements compared, candidate).
+
+    candidates[0] is the convention asked for, if any.  The two guards of
+    this section's essay drop a candidate here: one that gives the asked
+    convention's rows, and a precision mistake that reproduces no more than
+    the asked convention does within the mistake's own allowance.  Those
+    that explain the sample come first, in the order tried (the simplest
+    story among equals), then the others by how much they reproduce.
+
+    Each candidate is screened on a sixteenth of the sample first: one that
+    reproduces less than 90% there cannot explain the table, and only the
+    three best screened are scored in full, as the closest, when nothing
+    explains it.  Scoring stops at the third candidate that explains the
+    sample: the diagnosis names one of the first three.
+    """
+    d_model = len(table[0])
+    asked_rows = [candidates[0].row(r, dtype) for r in sample] if asked is not None else []
+    quick = sample[:: max(1, len(sample) // 16)]
+    # How much the asked convention reproduces within a narrow format's allowance, by precision.
+    loosely: "Dict[int, int]" = {}
+    scored: "List[Tuple[int, int, int, _Candidate]]" = []
+    screened: "List[Tuple[float, int, _Candidate]]" = []  # (-share on the screen, index, candidate)
+    explaining = 0
+
+    def score(index: int, candidate: "_Candidate") -> None:
+        if index and asked is not None and not candidate.distinct:
+            if _same_as(candidate, candidates[0], asked_rows, sample, dtype, d_model):
+                return  # it cannot be told from the convention asked for, which did not explain the table
+        reproduced, compared = _reproduced(table, candidate, sample, dtype)
+        if index and asked is not None and not candidate.distinct and candidate.precision < _DTYPES[dtype][0]:
+            # A narrow format's allowance is wide: the mistake explains the
+            # table only if the convention asked for does worse within it.
+            if candidate.precision not in loosely:
+                loose = _convention_candidate("", asked, len(table), d_model)
+                loose.precision = candidate.precision
+                loosely[candidate.precision] = _reproduced(table, loose, sample, dtype)[0]
+            if loosely[candidate.precision] >= reproduced:
+                return
+        scored.append((-reproduced, index, compared, candidate))
+
+    for index, candidate in enumerate(candidates):
+        if explaining == 3:
+            break
+        if index:
+            reproduced, compared = _reproduced(table, candidate, quick, dtype)
+            if compared and reproduced < 0.9 * compared:
+                screened.append((-reproduced / compared, index, candidate))
+                continue
+        score(index, candidate)
+        explaining = sum(1 for negative, _, compared, _ in scored if -negative >= _EXPLAINED_SHARE * compared)
+    if not explaining:
+        for _, index, candidate in sorted(screened, key=lambda item: (item[0], item[1]))[:3]:
+            score(index, candidate)
+    scored.sort(
+        key=lambda item: (
+            -item[0] < _EXPLAINED_SHARE * item[2],
+            item[0] if -item[0] < _EXPLAINED_SHARE * item[2] else 0,
+            item[1],
+        )
+    )
+    return scored
+
+
+def _same_as(
+    candidate: "_Candidate",
+    asked: "_Candidate",
+    asked_rows: "List[Optional[List[float]]]",
+    sample: "List[int]",
+    dtype: str,
+    d_model: int,
+) -> bool:
+    """Whether the candidate gives the asked convention's rows, within the asked allowance, on the sample."""
+    for r, expected in zip(sample, asked_rows):
+        made = candidate.row(r, dtype)
+        if made is None or expected is None:
+            return False
+        allowance = asked.allowance(r, dtype, d_model)
+        if not all(abs(a - b) <= t for a, b, t in zip(made, expected, allowance)):
+            return False
+    return True
+
+
+def _reproduced(table: "_Table", candidate: "_Candidate", sample: "List[int]", dtype: str) -> "Tuple[int, int]":
+    """How many elements of the sampled rows the candidate gives within their allowance, of how many."""
+    d_model = len(table[0])
+    reproduced = compared = 0
+    for r in sample:
+        made = candidate.row(r, dtype)
+        allowance = candidate.allowance(r, dtype, d_model)
+        judged = [c for c, t in enumerate(allowance) if t < _INF]  # the elements the default rule judges
+        compared += len(judged)
+        if made is None:
+            continue
+        row = table[r]
+        reproduced += sum(1 for c in judged if abs(row[c] - made[c]) <= allowance[c])
+    return reproduced, compared
+
+
+def _convention_candidate(
+    description: str, convention: "Convention", seq_len: int, d_model: int, causes: "Tuple[str, ...]" = ()
+) -> "_Candidate":
+    frequencies = convention._float_frequencies(d_model)
+    plan = convention._plan(d_model)
+    scale = convention._float_scale(d_model)
+
+    arranged = _arranged(plan)
+
+    def make_row(r: int) -> "List[float]":
+        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale))
+
+    return _Candidate(description, make_row, convention, seq_len, local=True, causes=causes)
+
+
+def _arranged(plan: "List[Tuple[int, int]]") -> "Callable[[List[float], List[float]], List[float]]":
+    """The call that puts each pair's cosine and sine (_pipeline's) in the columns a plan of (kind, pair) gives them.
+
+    Its index is made once for each pair of lengths of the cosines and sines given (by a comprehension
+    where there is no operator module, or fewer than two columns).
+
+    >>> _arranged([(_SINE, 0), (_COSINE, 0), (_SINE, 1), (_ZERO, 0)])([1.0, 0.5], [0.0, 0.25])
+    [0.0, 1.0, 0.25, 0.0]
+    >>> arrange = _arranged([(_ZERO, 0), (_COSINE, 0), (_SINE, 1)])
+    >>> arrange([1.0], [0.0, 0.5]), arrange([1.0], [0.0, 0.5, 0.75])  # the padding is 0.0 whatever the lengths
+    ([0.0, 1.0, 0.5], [0.0, 1.0, 0.5])
+    """
+    # By the numbers of cosines and sines given: where each column's value sits in cosines + sines + [0.0].
+    getters: "Dict[Tuple[int, int], Callable[[List[float]], Sequence[float]]]" = {}
+
+    def arranged(cosines: "List[float]", sines: "List[float]") -> "List[float]":
+        key = (len(cosines), len(sines))
+        getter = getters.get(key)
+        if getter is None and len(plan) > 1:
+            try:
+                from operator import itemgetter
+
+                # One C loop over the cosines, the sines and a zero, in one list.
+                k, zero = key[0], key[0] + key[1]
+                index = [k + pair if kind == _SINE else pair if kind == _COSINE else zero for kind, pair in plan]
+                getter = getters[key] = itemgetter(*index)
+            except ImportError:
+                pass
+        if getter is None:
+            return [0.0 if kind == _ZERO else (sines if kind == _SINE else cosines)[pair] for kind, pair in plan]
+        return list(getter(cosines + sines + [0.0]))
+
+    return arranged
+
+
+def _pipeline(
+    p: float,
+    frequencies: "List[float]",
+    steps: "Dict[str, str]",
+    factor: float = 1.0,
+    law: "Optional[Tuple[float, List[float]]]" = None,
+    cosines: bool = True,
+    sines: bool = True,
+    other: bool = False,
+) -> "Tuple[List[float], List[float]]":
+    """Each pair's cosine and sine times factor, as a float64 pipeline computes them with ``steps`` rounded.
+
+    The one simulator of a narrow-format pipeline, for tables and rotary caches: ``steps`` maps a step of
+    _STEPS to the format it is rounded to; "frequencies" may be "FORMAT arithmetic", each frequency then
+    computed in that format as 1 / base**e from law = (base, each pair's exponent e), times the ratio its
+    law has to that (a scaling or angle scale kept).  An empty list for cosines or sines not asked for.
+    With ``other``, each rounded angle a is taken to its other neighbour, round(2a - round(a)): a pipeline
+    that computes the angle in another format may land on the other side of a rounding midpoint.
+
+    >>> _pipeline(3.0, [1.0, 0.01], {"angles": "bfloat16"}, cosines=False)[1] == [math.sin(3.0), math.sin(0.030029296875)]
+    True
+    """
+
+    def narrow(values: "List[float]", step: str) -> "List[float]":
+        return _round_row(values, steps[step]) if step in steps else values
+
+    if "positions" in steps:
+        p = _round_float(p, steps["positions"])
+    fmt = steps.get("frequencies", "")
+    if fmt.endswith("arithmetic") and law is not None:
+        within = fmt.split()[0]
+        base, exponents = law
+        rounded_base = _round_float(base, within)
+        powers = _round_row([rounded_base**e for e in _round_row(exponents, within)], within)
+        computed = _round_row([1.0 / x if x else _INF for x in powers], within)
+        plain = [math.pow(base, -e) for e in exponents]
+        frequencies = [c * w / d if d else c for c, w, d in zip(computed, frequencies, plain)]
+    elif fmt:
+        frequencies = _round_row(frequencies, fmt)
+    angles = [p * w for w in frequencies]
+    if other and "angles" in steps:
+        angles = _round_row([2 * a - b for a, b in zip(angles, narrow(angles, "angles"))], steps["angles"])
+    else:
+        angles = narrow(angles, "angles")
+    made_cosines, made_sines = [], []  # those asked for, times factor (a C loop where it is 1)
+    if cosines:
+        made_cosines = narrow(
+            list(map(math.cos, angles)) if factor == 1.0 else [math.cos(a) * factor for a in angles], "output"
+        )
+    if sines:
+        made_sines = narrow(
+            list(map(math.sin, angles)) if factor == 1.0 else [math.sin(a) * factor for a in angles], "output"
+        )
+    return made_cosines, made_sines
+
+
+class _Candidate:
+    """A way of computing the table, in words, with the rows it gives."""
+
+    def __init__(
+        self,
+        description: str,
+        make_row: "Callable[[int], List[float]]",
+        convention: "Optional[Convention]",
+        seq_len: int,
+        local: bool = False,
+        precision: int = 53,
+        causes: "Tuple[str, ...]" = (),
+    ) -> None:
+        self.description = description
+        self.make_row = make_row
+        #: The convention whose angles (and output scale) set each element's allowance, in a table of seq_len
+        #: rows; None for a rotary cache's candidate, whose allowance is its own (tolerances).
+        self.convention = convention
+        self.seq_len = seq_len
+        #: Whether local damage is looked for against it (a convention, not a mistake).
+        self.local = local
+        #: The bits of the narrowest format it rounds to: its allowance is that format's.
+        self.precision = precision
+        self.frequencies: "Optional[List[float]]" = None
+        self.scale = 1.0
+        #: Whether it differs from the convention asked for by its allowance alone (kept, not pruned).
+        self.distinct = False
+        #: What more to say when it explains the table.
+        self.note = ""
+        #: How it differs from the convention asked for, as Report.causes keys: the fields a call sets
+        #: otherwise (base, layout, scale, ...), or the mistake's (positions:float16, transposed, ...).
+        self.causes = causes
+        #: Allowances made, by (convention, precision, dtype, row): _candidates shares one among its candidates.
+        self.memo: "Dict[Tuple[object, ...], List[float]]" = {}
+        #: Row r with its rounded angles taken to their other neighbours, for a mistake that rounds angles:
+        #: where the pipeline's angle lay at a midpoint, either is its rounding.
+        self.other_rounding: "Optional[Callable[[int], List[float]]]" = None
+        #: Each element's allowance in row r, where the candidate sets its own (a rotary cache's).
+        self.tolerances: "Optional[Callable[[int], List[float]]]" = None
+        #: For a candidate checked on every element by the default rule (local), where it is not a table's
+        #: convention (a rotary setup): that check's tally, and the call that computes the candidate.
+        self.check: "Optional[Callable[[], _Comparison]]" = None
+        self.call = ""
+
+    def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
+        """Each element's allowance in row r (see _row_allowance)."""
+        if self.tolerances is not None:
+            return self.tolerances(r)
+        assert self.convention is not None  # a candidate without tolerances has a convention
+        if self.frequencies is None:
+            self.scale = self.convention._float_scale(d_model)
+            shared = ("frequencies", self.convention, d_model)  # one list per convention: its allowances shared
+            self.frequencies = self.memo.get(shared) or _column_frequencies(self.convention, d_model)
+            self.memo[shared] = self.frequencies
+        precision = min(self.precision, _DTYPES[dtype][0])
+        # The frequencies' identity: a mistake's own (set when it is made) are not its convention's.
+        key = (self.convention, id(self.frequencies), precision, dtype, r)
+        found = self.memo.get(key)
+        if found is None:
+            position = _to_float(self.convention._position(r, self.seq_len))
+            unit_key = ("unit", dtype)  # the default rule's unit, made once per format, not per row
+            judged = (self.memo.get(unit_key) or [_Allowance([], [], dtype).unit])[0]
+            if len(self.memo) >= _CACHE_LIMIT // 4:
+                # A sample's rows for one convention at most (on a board, one row): memory does not grow with
+                # the table.
+                self.memo.clear()
+            found = self.memo[key] = _row_allowance(self.frequencies, position, precision, self.scale, judged)
+            self.memo[unit_key] = [judged]
+        return found
+
+    def row(self, r: int, dtype: str) -> "Optional[List[float]]":
+        """Row r rounded to dtype, as the table's values are; None where it cannot be computed (beyond float64)."""
+        try:
+            return _round_row(self.make_row(r), dtype)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return None
+
+
+def _row_allowance(
+    frequencies: "List[float]", position: float, precision: int, scale: float, judged: float
+) -> "List[float]":
+    """Each column's allowance: twice the default tolerance of a format of this precision.
+
+    That is u = 2**(6 - precision) * (1 + |position * w|) * scale for each
+    column's frequency w (a candidate computes in float64), capped at 2**-10,
+    or at one unit of the format, 2**(1 - precision) * scale, where that is
+    more (bfloat16: a value computed in float32 and then rounded to it lands
+    one unit from the exact value's rounding where the two straddle a
+    midpoint), or, for an element the default rule judges coarsely, at the
+    default rule's own allowance; infinite for an element the default rule
+    does not judge (see _Allowance), which then counts for no candidate.
+    judged is the default rule's unit for the table's format (_Allowance.unit).
+    """
+    unit = _power_of_two(6 - precision) * scale
+    least = _power_of_two(1 - precision) * scale  # one unit of the format at the largest value
+    least = least if least > _CAP else _CAP
+    try:
+        reach = abs(float(position))
+    except OverflowError:
+        reach = _INF
+    fastest = 1.0 + reach * (max(frequencies) if frequencies else 0.0)  # the largest growth: it rises with w
+    tolerances: "List[float]" = []
+    if reach < _INF and fastest < _INF:
+        n = len(frequencies)
+        try:
+            from operator import add, mul  # unit * (1 + reach * w) in C loops, where there is operator
+
+            tolerances = list(map(mul, [unit] * n, map(add, [1.0] * n, map(mul, [reach] * n, frequencies))))
+        except ImportError:
+            tolerances = [unit * (1.0 + reach * w) for w in frequencies]
+        if unit * fastest < least:
+            return tolerances  # the common row: every element within the cap
+        if not reach > 0.0:
+            tolerances = []  # position 0: every column below
+    if tolerances:
+        # Only the columns past the cap or not judged differ from the common row: those beyond the smaller of
+        # the two edges, found in one pass and made below.
+        edge = (least if least < _Allowance.UNJUDGED * unit / judged else _Allowance.UNJUDGED * unit / judged) * (
+            1.0 - _power_of_two(-40)
+        )
+        columns = [] if max(tolerances) < edge else [c for c, t in enumerate(tolerances) if not t < edge]
+    else:
+        columns = list(range(len(frequencies)))
+        tolerances = [0.0] * len(frequencies)
+    for c in columns:
+        w = frequencies[c]
+        growth = 1.0 + reach * w if w else 1.0
+        if growth != growth:
+            tolerances[c] = _CAP  # position 0 times an infinite frequency
+        elif not growth < _INF or judged * growth > _Allowance.UNJUDGED:
+            tolerances[c] = _INF  # not judged
+        else:
+            own = judged * growth * scale
+            cap = least if own < least else own
+            t = unit * growth
+            tolerances[c] = t if t < cap else cap
+    return tolerances
 
 
 # ---------------------------------------------------------------------------
-# Input and output: tables to check, golden test vectors, every writer
+# Oracle: compare a table with the exact one
+# ---------------------------------------------------------------------------
+#
+# The default verdict, for tables and rotary caches alike, in a format of p
+# bits: an element passes when
+#
+#     |value - exact| <= u * A + 2**-p * |value|,   u = 2**(5-q) * (1 + |angle|)
+#
+# where exact is the exact value rounded to float64, angle the element's own
+# position * frequency as float64 computes it, A the output scale (a rotary
+# cache's attention factor, times |x[a]| + |x[b]| for rotated vectors), and
+# q the precision of the format the table is computed in: the table's own
+# (53 bits for float64, 24 for float32), float32's for bfloat16 and float16,
+# which store a table computed in float32.  u is 32 roundings of the angle
+# in that format (benchmarks/tolerance.py measures the pipelines people use
+# at 15.2 or fewer, up to 131072 positions); 2**-p * |value| is the storing:
+# at least half a step of the format at a normal value, less than a whole one.
+#
+# Where u passes 2**-10, the computing format holds the angle too coarsely
+# to judge the element to 2**-10: the element is judged all the same, and
+# counted apart as coarse.  Where u passes 2**-4, the check could not tell a
+# faithful value from one off by a sixteenth: the element is not judged, and
+# counted apart; a table most of whose elements are such cannot be checked
+# in its format.  In float32 the first starts past angle 511, the second past
+# 32767; in float64 past 2**38 - 1 and 2**44 - 1.  So an error of 1e-3 fails
+# in every float32 or float64 element that is not coarse (its allowance is at
+# most 2**-10 + 2**-24), and in bfloat16 and float16 beyond their own step.
+
+
+# Failing rows the damage analysis looks at, at most.
+_DAMAGE_ROWS = 256
+
+
+_DAMAGE_ITEMS = 8
+
+
+# A candidate explains the table when it reproduces this share of the
+# sampled elements, or when what it does not reproduce is local damage of at
+# most _DAMAGE_ITEMS items.
+_EXPLAINED_SHARE = 0.99
+
+
+# Rows the diagnosis samples when it tries candidates: the first ones and a spread.
+_SAMPLE_ROWS = 48
+
+
+def _tally(
+    table: "_Source",
+    asked: "Convention",
+    dtype: str,
+    atol: "Optional[float]",
+    ulps: "Optional[float]",
+    measure: bool = True,
+) -> "_Comparison":
+    """The tally of every element of the table against the asked convention's exact values rounded to dtype.
+
+    The table's values are read rounded to table.rounding: dtype, or a wider format that holds them.  Without
+    measure, the verdicts alone: no largest errors, no worst element (a story verified on every element).
+    """
+    seq_len, d_model = table.count, table.width
+    exponents = asked._exponents(d_model)
+    allowance = _Allowance(
+        _column_frequencies(asked, d_model), list(asked._float_positions(seq_len)), dtype, asked._float_scale(d_model)
+    )
+    comparison = _Comparison(allowance, dtype, atol, ulps, measure)
+
+    def exact_row(r: int) -> "List[float]":
+        return next(_exact_rows(seq_len, d_model, asked, dtype, r))
+
+    def exact_rows(rounding: str) -> "Iterator[List[float]]":
+        return _exact_rows(seq_len, d_model, asked, rounding)
+
+    plan, law, square = asked._plan(d_model), asked._frequencies(), asked._scale_square(d_model)
+
+    def exact_element(r: int, c: int, rounding: str) -> float:
+        kind, pair = plan[c]
+        if kind == _ZERO:
+            return 0.0  # a padding column
+        return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, square, rounding)
+
+    def settle(r: int, c: int) -> float:
+        return exact_element(r, c, "float64")
+
+    fast = (asked, d_model, allowance.positions, exact_element)
+    references = _references(exact_rows, dtype, exact_row, fast)
+    for r, ((row, bad), (exact, expect, bound)) in enumerate(zip(table.read(), references)):
+        comparison.add(r, row, exact, expect, bad, bound, settle)
+    return comparison
+
+
+class _Allowance:
+    """The default rule's allowance of each element, and which elements are coarse or not judged.
+
+    An element is coarse where u passes COARSE (judged, counted apart), not judged where it passes UNJUDGED.
+
+    frequencies: each column's, as float64 computes it (0 for a padding column); positions: each row's;
+    factor: A, the output scale or attention factor; weights: per element, |x[a]| + |x[b]| of rotated vectors.
+    """
+
+    COARSE = 1.0 / 1024
+    UNJUDGED = 1.0 / 16
+
+    def __init__(
+        self,
+        frequencies: "List[float]",
+        positions: "List[float]",
+        dtype: str,
+        factor: float = 1.0,
+        weights: "Optional[List[List[float]]]" = None,
+    ) -> None:
+        self.frequencies = frequencies
+        self.positions = positions
+        self.dtype = dtype
+        self.precision = _DTYPES[dtype][0]
+        computing = self.precision if self.precision >= 24 else 24
+        #: The format the table is computed in: its own, or float32 for a narrow one.
+        self.computing = "float64" if computing == 53 else "float32"
+        self.unit = _power_of_two(5 - computing)
+        self.factor = abs(factor)
+        self.storing = _power_of_two(-self.precision)
+        self.weights = weights
+        #: The rule in words, as the report's first line gives it.
+        self.rule = (
+            f"default tolerance 2**{5 - computing} * (1 + |angle|)"
+            + ("" if self.factor == 1.0 else f" * {self.factor:.6g}")
+            + ("" if weights is None else " * (|x[a]| + |x[b]|)")
+            + f" + 2**-{self.precision} * |value|"
+        )
+        self._screen: "List[float]" = []  # the last screen made, for (position, columns not judged):
+        self._screen_key = (-1.0, 0)
+        self._classes = (-1, (0, 0, -1, -1))  # the last row's classes, by row
+        # The last pass and fail lines made (see lines): their keys, and (the bound, the line).
+        self._passing_key: "Tuple[float, int]" = (-1.0, -1)
+        self._failing_key: "Tuple[float, int, float]" = (-1.0, -1, -1.0)
+        self._passing: "Tuple[Optional[List[float]], List[float]]" = (None, [])
+        self._failing: "Tuple[Optional[List[float]], List[float]]" = (None, [])
+        # The arithmetic of whole rows, as functions for map: operator's where there is one (not MicroPython).
+        self.add: "Callable[[Any, Any], Any]"
+        self.sub: "Callable[[Any, Any], Any]"
+        self.mul: "Callable[[Any, Any], Any]"
+        self.le: "Callable[[Any, Any], Any]"
+        #: The columns where not errors[c] <= tolerances[c] (a NaN error among them), in order.
+        self.outside: "Callable[[List[float], List[float]], List[int]]"
+        try:
+            from itertools import compress
+            from operator import add, le, mul, not_, sub  # ImportError where one is missing (MicroPython's wasm port)
+
+            self.add, self.sub, self.mul, self.le = add, sub, mul, le
+            self.outside = lambda errors, tolerances: list(
+                compress(range(len(errors)), map(not_, map(le, errors, tolerances)))
+            )
+        except ImportError:
+            self.add, self.sub, self.mul = (lambda x, y: x + y), (lambda x, y: x - y), (lambda x, y: x * y)
+            self.le = lambda x, y: x <= y
+            self.outside = lambda errors, tolerances: [
+                c for c, (error, tolerance) in enumerate(zip(errors, tolerances)) if not error <= tolerance
+            ]
+        # Columns by falling frequency, with the first column among each prefix: where each class starts.
+        order = self._order = sorted(range(len(frequencies)), key=lambda c: -frequencies[c])
+        self._falling = [frequencies[c] for c in order]
+        self._first: "List[int]" = []
+        for c in order:
+            self._first.append(c if not self._first or c < self._first[-1] else self._first[-1])
+
+    def row(self, r: int, values: "List[float]") -> "List[float]":
+        """The tolerance of each element of row r, holding values: infinite where not judged (NaN still fails)."""
+        unit, factor, storing, unjudged = self.unit, self.factor, self.storing, self.UNJUDGED
+        try:
+            scaled = unit * abs(float(self.positions[r]))
+        except OverflowError:
+            scaled = _INF
+        if scaled == 0.0:
+            allowed = [unit] * len(self.frequencies)  # angle 0, whatever the frequency
+        elif self.weights is None and scaled < _INF:
+            # The common row, by map (each step a C loop): unit A + scaled A w + storing |v|, and infinity for
+            # the columns classes() counts as not judged, the first of the falling frequencies.
+            add, mul, n = self.add, self.mul, len(values)
+            allowed = list(
+                map(
+                    add,
+                    map(add, [unit * factor] * n, map(mul, self.frequencies, [scaled * factor] * n)),
+                    map(mul, map(abs, values), [storing] * n),
+                )
+            )
+            for c in self._order[: self.classes(r)[1]]:
+                allowed[c] = _INF
+            return allowed
+        else:
+            # An infinite u (a position or frequency beyond float64) fails u <= unjudged: not judged.
+            allowed = [unit + scaled * w if w else unit for w in self.frequencies]
+        if self.weights is not None:
+            factors = [factor * w for w in self.weights[r]]
+        else:
+            factors = [factor] * len(allowed)
+        return [u * a + storing * abs(v) if u <= unjudged else _INF for u, a, v in zip(allowed, factors, values)]
+
+    def screen(self, r: int) -> "List[float]":
+        """Below each tolerance of row r by more than the element's two references can differ (empty: none).
+
+        An element whose error from the exact value rounded to dtype is within its screen passes, since that
+        reference is within 2**-p |exact| + 2**(emin-p) of the one the rule judges against (the rounding to
+        float64, 2**-53 |exact| from the exact value), |exact| <= A, and the storing term pays the 2**-p |exact|
+        but for 2**-p of the error: the screen is (u A)(1 - 2**-p - 2**-40) - 2**-50 A - 2**(emin-p), the
+        2**-40 for the rounding of these sums.  None for rotated vectors and float64.
+        """
+        position = abs(float(self.positions[r]))
+        if self.weights is not None or self.precision == 53 or not position < _INF:
+            return []
+        # Made for a position at most |p| and within 1/16 of it (5 bits of it, rounded down), and kept
+        # for the rows that follow with the same: a lower bound still, in rows of any order.
+        m, e = math.frexp(position)
+        position = math.ldexp(float(math.floor(m * 32)), e - 5)
+        count = self.classes(r)[1]
+        if self._screen_key != (position, count):
+            unit, factor, n = self.unit, self.factor, len(self.frequencies)
+            shrink = 1.0 - self.storing - _power_of_two(-40)
+            least = unit * factor * shrink - _power_of_two(-50) * factor
+            least -= _power_of_two(_DTYPES[self.dtype][1] - self.precision)
+            screen = list(
+                map(self.add, [least] * n, map(self.mul, self.frequencies, [unit * position * factor * shrink] * n))
+            )
+            for c in self._order[:count]:
+                screen[c] = _INF
+            self._screen_key, self._screen = (position, count), screen
+        return self._screen
+
+    def lines(
+        self, r: int, bound: "List[float]", values: "Optional[List[float]]", largest: "Optional[float]" = None
+    ) -> "Optional[Tuple[List[float], List[float]]]":
+        """Row r's pass and fail lines for errors from a float64 row within bound B of the exact one; None for rotated vectors.
+
+        An element of values (row r, largest in magnitude at most largest) whose error from that row is at
+        most its pass line passes the default rule, and one whose error is beyond its fail line fails it,
+        whatever the exact value: the pass line is u A (1 - 2**-40) - 2 B at a position at most |p|, plus
+        the storing term 2**-p |value| for a narrow format (elsewhere left out: it is never negative), the
+        fail line (u A + 2**-p V)(1 + 2**-40) + 2 B at a position at least |p|, for V the power of two above
+        largest and A; both infinite for the elements not judged.  2**-40 covers the rounding of the
+        tolerances and errors (see screen), B the reference's distance from the exact value.  Without
+        largest, the pass line alone; without values, the fail line alone.  Each line is made for positions within 1/16 of |p| (5 bits, rounded
+        down or up) and kept for the rows that follow with the same, with the same bound (and V).
+        """
+        position = abs(float(self.positions[r]))
+        if self.weights is not None or not position < _INF or (largest is not None and not largest < _INF):
+            return None
+        count = self.classes(r)[1]
+        m, e = math.frexp(position)
+        add, sub, mul, n = self.add, self.sub, self.mul, len(self.frequencies)
+        margin = _power_of_two(-40)
+        below = math.ldexp(float(math.floor(m * 32)), e - 5)
+        twice: "List[float]" = []  # 2 B, made once for the lines this call makes
+        if self._passing_key != (below, count) or self._passing[0] is not bound:
+            low = self.unit * self.factor * (1.0 - margin)
+            twice = list(map(add, bound, bound))
+            passing = list(map(sub, map(add, [low] * n, map(mul, self.frequencies, [low * below] * n)), twice))
+            for c in self._order[:count]:
+                passing[c] = _INF
+            self._passing_key, self._passing = (below, count), (bound, passing)
+        passing = self._passing[1] if values is not None else []
+        if self.precision < 24 and values is not None:
+            # A narrow format: its storing term is most of each tolerance, kept in the pass line, element by element.
+            passing = list(map(add, passing, map(mul, map(abs, values), [self.storing] * n)))
+        if largest is None:
+            return passing, []
+        above = math.ldexp(float(math.ceil(m * 32)), e - 5)
+        largest = math.ldexp(1.0, math.frexp(largest if largest > self.factor else self.factor)[1])
+        if self._failing_key != (above, count, largest) or self._failing[0] is not bound:
+            high = self.unit * self.factor * (1.0 + margin)
+            stored = self.storing * largest * (1.0 + margin)
+            twice = twice or list(map(add, bound, bound))
+            failing = list(
+                map(add, map(add, [high + stored] * n, map(mul, self.frequencies, [high * above] * n)), twice)
+            )
+            for c in self._order[:count]:
+                failing[c] = _INF
+            self._failing_key, self._failing = (above, count, largest), (bound, failing)
+        return passing, self._failing[1]
+
+    def classes(self, r: int) -> "Tuple[int, int, int, int]":
+        """Row r's coarse and not judged elements: (coarse, not judged, the first column of each or -1)."""
+        if r == self._classes[0]:
+            return self._classes[1]  # asked again for the same row: the tally, the row's tolerance, its screen
+        counts = []
+        for bound in (self.COARSE, self.UNJUDGED):
+            # u > bound  <=>  |position| * w > bound / unit - 1.
+            try:
+                reach = abs(float(self.positions[r])) / (bound / self.unit - 1.0)
+            except (OverflowError, ZeroDivisionError):
+                reach = _INF
+            count = 0
+            if reach > 0.0:
+                # Columns whose frequency w > 1 / reach: a prefix of the falling frequencies.
+                limit = 1.0 / reach if reach < _INF else 0.0
+                low, high = 0, len(self._falling)
+                while low < high:
+                    middle = (low + high) // 2
+                    if self._falling[middle] > limit:
+                        low = middle + 1
+                    else:
+                        high = middle
+                count = low
+            counts.append(count)
+        coarse, unjudged = counts
+        found = (
+            coarse - unjudged,
+            unjudged,
+            self._first[coarse - 1] if coarse else -1,
+            self._first[unjudged - 1] if unjudged else -1,
+        )
+        self._classes = (r, found)
+        return found
+
+
+def _column_frequencies(convention: "Convention", d_model: int) -> "List[float]":
+    """Each column's frequency in float64 (0 for a padding column; inf past float64)."""
+    by_pair = convention._float_frequencies(d_model)
+    return [0.0 if kind == _ZERO else by_pair[pair] for kind, pair in convention._plan(d_model)]
+
+
+class _Comparison:
+    """The running tally of a check: failures, largest errors, coarse and unjudged elements, damaged cells.
+
+    add() takes each row as the table holds it (rounded to dtype), the exact row rounded to float64 (what the
+    default rule judges against) and a call giving it rounded to dtype (what atol and ulps, the largest errors
+    and the worst element are measured against; the same list for float64).
+    """
+
+    # Damaged elements kept for the diagnosis, at most: a table wrong everywhere is counted, not held.
+    KEPT_CELLS = 1 << 18
+
+    def __init__(
+        self,
+        allowance: "_Allowance",
+        dtype: str,
+        atol: "Optional[float]",
+        ulps: "Optional[float]",
+        measure: bool = True,
+    ) -> None:
+        self.allowance = allowance
+        #: Whether the largest errors and the worst element are wanted, or the verdicts alone (a verification).
+        self.measure = measure
+        self.dtype = dtype
+        self.default = atol is None and ulps is None
+        self.atol = 0.0 if atol is None else atol
+        self.ulps = 0.0 if ulps is None else ulps
+        self.failures = 0
+        self.max_abs = 0.0
+        self.max_ulps = 0.0
+        self.worst: "Optional[Tuple[int, int, float, float]]" = None
+        #: Elements the default rule judges coarser than 2**-10, and elements it does not judge.
+        self.coarse = 0
+        self.unjudged = 0
+        #: (row, column) of the first of each, in row order.
+        self.coarse_from: "Optional[Tuple[int, int]]" = None
+        self.unjudged_from: "Optional[Tuple[int, int]]" = None
+        #: row -> the columns outside the default tolerance (what the diagnosis explains), for the first rows
+        #: that hold up to KEPT_CELLS of them; and how many rows and elements are outside it in all.
+        self.damaged: "Dict[int, List[int]]" = {}
+        self.damaged_rows = self.damaged_cells = 0
+        self._bound: "Optional[List[float]]" = None  # the last bound given, and twice it
+        self._margins: "List[float]" = []
+        # The last bound given to _reach, its reach for it (in value, in place), and its largest B.
+        self._reached: "Tuple[Optional[List[float]], float, int, float]" = (None, 0.0, 0, 0.0)
+        self._misses = 0  # the rows in a row whose largest errors _decided could not rule out
+
+    def add(
+        self,
+        r: int,
+        row: "List[float]",
+        exact: "Sequence[float]",
+        expect: "Callable[[], List[float]]",
+        has_not_finite: bool,
+        bound: "Optional[List[float]]",
+        settle: "Optional[Callable[[int, int], float]]",
+    ) -> None:
+        """Tally row r: exact is the exact row rounded to float64, or a float64 row within bound of it.
+
+        expect() gives the exact row rounded to dtype.  With a bound (see _references), an element whose
+        error from exact is more than bound[c] from its tolerance is settled by that error; one nearer the
+        edge is judged against settle(r, c), its exact value rounded to float64.  The verdict is the same
+        as with the exact row.  A row whose verdicts _decided() gives from exact alone, and that it shows cannot
+        reach the largest errors (or whose errors are not measured), is not rounded to dtype.
+
+        Long because a row's tally is one sequence: the largest error, the classes, the verdict of each
+        element, the distance in places.
+        """
+        sub = self.allowance.sub
+        judged: "Optional[List[float]]" = None
+        decided: "Optional[List[int]]" = None  # the damaged columns of a row whose verdicts _decided() gives
+        short = False  # whether the row cannot reach the largest errors (_decided)
+        if (
+            bound is not None
+            and self.default
+            and not has_not_finite
+            and (not self.measure or (self.worst is not None and self.max_ulps > 1 << self.allowance.precision))
+        ):
+            # Verdicts alone, or a failing table whose largest errors are known: the float64 row may decide.
+            decided, judged, short = self._decided(r, row, exact, bound)
+        expected: "List[float]" = []
+        errors: "List[float]" = []
+        largest = -1.0  # not wanted: the verdicts alone, or a row that cannot reach the largest errors
+        if decided is None or (self.measure and not short):
+            expected = expect()
+            errors = list(map(abs, map(sub, row, expected)))
+            if not self.measure:
+                pass
+            elif has_not_finite:
+                finite = [x for x in errors if x < _INF]
+                largest = max(finite) if finite else -1.0
+            else:
+                largest = max(errors)
+        if largest >= 0.0 and (largest > self.max_abs or self.worst is None):
+            c = errors.index(largest)
+            self.max_abs = largest
+            self.worst = (r, c, row[c], expected[c])
+        # Counted whatever the rule: the diagnosis works with the default one.
+        coarse, unjudged, first_coarse, first_unjudged = self.allowance.classes(r)
+        if coarse:
+            self.coarse += coarse
+            if self.coarse_from is None:
+                self.coarse_from = (r, first_coarse)
+        if unjudged:
+            self.unjudged += unjudged
+            if self.unjudged_from is None:
+                self.unjudged_from = (r, first_unjudged)
+        if largest == 0.0 and not has_not_finite:
+            return  # every value is the exact one rounded to dtype: it passes every rule
+        screen = [] if has_not_finite or decided is not None else self.allowance.screen(r)
+        damaged: "List[int]" = []
+        if decided is not None:
+            damaged = decided
+        elif screen and all(map(self.allowance.le, errors, screen)):
+            pass  # the common row, decided in C loops
+        elif bound is None:
+            judged = errors if exact is expected else list(map(abs, map(sub, row, exact)))
+            tolerances = self.allowance.row(r, row)
+            if not all(map(self.allowance.le, judged, tolerances)):
+                damaged = self.allowance.outside(judged, tolerances)
+        else:
+            # Within 2 B of the reference f (see _references): below tolerance - 2B an element passes, above
+            # tolerance + 2B it fails, between them the exact value decides.  In C loops but for those.
+            add, le = self.allowance.add, self.allowance.le
+            if judged is None:
+                judged = list(map(abs, map(sub, row, exact)))
+            tolerances = self.allowance.row(r, row)
+            if bound is not self._bound:  # the same list for the rows of a band of positions
+                self._bound, self._margins = bound, list(map(add, bound, bound))
+            lower = list(map(sub, tolerances, self._margins))
+            if not all(map(le, judged, lower)):
+                upper = list(map(add, tolerances, self._margins))
+                within = sum(map(le, judged, upper))
+                near = within - sum(map(le, judged, lower))  # how many the exact value decides
+                if not near and self.damaged_cells > self.KEPT_CELLS and not has_not_finite:
+                    damaged = [0] * (len(row) - within)  # counted, not kept
+                else:
+                    damaged = self.allowance.outside(judged, upper)  # these fail
+                    if near:
+                        for c in set(self.allowance.outside(judged, lower)).difference(damaged):
+                            error = judged[c] if settle is None else abs(row[c] - settle(r, c))
+                            if not error <= tolerances[c]:
+                                damaged.append(c)
+                        damaged.sort()
+        if has_not_finite:
+            # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
+            outside = set(damaged)
+            damaged = [c for c, x in enumerate(row) if c in outside or not -_INF < x < _INF]
+        if damaged:
+            self.damaged_rows += 1
+            self.damaged_cells += len(damaged)
+            if self.damaged_cells <= self.KEPT_CELLS:
+                self.damaged[r] = damaged
+        if self.default:
+            self.failures += len(damaged)
+        elif self.ulps == 0.0:
+            self.failures += sum(1 for error in errors if not error <= self.atol)
+        if not self.measure or short:
+            return
+        by_place = not self.default and self.ulps != 0.0  # whether each element's distance in places is wanted
+        if not (has_not_finite or by_place) and self.max_ulps > 1 << self.allowance.precision:
+            # No element of the row is further in places than the largest magnitudes of the two rows together
+            # (|x| < |y| as their patterns are): a row that cannot reach the largest distance so far is done.
+            # Tried only once the distance is past 2**p (a sign crossed, or magnitudes apart): never in a
+            # table that passes, where the bound could not beat it.
+            top = _ordered([max(max(row), -min(row)), max(max(expected), -min(expected))], self.dtype, False)
+            if top[0] + top[1] <= self.max_ulps:
+                return
+        if not (has_not_finite or by_place):
+            # Only the largest distance is wanted: the bit patterns' differences, in C loops; where one
+            # reaches 2**(p-1), a sign may differ, and the places decide.
+            differences = list(map(sub, _ordered(row, self.dtype, False), _ordered(expected, self.dtype, False)))
+            high, low = max(differences), -min(differences)
+            if high < 1 << (self.allowance.precision - 1) and low < 1 << (self.allowance.precision - 1):
+                self.max_ulps = max(self.max_ulps, high if high > low else low)
+                return
+        finite_row = [x if -_INF < x < _INF else 0.0 for x in row] if has_not_finite else row
+        places = list(map(abs, map(sub, _ordered(finite_row, self.dtype, True), _ordered(expected, self.dtype, True))))
+        if has_not_finite:
+            largest = max((n for n, error in zip(places, errors) if error < _INF), default=0)
+        else:
+            largest = max(places)
+        self.max_ulps = max(self.max_ulps, largest)
+        if by_place:
+            # A NaN or infinite element fails whatever its place (its substitute's is meaningless).
+            self.failures += sum(
+                1 for error, n in zip(errors, places) if not (error <= self.atol or (error < _INF and n <= self.ulps))
+            )
+
+    def _decided(
+        self, r: int, row: "List[float]", exact: "Sequence[float]", bound: "List[float]"
+    ) -> "Tuple[Optional[List[int]], List[float], bool]":
+        """Row r's verdicts under the default rule from exact, a float64 row within bound of the exact one, if that decides them.
+
+        It decides them where the error of every element from exact is below its pass line or beyond its
+        fail line (_Allowance.lines).  Return the columns outside the tolerance where it does, else None
+        (add() then judges the row as it does without); the errors from exact; and whether the row cannot
+        reach the largest errors measured, which add() then need not measure: no error from the exact
+        values rounded to dtype is more than the error from exact + B + half a unit of dtype at A
+        (|exact| <= A, see _reach), and no element is further in places than _beyond_places() allows.
+        """
+        allowance = self.allowance
+        judged = list(map(abs, map(allowance.sub, row, exact)))
+        lines = allowance.lines(r, bound, row)
+        damaged: "Optional[List[int]]" = None
+        largest = -1.0  # the row's largest magnitude, once made
+
+        def magnitude() -> float:
+            high, low = max(row), -min(row)
+            return high if high > low else low
+
+        if lines is not None:
+            le, passing = allowance.le, lines[0]
+            damaged = []
+            if not all(map(le, judged, passing)):
+                largest = magnitude()
+                lines = allowance.lines(r, bound, None, largest)
+                failing = [] if lines is None else lines[1]
+                within = sum(map(le, judged, failing)) if failing else -1
+                if within != sum(map(le, judged, passing)):
+                    damaged = None  # some elements lie between their lines: the exact values decide them
+                elif self.damaged_cells > self.KEPT_CELLS:
+                    damaged = [0] * (len(row) - within)  # counted, not kept
+                else:
+                    damaged = allowance.outside(judged, failing)
+        reached = True
+        # Tried on every row while it helps, else on one row in 16 (a table whose rows keep coming near the
+        # largest distance in places would pay for it on every row, for nothing).
+        if self.measure and (self._misses < 4 or not r % 16) and max(judged) + self._reach(bound)[0] <= self.max_abs:
+            reached = self._beyond_places(row, exact, bound, largest if largest >= 0.0 else magnitude())
+            self._misses = self._misses + 1 if reached else 0
+        return damaged, judged, not reached
+
+    def _reach(self, bound: "List[float]") -> "Tuple[float, int]":
+        """How far the exact values' rounding to dtype can be from a float64 row within bound of them: (in value, in place).
+
+        |exact| <= A (1 + 2**-53) <= A + B for A the factor, and rounding is monotone: no exact value's rounding
+        is further from 0 than A + B's.  In value: B and half a unit of dtype at A and at its subnormals, doubled
+        for the rounding of these sums and for a binade A's float64 rounding may have left; infinite where A + B
+        rounds past the format (an exact value's rounding may be infinite there).  In place: the place of A + B
+        rounded to dtype.  Kept for the same bound, with its largest B.
+        """
+        if self._reached[0] is not bound:
+            precision, smallest, _ = _DTYPES[self.dtype]
+            factor, most = self.allowance.factor, max(bound)
+            half = factor * _power_of_two(-precision) + _power_of_two(smallest - precision)
+            rounded = _round_row([factor + most], self.dtype)
+            margin = 2.0 * (most + half) if rounded[0] < _INF else _INF
+            self._reached = (bound, margin, _ordered(rounded, self.dtype, False)[0], most)
+        return self._reached[1], self._reached[2]
+
+    def _beyond_places(
+        self, row: "List[float]", exact: "Sequence[float]", bound: "List[float]", largest: float
+    ) -> bool:
+        """Whether an element of row could be further in places from its exact value's rounding than max_ulps (or cannot be told).
+
+        Its rounding E lies between the roundings of exact[c] -+ B[c] (rounding is monotone), and E's place
+        is at most T (_reach).  Values of one sign (or a zero) are at most the larger of their places apart;
+        of opposite signs, their places summed.  So only an element x whose sign may differ from E's (x f <
+        2 B L, L the row's largest |x|: elsewhere |f| >= 2 B > B, and f's sign is E's) and whose own place is
+        beyond max_ulps - T could be further.  Up to 16 such elements are each measured against both
+        roundings; more are bounded together: |E| is at most |f| + B rounded, so x and E are at most the
+        places of |x| and of that rounding apart, summed.
+        """
+        top, most = self._reach(bound)[1], self.max_ulps
+        place = _ordered([largest], self.dtype, False)[0]
+        if place + top <= most:
+            return False
+        if place > most or top > most:
+            return True  # values of one sign might be further apart
+        import struct
+
+        # The number of dtype whose place is most - top: the elements beyond it in magnitude may be further.
+        code, pattern = {"float16": ("e", "H"), "bfloat16": ("f", "I")}.get(self.dtype, ("f", "I"))
+        bits = int(most) - top if self.dtype != "bfloat16" else (int(most) - top) << 16
+        edge = struct.unpack("<" + code, struct.pack("<" + pattern, bits))[0]
+        n, threshold = len(row), 2.0 * self._reached[3] * largest  # _reach's largest B, for this bound
+        products = list(map(self.allowance.mul, row, exact))
+        if min(products) >= threshold:
+            return False  # no element's sign may differ from its exact value's: the common row
+        try:
+            from itertools import compress
+            from operator import gt
+
+            signs: "Iterator[int]" = iter(compress(range(n), map(gt, [threshold] * n, products)))  # x f < 2 B L
+        except ImportError:
+            signs = iter([c for c, product in enumerate(products) if product < threshold])
+        suspects = [c for c in signs if abs(row[c]) > edge]
+        if len(suspects) > 16:
+            # Too many to measure one by one (a table whose signs differ from the reference's): in C loops.
+            outer = _round_row([abs(exact[c]) + bound[c] for c in suspects], self.dtype)
+            own = _ordered([abs(row[c]) for c in suspects], self.dtype, False)
+            farthest: int = max(map(self.allowance.add, own, _ordered(outer, self.dtype, False)))
+            return farthest > most
+        for c in suspects:
+            low, high = _round_row([exact[c] - bound[c], exact[c] + bound[c]], self.dtype)
+            places = _ordered([row[c], low, high], self.dtype, True)
+            if abs(places[0] - places[1]) > most or abs(places[0] - places[2]) > most:
+                return True
+        return False
+
+
+def _ordered(values: "List[float]", dtype: str, places: bool) -> "Sequence[int]":
+    """Each value's place among the numbers of dtype (values the format holds): ulps apart = places apart.
+
+    Without places, the bit patterns themselves (bfloat16's 16 bits), sign and magnitude.
+    """
+    import struct
+
+    code, pattern, half = {"float64": ("d", "Q", 1 << 63), "float16": ("e", "H", 1 << 15)}.get(
+        dtype, ("f", "I", 1 << 31)
+    )
+    bits = struct.unpack(f"<{len(values)}{pattern}", struct.pack(f"<{len(values)}{code}", *values))
+    if dtype == "bfloat16":
+        bits = tuple(b >> 16 for b in bits)
+        half = 1 << 15
+    # Sign and magnitude to a signed integer: -0.0 and 0.0 are the same place.
+    return [b if b < half else half - b for b in bits] if places else bits
+
+
+def _references(
+    exact_rows: "Callable[[str], Iterator[List[float]]]",
+    dtype: str,
+    exact_row: "Callable[[int], List[float]]",
+    fast: "Optional[Tuple[Convention, int, List[float], Callable[[int, int, str], float]]]",
+) -> "Iterator[Tuple[Sequence[float], Callable[[], List[float]], Optional[List[float]]]]":
+    """Each row's references: (the exact row rounded to float64, a call giving the same rounded to dtype, None).
+
+    The rounding to dtype is a call, made only where it is wanted (a row whose tally the float64 row and
+    its bound decide does without it).
+
+    exact_rows(format) yields the exact rows rounded to a format.  Rounding the float64 value to dtype
+    gives the exact value's rounding, except where the float64 value lies exactly halfway between two
+    numbers of dtype (those halfway points are float64 numbers, so the exact value and its float64
+    rounding are on the same side of every other one).  Such a tie, once in 2**(52 - p) values or so,
+    takes exact_row(r), the row computed in dtype by the exact kernel.  A runtime of single-precision
+    floats holds no float64 value: there both are the row in dtype.
+
+    fast = (convention, d_model, positions, element), for a convention's table in a narrow format,
+    where element(r, c, format) is one exact element rounded to a format: each row is then made as
+    the fast path makes it: the first item is a float64 row f, the third each element's bound B on
+    its error (see below), and the second is still the exact rounding: where f - B and f + B round to
+    the same number of dtype, so does the exact value between them; elsewhere element() decides.
+
+    The bound.  With each pair's frequency w within 2**-52 w of the exact law's, a position p within
+    2**-53 |p| of its own, and the product p w rounded once, the angle a is within 4.01 * 2**-53 |a|
+    of the true one; sin and cos are taken as within 2 units of 2**-53 of theirs (glibc's, musl's and
+    macOS's are within 1: _sine_within_bound tries them, and the exact rows are used where they are
+    not); the output scale s and its product add 3 units.  So
+    |f - exact| <= s * 2**-53 * (5 + 4.02 |a|) < s * 2**-50 * (1 + |a|) = B, and f is within B of
+    the exact value's float64 rounding too; 2 B also covers the rounding of errors and tolerances.
+    B is made for a position at least |p|, the same for the rows whose positions are within 1/16.
+    Past angle 2**20 or with no operator module (MicroPython), the exact rows are used.
+
+    Long because the two ways to the same references are one generator: the fast one's setup, its
+    checks, then its rows; or the exact rows with their ties.
+    """
+    import struct
+
+    def given(made: "List[float]") -> "Callable[[], List[float]]":
+        return lambda: made  # a row made already
+
+    if dtype == "float64" or _single_precision():
+        for row in exact_rows(dtype):
+            yield row, given(row), None
+        return
+    if fast is not None:
+        try:
+            from operator import add, itemgetter, mul, ne, or_, sub
+        except ImportError:
+            fast = None
+    if fast is not None:
+        convention, d_model, positions, element = fast
+        law, plan = convention._frequencies(), convention._plan(d_model)
+        frequencies = []  # each pair's, within 2**-52 of it: 53 bits of the exact law's 64, whose error is 2**-62
+        for exponent in convention._exponents(d_model):
+            m, k = law.frequency(exponent, 64)
+            drop = _bit_length(m) - 53
+            if not -1000 < k - 64 + drop < 900:
+                fast = None  # near float64's smallest or largest numbers: the exact rows
+                break
+            frequencies.append(_make_float(False, m >> drop, k - 64 + drop))
+    if fast is not None:
+        pairs, n, sin, cos = len(frequencies), d_model, math.sin, math.cos
+        index = [pair if kind == _SINE else pairs + pair if kind == _COSINE else 2 * pairs for kind, pair in plan]
+        columns = [0.0 if kind == _ZERO else frequencies[pair] for kind, pair in plan]
+        arrange = itemgetter(*index) if n > 1 else (lambda values: (values[index[0]],))
+        scale = convention._float_scale(d_model)
+        unit = scale * _power_of_two(-50)
+
+        def made(p: float) -> "Sequence[float]":
+            """Row at position p by the fast path's arithmetic."""
+            angles = list(map(mul, frequencies, [p] * pairs))
+            values = arrange(list(map(sin, angles)) + list(map(cos, angles)) + [0.0])
+            return values if scale == 1.0 else tuple(map(mul, values, [scale] * n))
+
+        def bound(p: float) -> "List[float]":
+            """Each element's B at position p."""
+            return list(map(add, [unit] * n, map(mul, columns, [unit * p] * n)))
+
+        far = max(map(abs, positions), default=_INF) * max(columns)
+        if not (far <= _power_of_two(20) and _power_of_two(-500) <= scale <= _power_of_two(500)):
+            fast = None  # angles past 2**20, or a scale whose square float64 cannot hold (B's last term)
+        elif not _sine_within_bound():
+            fast = None
+    if fast is not None:
+
+        def rounding(r: int, values: "Sequence[float]", bounds: "List[float]") -> "Callable[[], List[float]]":
+            """The call that gives row r's exact values rounded to dtype, from its float64 row and bounds."""
+            return lambda: to_dtype(r, values, bounds)
+
+        def to_dtype(r: int, values: "Sequence[float]", bounds: "List[float]") -> "List[float]":
+            low = _round_row(list(map(sub, values, bounds)), dtype)
+            high = _round_row(list(map(add, values, bounds)), dtype)
+            if low != high or 0.0 in low:
+                # The elements element() decides, found in C loops: those whose bounds round apart, and zeros
+                # whose signs differ (-0.0 == 0.0 hides them from !=).
+                differ = list(map(ne, low, high))
+                if 0.0 in low:
+                    ones = [1.0] * n
+                    signs = map(ne, map(math.copysign, ones, low), map(math.copysign, ones, high))
+                    differ = list(map(or_, differ, signs))
+                c = -1
+                while True:
+                    try:
+                        c = differ.index(True, c + 1)
+                    except ValueError:
+                        break
+                    low[c] = element(r, c, dtype)
+            return low
+
+        top = -1.0
+        for r, p in enumerate(positions):
+            values = made(p)
+            # B for a position at least |p| and within 1/16 of it (5 bits, rounded up), kept for the rows that follow.
+            fraction, power = math.frexp(abs(p))
+            if math.ldexp(float(math.ceil(fraction * 32)), power - 5) != top:
+                top = math.ldexp(float(math.ceil(fraction * 32)), power - 5)
+                bounds = bound(top)
+            yield values, rounding(r, values, bounds), bounds
+        return
+    rows = exact_rows("float64")
+    precision, smallest, _ = _DTYPES[dtype]
+    low_bits, half = (1 << (53 - precision)) - 1, 1 << (52 - precision)
+    tiny = _power_of_two(smallest)  # below it, dtype's numbers are evenly spaced and the halfway points move
+    for r, row in enumerate(rows):
+        rounded = _round_row(row, dtype)
+        bits = struct.unpack(f"<{len(row)}Q", struct.pack(f"<{len(row)}d", *row))
+        suspects = [c for c, (b, x) in enumerate(zip(bits, row)) if b & low_bits == half or -tiny < x < tiny]
+        ties = [
+            c
+            for c in suspects
+            if rounded[c] != row[c] and _round_float(2 * row[c] - rounded[c], dtype) == 2 * row[c] - rounded[c]
+        ]
+        if ties:
+            decided = exact_row(r)
+            for c in ties:
+                rounded[c] = decided[c]
+        yield row, given(rounded), None
+
+
+def _sine_within_bound() -> bool:
+    """Whether math.sin and math.cos are within 2 units of 2**-53 of the true values, as the check's bound takes them.
+
+    Tried against the exact kernel at two angles in each binade from 2**-4 to 2**20 (the largest angle the
+    fast references take): glibc's, musl's and macOS's are within 1 unit; a runtime whose sine is poorer,
+    or reduces large angles badly, is checked with the exact rows instead (see _references).
+    """
+    if "sine" not in _RUNTIME:
+        law, within = _Frequencies((1, 1), (1, 1), False), True  # frequency 1: the angle is the position
+        for k in range(-4, 21):
+            for x in (math.ldexp(1.1, k), math.ldexp(1.7, k)):
+                for kind, f in ((_SINE, math.sin), (_COSINE, math.cos)):
+                    exact = _exact_value(_float_ratio("angle", x), kind, (0, 1), law, (1, 1), "float64")
+                    within = within and abs(f(x) - exact) <= _power_of_two(-52)
+        _RUNTIME["sine"] = within
+    return _RUNTIME["sine"]
+
+
+def _source(actual: object, name: str = "actual") -> "_Source":
+    """A table to check as the checker reads it: a file's as read, an array's or tensor's by blocks, else lists."""
+    if isinstance(actual, _Source):
+        return actual
+    source = _Source(name, None, None)
+    shape = getattr(actual, "shape", None)
+    if (
+        callable(getattr(actual, "tolist", None))
+        and isinstance(shape, tuple)
+        and len(shape) == 2
+        and all(isinstance(n, int) and n > 0 for n in shape)
+    ):
+        source.array, (source.count, source.width) = actual, shape
+    else:
+        source.held = _as_table(actual, name)
+        source.count, source.width = len(source.held), len(source.held[0])
+    return source
+
+
+def _as_table(actual: object, name: str = "actual") -> "List[List[float]]":
+    """Read a 2-D table of numbers into lists of floats, refusing anything else."""
+    tolist = getattr(actual, "tolist", None)
+    if callable(tolist):
+        actual = tolist()
+    # iter(), not hasattr(x, "__iter__"): MicroPython's list has no such attribute.
+    lines = _iterate(actual)
+    if isinstance(actual, (str, bytes)) or lines is None:
+        raise TypeError(f"{name} must be a 2-D table of numbers, got {type(actual).__name__}")
+    table: "List[List[float]]" = []
+    for r, row in enumerate(lines):
+        if type(row) is list and all(type(x) is float for x in row):
+            values = row  # the common case, already floats
+        else:
+            values = _as_row(row, r, name)
+        if table and len(values) != len(table[0]):
+            raise ValueError(f"{name} must be rectangular: row {r} has {len(values)} values, row 0 has {len(table[0])}")
+        table.append(values)
+    if not table or not table[0]:
+        raise ValueError(f"{name} must have at least one row and one column, got an empty table")
+    return table
+
+
+def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
+    """The format a check rounds to, and where it came from (None for a list without dtype, or a dtype given for one).
+
+    Without dtype, the data's own: an array's or tensor's dtype (float16, float32, float64, bfloat16), a .npy
+    file's; float64 for lists and text.  A dtype given is honoured; where the data says another, the origin says so.
+    """
+    kind = getattr(actual, "dtype", None)
+    # numpy's dtype.name is "float32" whatever the byte order (str() would say ">f4"); torch's str() is "torch.float32".
+    held = getattr(kind, "name", None)
+    held = held if isinstance(held, str) else str(kind)
+    what = "the file's dtype" if isinstance(actual, _Source) else "the array's dtype"
+    if held.startswith("torch."):
+        held, what = held[6:], "the tensor's dtype"
+    if held not in _DTYPES:
+        return _check_dtype("float64" if dtype is None else dtype, True), None
+    dtype = _check_dtype(held if dtype is None else dtype, True)
+    return dtype, what if held == dtype else f"as given; {what} is {held}"
+
+
+def _with_origin(
+    report: "Report", origin: "Optional[str]", table: "_Table", comparison: "Optional[_Comparison]" = None
+) -> "Report":
+    """The report, told where its format came from; a failing float64 check of a list or text gets the narrower format that holds it.
+
+    With the comparison of the default rule, it takes the counts of elements judged coarsely or not at all;
+    most not judged, the table cannot be checked.
+    """
+    report.dtype_origin = origin
+    if comparison is not None and comparison.default:
+        report.coarse, report.unjudged = comparison.coarse, comparison.unjudged
+        report.coarse_from, report.unjudged_from = comparison.coarse_from, comparison.unjudged_from
+        if 2 * report.unjudged > report.count:
+            report.uncheckable = (
+                f"most elements are not judged: the table cannot be checked in {report.dtype};"
+                " give atol or ulps to compare it with the exact values"
+            )
+    if report.failures and origin is None and report.dtype == "float64":
+        report.narrower = _narrowest_format(table, "float64")
+    return report
+
+
+def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtype: str) -> str:
+    shown = ", ".join(
+        f"[{r}][{c}] is {x!r}" + ("" if x != x or x in (_INF, -_INF) else f", beyond {dtype}'s range")
+        for r, c, x in cells[:5]
+    )
+    more = f", and {count - 5} more" if count > 5 else ""
+    what = "element is not a finite number" if count == 1 else "elements are not finite numbers"
+    return f"{count} {what}: {shown}{more}"
+
+
+# ---------------------------------------------------------------------------
+# Input: tables to check, read without trusting them
 # ---------------------------------------------------------------------------
 #
 # A table to check is untrusted input.  The readers execute and unpickle
@@ -7381,12 +6296,54 @@ def _power_is_exact(base: "Tuple[int, int]", exponent: "Tuple[int, int]", result
 
 # Limits: bytes read, values in a table, bytes in a .npy header.
 _MAX_BYTES = 1 << 31
-_MAX_VALUES = 1 << 26
+
+
+def _read_table(source: str) -> "_Source":
+    """Read a CSV, JSON or .npy table from a path, or from standard input for "-" (spooled to a temporary file)."""
+    import sys
+
+    name = "standard input" if source == "-" else source
+    handle: "Optional[IO[bytes]]" = None
+    try:
+        if source == "-":
+            import tempfile
+
+            handle = tempfile.TemporaryFile()
+            size = 0
+            while size <= _MAX_BYTES:
+                chunk = sys.stdin.buffer.read(1 << 20)
+                if not chunk:
+                    break
+                handle.write(chunk)
+                size += len(chunk)
+        else:
+            import os
+
+            size = os.path.getsize(source)
+            with open(source, "rb"):
+                pass  # a folder, or a file that cannot be read, says so here
+    except OSError as error:
+        if handle is not None:
+            handle.close()
+        raise _Unreadable(f"cannot read {name}: {error.strerror or error}") from None
+    if size > _MAX_BYTES:
+        if handle is not None:
+            handle.close()
+        raise _Unreadable(f"{name} is larger than {_MAX_BYTES} bytes")
+    table = _Source(name, None if handle is not None else source, handle)
+    try:
+        return table.scan(source.lower())
+    except BaseException:
+        if handle is not None:
+            handle.close()
+        raise
+
+
 _MAX_HEADER = 1 << 16
 
 
-class _Unreadable(ValueError):
-    """A table that cannot be read; the message says why, in one line."""
+# A .npy descr's type code, struct's code, the bytes of a value, the format (constant tuples: in flash when frozen).
+_NPY_CODES = (("f2", "e", 2, "float16"), ("f4", "f", 4, "float32"), ("f8", "d", 8, "float64"))
 
 
 class _Source:
@@ -7671,49 +6628,17 @@ class _Source:
         return values
 
 
-def _read_table(source: str) -> "_Source":
-    """Read a CSV, JSON or .npy table from a path, or from standard input for "-" (spooled to a temporary file)."""
-    import sys
-
-    name = "standard input" if source == "-" else source
-    handle: "Optional[IO[bytes]]" = None
-    try:
-        if source == "-":
-            import tempfile
-
-            handle = tempfile.TemporaryFile()
-            size = 0
-            while size <= _MAX_BYTES:
-                chunk = sys.stdin.buffer.read(1 << 20)
-                if not chunk:
-                    break
-                handle.write(chunk)
-                size += len(chunk)
-        else:
-            import os
-
-            size = os.path.getsize(source)
-            with open(source, "rb"):
-                pass  # a folder, or a file that cannot be read, says so here
-    except OSError as error:
-        if handle is not None:
-            handle.close()
-        raise _Unreadable(f"cannot read {name}: {error.strerror or error}") from None
-    if size > _MAX_BYTES:
-        if handle is not None:
-            handle.close()
-        raise _Unreadable(f"{name} is larger than {_MAX_BYTES} bytes")
-    table = _Source(name, None if handle is not None else source, handle)
-    try:
-        return table.scan(source.lower())
-    except BaseException:
-        if handle is not None:
-            handle.close()
-        raise
-
-
-# A .npy descr's type code, struct's code, the bytes of a value, the format (constant tuples: in flash when frozen).
-_NPY_CODES = (("f2", "e", 2, "float16"), ("f4", "f", 4, "float32"), ("f8", "d", 8, "float64"))
+def _as_row(row: object, r: int, name: str = "actual") -> "List[float]":
+    cells = _iterate(row)
+    if isinstance(row, (str, bytes)) or cells is None:
+        raise ValueError(f"{name} must be a 2-D table of numbers, got row {r} of type {type(row).__name__}")
+    values = []
+    for c, x in enumerate(cells):
+        number = _real_number(x)
+        if number is None:
+            raise TypeError(f"{name}[{r}][{c}] must be a number, got {type(x).__name__} {_short(x)}")
+        values.append(number)
+    return values
 
 
 def _parse_json(text: str, name: str) -> "List[List[float]]":
@@ -7751,6 +6676,39 @@ def _parse_json(text: str, name: str) -> "List[List[float]]":
     return table
 
 
+def _check_row(table: "List[List[float]]", values: "List[float]", index: int, name: str, what: str = "row") -> None:
+    if not values:
+        raise _Unreadable(f"{name}: {what} {index} is empty")
+    if table and len(values) != len(table[0]):
+        raise _Unreadable(
+            f"{name}: ragged table: {what} {index} has {len(values)} values, the first has {len(table[0])}"
+        )
+
+
+_MAX_VALUES = 1 << 26
+
+
+def _check_table_size(rows_count: int, columns: int, name: str, held: bool = True) -> None:
+    """Refuse an empty table, and one held in memory (JSON, a Fortran-order .npy) of more than _MAX_VALUES values."""
+    if rows_count == 0 or columns == 0:
+        raise _Unreadable(f"{name}: the table is empty (shape {rows_count} x {columns})")
+    if held and rows_count * columns > _MAX_VALUES:
+        raise _Unreadable(f"{name}: {rows_count} x {columns} values, more than the limit of {_MAX_VALUES}")
+
+
+class _Unreadable(ValueError):
+    """A table that cannot be read; the message says why, in one line."""
+
+
+def _is_number_text(field: str) -> bool:
+    """A number as CSV writers print it: a plain decimal, nan, inf or infinity; no underscores or hex.
+
+    Only spaces and tabs may surround it (str.strip() would also take control
+    characters such as \x1f, which float() does not).
+    """
+    return _number_patterns()[0].fullmatch(field) is not None
+
+
 _NUMBER_PATTERNS: "List[Pattern[str]]" = []
 
 
@@ -7767,1120 +6725,2253 @@ def _number_patterns() -> "List[Pattern[str]]":
     return _NUMBER_PATTERNS
 
 
-def _is_number_text(field: str) -> bool:
-    """A number as CSV writers print it: a plain decimal, nan, inf or infinity; no underscores or hex.
-
-    Only spaces and tabs may surround it (str.strip() would also take control
-    characters such as \x1f, which float() does not).
-    """
-    return _number_patterns()[0].fullmatch(field) is not None
+# ---------------------------------------------------------------------------
+# The fast path: float64 with math.sin and math.cos
+# ---------------------------------------------------------------------------
 
 
-def _check_row(table: "List[List[float]]", values: "List[float]", index: int, name: str, what: str = "row") -> None:
-    if not values:
-        raise _Unreadable(f"{name}: {what} {index} is empty")
-    if table and len(values) != len(table[0]):
-        raise _Unreadable(
-            f"{name}: ragged table: {what} {index} has {len(values)} values, the first has {len(table[0])}"
+def _rows(
+    convention: "Convention", seq_len: int, d_model: int, exact: bool, dtype: str, first: int = 0
+) -> "Iterator[List[float]]":
+    """Rows ``first`` to ``seq_len - 1`` of the table of seq_len rows, checked arguments: what rows() returns."""
+    convention._check_rows(seq_len)
+    convention._exponents(d_model)  # refuses a shift too large for this width
+    if exact:
+        return _exact_rows(seq_len, d_model, convention, dtype, first)
+    denominators = convention._denominators(d_model)
+    if seq_len > first and denominators:
+        # The largest angle belongs to the largest position and the smallest
+        # denominator; if it is finite, every angle is.
+        given = convention._positions_given()
+        candidates: "Sequence[Tuple[int, int]]"
+        if given is None:
+            candidates = (convention._position(first, seq_len), convention._position(seq_len - 1, seq_len))
+        else:
+            candidates = given[first:seq_len]  # a slice of the tuple: no list built
+        largest = max(candidates, key=lambda p: abs(_to_float(p)))
+        _angle(largest, min(denominators))
+    table = _fast_rows(convention, seq_len, d_model, denominators, first)
+    if dtype == "float64":
+        return table
+    return ([_round_float(x, dtype) for x in row] for row in table)
+
+
+def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:
+    """Return position / denominator in float64, refusing an angle that is not finite."""
+    fraction = (position, 1) if isinstance(position, int) else position
+    p = _to_float(fraction)
+    if not -_INF < p < _INF:
+        raise ValueError(
+            f"pos must be less than 2**1024 to be held in float64, got {_short(_number(fraction))};"
+            " exact=True has no such limit"
         )
+    angle = p / denominator
+    if angle - angle != 0.0:
+        raise ValueError(
+            f"angle pos / base**(2i/d_model) must be finite in float64, got {_number(fraction)} / {denominator!r};"
+            " exact=True has no such limit"
+        )
+    return angle
 
 
-def _check_table_size(rows_count: int, columns: int, name: str, held: bool = True) -> None:
-    """Refuse an empty table, and one held in memory (JSON, a Fortran-order .npy) of more than _MAX_VALUES values."""
-    if rows_count == 0 or columns == 0:
-        raise _Unreadable(f"{name}: the table is empty (shape {rows_count} x {columns})")
-    if held and rows_count * columns > _MAX_VALUES:
-        raise _Unreadable(f"{name}: {rows_count} x {columns} values, more than the limit of {_MAX_VALUES}")
+def _fast_rows(
+    convention: "Convention", seq_len: int, d_model: int, denominators: "List[float]", first: int
+) -> "Iterator[List[float]]":
+    """Yield the rows; ``value()`` computes each element with the same operations."""
+    sin = math.sin
+    cos = math.cos
+    plan = convention._plan(d_model)
+    scale = convention._float_scale(d_model)
+    layout = convention.layout
+    sines = sum(1 for kind, _ in plan if kind == _SINE)
+    cosines = sum(1 for kind, _ in plan if kind == _COSINE)
+    padding = [0.0] * (d_model - sines - cosines)
+    # Every pair has its sine but the last may lack its cosine, except in
+    # cos-sin rounded up, which loses the last sine: that one goes by the plan.
+    simple = sines == len(denominators)
+    if simple and layout == "interleaved" and not padding and _EXTENDED_SLICES:
+        # The paper's layout: the formula as it reads.
+        for position in convention._float_positions(seq_len, first):
+            row = _paper_row(position, denominators, d_model)
+            yield row if scale == 1.0 else [x * scale for x in row]
+        return
+    for position in convention._float_positions(seq_len, first):
+        angles = [position / denominator for denominator in denominators]
+        # With an odd width the last pair may have no cosine column.
+        cosine_angles = angles if cosines == len(angles) else angles[:cosines]
+        if not simple:
+            row = [
+                0.0 if kind == _ZERO else sin(angles[pair]) if kind == _SINE else cos(angles[pair])
+                for kind, pair in plan
+            ]
+        elif layout == "interleaved":
+            sine_values = list(map(sin, angles))
+            row = [x for pair in zip(sine_values, map(cos, cosine_angles)) for x in pair]
+            row += sine_values[cosines:] + padding
+        elif layout == "sin-cos":
+            row = list(map(sin, angles))
+            row += map(cos, cosine_angles)
+            row += padding
+        else:
+            row = list(map(cos, cosine_angles))
+            row += map(sin, angles)
+            row += padding
+        if scale != 1.0:
+            row = [x * scale for x in row]
+        yield row
 
 
-_VECTOR_SCHEMA = "pe_reference.vectors/2"
-_ROPE_VECTOR_SCHEMA = "pe_reference.rope-vectors/1"
+# ---------------------------------------------------------------------------
+# Exact tables: a Chebyshev recurrence per column, and the float64 finish
+# ---------------------------------------------------------------------------
 
 
-def _write_vectors(out: "IO[str]", request: "_Request") -> None:
-    """Write golden test vectors: the parameters, and every element's bits in the four formats.
+_LOW_MASK = (1 << 53) - 1
 
-    The schema is documented in docs/vectors.md.  JSON is written by hand,
-    row by row, so memory stays proportional to d_model.  Numbers of the
-    convention are written as exact decimal or fraction strings.
-    """
-    convention = request.convention
-    seq_len, d_model = request.seq_len, request.d_model
+
+_WINDOW_BITS = (1 << 40) - (1 << 22)
+
+
+def _exact_rows(
+    seq_len: int, d_model: int, convention: "Convention", dtype: str, first: int = 0
+) -> "Iterator[List[float]]":
+    """Yield the correctly rounded rows ``first`` to ``seq_len - 1`` of the table of ``seq_len`` rows."""
+    plan = convention._plan(d_model)
     exponents = convention._exponents(d_model)
-    columns = []
-    for kind, pair in convention._plan(d_model):
-        function = ("sin", "cos", "zero")[kind]
-        exponent = exponents[pair] if kind != _ZERO else (0, 1)
-        columns.append(f'{{"function": "{function}", "pair": {pair}, "exponent": [{exponent[0]}, {exponent[1]}]}}')
-    fields = convention._fields
-    positions = ", ".join(f'"{_fraction_text(convention._position(r, seq_len))}"' for r in range(seq_len))
-    out.write("{\n")
-    out.write(f'"schema": "{_VECTOR_SCHEMA}",\n')
-    out.write(f'"generator": "pe_reference {__version__}",\n')
-    out.write(
-        '"formula": "scale * sin or cos of positions[row] * angle_scale * base**(-a/b), times 2 pi in full turns,'
-        " a/b the column's exponent\",\n"
-    )
-    out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
-    out.write(
-        f'"parameters": {{"seq_len": {seq_len}, "d_model": {d_model}, "convention": "{convention._name(d_model)}", '
-        f'"layout": "{convention.layout}", "spacing": "{convention.spacing}", "shift": "{_fraction_text(fields[2])}", '
-        f'"base": "{_fraction_text(fields[3])}", "angle_scale": "{_fraction_text(fields[4])}", '
-        f'"full_turns": {"true" if convention.full_turns else "false"}, "odd": "{convention.odd}", '
-        f'"scale": "{_scale_text(fields[11], False)}", "positions": [{positions}]}},\n'
-    )
-    out.write('"columns": [\n' + ",\n".join(columns) + "\n],\n")
-    out.write('"bits": {')
-    for index, dtype in enumerate(_DTYPES):
-        precision, _, exponent_bits = _DTYPES[dtype]
-        digits = (exponent_bits + precision) // 4
-        out.write(("," if index else "") + f'\n"{dtype}": [')
-        for r, row in enumerate(_rows(convention, seq_len, d_model, True, dtype)):
-            cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
-            out.write(("," if r else "") + f"\n[{cells}]")
-        out.write("\n]")
-    out.write("\n}\n}\n")
-
-
-def _write_rope_vectors(out: "IO[str]", request: "_Request") -> None:
-    """Golden test vectors of a rotary cache or rotated vectors: the parameters, and every element's bits in the four formats."""
-    assert request.rope is not None
-    setup, kind, positions, vectors, scaling = request.rope
-    seq_len = request.seq_len
-    shown = [str(r) for r in range(seq_len)] if positions is None else [_fraction_text(p) for p in positions]
-    out.write("{\n")
-    out.write(f'"schema": "{_ROPE_VECTOR_SCHEMA}",\n')
-    out.write(f'"generator": "pe_reference {__version__}",\n')
-    out.write(
-        '"formula": "cos or sin of positions[row] * w_k, times the attention factor, w_k the scaling variant\'s'
-        " frequency of the column's pair k (docs/rope.md); rotated: out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos +"
-        ' x[a] sin per pair (a, b)",\n'
-    )
-    out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
-    out.write(
-        f'"parameters": {{"seq_len": {seq_len}, "head_dim": {setup.head_dim}, "kind": "{kind}", '
-        f'"layout": "{setup.layout}", "base": "{_fraction_text(setup.base)}", "scaling": {scaling or "null"}, '
-        f'"positions": [{", ".join(chr(34) + p + chr(34) for p in shown)}]}},\n'
-    )
-    if vectors is not None:
-        out.write('"x": [\n' + ",\n".join("[" + ", ".join(map(repr, row)) + "]" for row in vectors) + "\n],\n")
-    out.write('"pairs": [' + ", ".join(map(str, setup.columns())) + "],\n")
-    out.write('"bits": {')
-    for index, dtype in enumerate(_DTYPES):
-        precision, _, exponent_bits = _DTYPES[dtype]
-        digits = (exponent_bits + precision) // 4
-        out.write(("," if index else "") + f'\n"{dtype}": [')
-        for r, row in enumerate(_rope_rows(setup, kind, seq_len, positions, vectors, True, dtype)):
-            cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
-            out.write(("," if r else "") + f"\n[{cells}]")
-        out.write("\n]")
-    out.write("\n}\n}\n")
-
-
-def _write_file_atomically(path: str, data: bytes) -> None:
-    """Write beside the target, then rename: a failure leaves no partial file."""
-    import os
-    import tempfile
-
-    folder = os.path.dirname(path) or "."
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".pe_reference-", suffix=".part")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        # mkstemp makes the file private; give it the mode a plain open() would.
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temporary, 0o666 & ~mask)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
-def _write(prog: str, request: "_Request") -> int:
-    """Write the table to stdout row by row; return the exit status."""
-    import sys
-
-    out = sys.stdout
-    if out is None:
-        sys.stderr.write(f"{prog}: error: cannot write the output: standard output is closed\n")
-        return 1
-    try:
-        if request.explain:
-            _write_explained(out, request.seq_len, request.d_model, _to_float(request.convention._fields[3]))
-        elif request.output_format == "table":
-            _write_table(out, request)
-        elif request.output_format == "json":
-            _write_json(out, request)
-        elif request.output_format == "vectors" and request.rope is not None:
-            _write_rope_vectors(out, request)
-        elif request.output_format == "vectors":
-            _write_vectors(out, request)
-        else:
-            _write_csv(out, request)
-        out.flush()
-    except _BROKEN_PIPE:
-        # The reader went away (| head): stop quietly, as the Python docs advise.
-        _silence_stdout()
-        return 1
-    except OSError as error:
-        _silence_stdout()
-        sys.stderr.write(f"{prog}: error: cannot write the output: {error.strerror or error}\n")
-        return 1
-    return 0
-
-
-def _shortest_text(x: float, dtype: str) -> str:
-    """The shortest decimal that reads back, rounded to dtype, as x (as numpy prints float32)."""
-    for digits in range(1, 18):
-        text = f"{x:.{digits}g}"
-        if _round_float(float(text), dtype) == x:
-            return text
-    return repr(x)
-
-
-def _write_csv(out: "IO[str]", request: "_Request") -> None:
-    text = request.formatter()
-    if request.header:
-        out.write(",".join(_column_names(request)) + "\n")
-    for row in request.rows():
-        out.write(",".join(map(text, row)) + "\n")
-
-
-def _write_json(out: "IO[str]", request: "_Request") -> None:
-    # The text of a finite float is a valid JSON number; streaming needs no json module.
-    text = request.formatter()
-    separator = "[\n"
-    for row in request.rows():
-        out.write(separator + "[" + ", ".join(map(text, row)) + "]")
-        separator = ",\n"
-    out.write("[]\n" if separator == "[\n" else "\n]\n")
-
-
-def _column_names(request: "_Request") -> "List[str]":
-    """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
-    if request.rope is not None:
-        if request.rope[1] == "rotated":
-            return ["x_" + str(c) for c in range(request.d_model)]
-        return [request.rope[1] + "_" + str(k) for k in request.rope[0].columns()]
-    names = []
-    for kind, pair in request.convention._plan(request.d_model):
-        names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
-    return names
-
-
-# Tables up to this many elements are measured before printing, so their
-# columns are no wider than needed; larger ones stream at a fixed width.
-_MEASURED_TABLE_SIZE = 1 << 16
-
-
-def _write_table(out: "IO[str]", request: "_Request") -> None:
-    text = request.formatter()
-
-    def cell(number: float) -> str:
-        # A space where a minus sign would be keeps the points aligned.
-        shown = text(number)
-        return shown if shown.startswith("-") else " " + shown
-
-    seq_len, d_model = request.seq_len, request.d_model
-    labels = [f"{dim} {name}" for dim, name in enumerate(_column_names(request))]
-    if request.digits is not None:
-        width = request.digits + 3
-    elif seq_len * d_model <= _MEASURED_TABLE_SIZE:
-        width = max((len(cell(x)) for row in request.rows() for x in row), default=0)
+    frequencies = convention._frequencies()
+    scale = convention._scale_square(d_model)
+    given = convention._positions_given()
+    if given is not None:
+        fixed = _fixed_rows_of(given[first:seq_len], seq_len - first, plan, exponents, frequencies)
     else:
-        # Values lie in [-1, 1]: sign, 17 significant digits, point, exponent.
-        width = len("-1.2345678901234567e-308")
-    widths = [max(width, len(label)) for label in labels]
-    # The first column is the position of the row.
-    ends = [request.position_text(r) for r in (0, seq_len - 1)] if seq_len else []
-    pos_width = max([len("pos")] + [len(text) + 2 for text in ends])
-    out.write(
-        _pad_left("pos", pos_width)
-        + "".join("  " + _pad_right(label, w) for label, w in zip(labels, widths)).rstrip()
-        + "\n"
-    )
-    for r, row in enumerate(request.rows()):
-        cells = "".join("  " + _pad_right(cell(x), w) for x, w in zip(row, widths))
-        out.write(_pad_left(request.position_text(r), pos_width) + cells.rstrip() + "\n")
+        (start, step), denominator = convention._progression(seq_len)
+        fixed = _fixed_rows(seq_len - first, start + first * step, step, denominator, plan, exponents, frequencies)
+    return _finish_rows(fixed, plan, exponents, frequencies, scale, dtype)
 
 
-def _pad_right(text: str, width: int) -> str:
-    # Not str.ljust, which MicroPython lacks.
-    return text + " " * (width - len(text))
+def _fixed_rows_of(
+    positions: "Optional[Sequence[Tuple[int, int]]]",
+    count: int,
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+    """_fixed_rows's or _fixed_rows_at's (position, values, error) at the positions given (None: 0, 1, 2, ...
+    up to count): each run of at least 8 positions that rise by one step (0, 1, 2, ..., an offset, halves,
+    packed sequences' runs) by the recurrence, anchored; the rows between, each computed directly (five
+    times slower or more).
+    """
+    if positions is None:
+        yield from _fixed_rows(count, 0, 1, 1, plan, exponents, frequencies)
+        return
+    first = 0
+    while first < len(positions):
+        start, denominator = positions[first]
+        step, end = 0, first + 1
+        if end < len(positions):
+            # Over the least denominator of the first two (0, 1/2, 1, 3/2, ... are held in lowest terms), the
+            # start and step are whole numbers: the run goes on while position k is (start + k step) / common.
+            numerator, other = positions[end]
+            common = denominator * other // _gcd(denominator, other)
+            start, step, denominator = start * (common // denominator), numerator * (common // other), common
+            step -= start
+            while (
+                step > 0
+                and end < len(positions)
+                and positions[end][0] * denominator == (start + (end - first) * step) * positions[end][1]
+            ):
+                end += 1
+        if end - first >= 8:
+            yield from _fixed_rows(end - first, start, step, denominator, plan, exponents, frequencies)
+        else:
+            yield from _fixed_rows_at(positions[first:end], plan, exponents, frequencies)
+        first = end
 
 
-def _pad_left(text: str, width: int) -> str:
-    return " " * (width - len(text)) + text
+# The table kernel's working precision, and the rows between two anchors.
+_TABLE_BITS = 105
 
 
-def _write_explained(out: "IO[str]", seq_len: int, d_model: int, base: float) -> None:
-    for pos in range(seq_len):
-        if pos:
-            out.write("\n")
-        for dim in range(d_model):
-            out.write(derivation(pos, dim, d_model, base=base) + "\n")
+_ANCHOR_INTERVAL = 1024
 
 
-# ---------------------------------------------------------------------------
-# Pictures: PNG with the standard library
-# ---------------------------------------------------------------------------
+# Anchors move by whole intervals; they are computed afresh after this many.
+_ANCHOR_JUMPS = 1 << 16
 
 
-# A 5 x 7 bitmap font: each glyph is seven rows of five bits, as hex pairs.  A
-# tuple of constants, not a dict: frozen into a board's firmware, it stays in flash.
-_FONT = (
-    ("0", "0E11131519110E"),
-    ("1", "040C040404040E"),
-    ("2", "0E11010204081F"),
-    ("3", "1F02040201110E"),
-    ("4", "02060A121F0202"),
-    ("5", "1F101E0101110E"),
-    ("6", "0608101E11110E"),
-    ("7", "1F010204080808"),
-    ("8", "0E11110E11110E"),
-    ("9", "0E11110F01020C"),
-    ("A", "0E1111111F1111"),
-    ("B", "1E11111E11111E"),
-    ("C", "0E11101010110E"),
-    ("D", "1C12111111121C"),
-    ("E", "1F10101E10101F"),
-    ("F", "1F10101E101010"),
-    ("G", "0E11101711110F"),
-    ("H", "1111111F111111"),
-    ("I", "0E04040404040E"),
-    ("J", "0702020202120C"),
-    ("K", "11121418141211"),
-    ("L", "1010101010101F"),
-    ("M", "111B1515111111"),
-    ("N", "11111915131111"),
-    ("O", "0E11111111110E"),
-    ("P", "1E11111E101010"),
-    ("Q", "0E11111115120D"),
-    ("R", "1E11111E141211"),
-    ("S", "0F10100E01011E"),
-    ("T", "1F040404040404"),
-    ("U", "1111111111110E"),
-    ("V", "11111111110A04"),
-    ("W", "1111111515150A"),
-    ("X", "11110A040A1111"),
-    ("Y", "1111110A040404"),
-    ("Z", "1F01020408101F"),
-    ("-", "0000001F000000"),
-    (".", "00000000000C0C"),
-    ("=", "00001F001F0000"),
-    (":", "000C0C000C0C00"),
-    ("(", "02040808080402"),
-    (")", "08040202020408"),
-    ("/", "00010204081000"),
-    (",", "000000000C0408"),
-    ("+", "0004041F040400"),
-    ("x", "0000110A040A11"),
-    ("_", "0000000000001F"),
-    (" ", "00000000000000"),
-)
+def _fixed_rows(
+    count: int,
+    start: int,
+    step: int,
+    denominator: int,
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+    """Yield (position, values, error) for the positions (start + r step) / denominator, r < count.
 
+    The values have P = 105 fraction bits, each within ``error`` units: a
+    Chebyshev recurrence per column, anchored.  Every column x_r (a sine or a
+    cosine of p_r w, p_r = p_0 + r s) obeys x_(r+1) = 2 cos(s w) x_r - x_(r-1),
+    one multiplication per value.  In fixed point, K = 2 cos(s w) is rounded
+    (error <= 1 unit), and each step floors (< 1 unit): the step's local
+    error tau is below 2.01 units.  The error e_r then obeys the same
+    recurrence, so
 
-def _glyph(character: str) -> str:
-    """The character's glyph, else its upper case's, else a blank."""
-    for wanted in (character, character.upper(), " "):
-        for name, glyph in _FONT:
-            if name == wanted:
-                return glyph
-    return "00000000000000"
+        |e_r| <= |e_1| |U_(r-1)| + |e_0| |U_(r-2)| + sum |tau_k| |U_(r-1-k)|
 
+    with U the Chebyshev polynomials of the second kind, |U_n(cos s w)| <= n + 1.
+    With |e_0|, |e_1| <= 1 this is at most 1.005 r**2 + r + 1 units, below
+    2**21 for r < 1024 rows after an anchor.
 
-# A diverging colour map for [-1, 1]: blue, white, red (stops of ColorBrewer's RdBu).
-_COLOUR_STOPS = (
-    (-1.0, (33, 102, 172)),
-    (-0.5, (146, 197, 222)),
-    (0.0, (247, 247, 247)),
-    (0.5, (244, 165, 130)),
-    (1.0, (178, 24, 43)),
-)
-
-
-def _colour(x: float) -> "Tuple[int, int, int]":
-    """The colour map's colour for x in [-1, 1] (clipped outside)."""
-    x = -1.0 if x < -1.0 else 1.0 if x > 1.0 else x
-    for (x0, c0), (x1, c1) in zip(_COLOUR_STOPS, _COLOUR_STOPS[1:]):
-        if x <= x1:
-            t = (x - x0) / (x1 - x0)
-            return (
-                int(c0[0] + (c1[0] - c0[0]) * t + 0.5),
-                int(c0[1] + (c1[1] - c0[1]) * t + 0.5),
-                int(c0[2] + (c1[2] - c0[2]) * t + 0.5),
-            )
-    return _COLOUR_STOPS[-1][1]
-
-
-class _Canvas:
-    """An RGB image in memory, with rectangles, lines and text, written as PNG."""
-
-    def __init__(self, width: int, height: int, background: "Tuple[int, int, int]" = (255, 255, 255)) -> None:
-        self.width = width
-        self.height = height
-        self.pixels = bytearray(bytes(background) * (width * height))
-
-    def rectangle(self, x: int, y: int, width: int, height: int, colour: "Tuple[int, int, int]") -> None:
-        x0, y0 = max(x, 0), max(y, 0)
-        x1, y1 = min(x + width, self.width), min(y + height, self.height)
-        if x1 <= x0 or y1 <= y0:
-            return
-        span = bytes(colour) * (x1 - x0)
-        for row in range(y0, y1):
-            start = (row * self.width + x0) * 3
-            self.pixels[start : start + len(span)] = span
-
-    def point(self, x: int, y: int, colour: "Tuple[int, int, int]") -> None:
-        if 0 <= x < self.width and 0 <= y < self.height:
-            start = (y * self.width + x) * 3
-            self.pixels[start : start + 3] = bytes(colour)
-
-    def line(self, x0: int, y0: int, x1: int, y1: int, colour: "Tuple[int, int, int]", thickness: int = 1) -> None:
-        """Bresenham's line, ``thickness`` pixels wide."""
-        dx, dy = abs(x1 - x0), -abs(y1 - y0)
-        sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
-        error = dx + dy
-        while True:
-            self.rectangle(x0 - thickness // 2, y0 - thickness // 2, thickness, thickness, colour)
-            if x0 == x1 and y0 == y1:
-                return
-            doubled = 2 * error
-            if doubled >= dy:
-                error += dy
-                x0 += sx
-            if doubled <= dx:
-                error += dx
-                y0 += sy
-
-    def text(self, x: int, y: int, text: str, colour: "Tuple[int, int, int]" = (40, 40, 40), scale: int = 2) -> int:
-        """Draw text with its top left corner at (x, y); return its width in pixels."""
-        for index, character in enumerate(text):
-            glyph = _glyph(character)
-            for row in range(7):
-                bits = int(glyph[2 * row : 2 * row + 2], 16)
-                for column in range(5):
-                    if bits & (16 >> column):
-                        self.rectangle(x + (index * 6 + column) * scale, y + row * scale, scale, scale, colour)
-        return _text_width(text, scale)
-
-    def png(self) -> bytes:
-        import struct
-        import zlib
-
-        stride = self.width * 3
-        raw = b"".join(b"\x00" + bytes(self.pixels[y * stride : (y + 1) * stride]) for y in range(self.height))
-
-        def chunk(kind: bytes, data: bytes) -> bytes:
-            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-        header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)  # 8-bit RGB
-        return (
-            b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+    Anchors: (cos, sin) of each pair at rows 0, 1024, 2048, ... with
+    P + 24 bits, each from the last by one multiplication by exp(1024 i s w)
+    (computed directly, error <= 1 unit), adding at most 3 units of that grid
+    a time; after 2**16 such jumps the anchor is computed directly again.  So
+    the anchor and its successor, rounded to P bits, are within 1 unit.  A
+    padding column is 0 throughout (its multiplier is 0).
+    """
+    P = _TABLE_BITS
+    fine = P + 24
+    rotors: "List[Tuple[int, int]]" = []
+    twice_cos: "List[int]" = []
+    for exponent in exponents:
+        # As in _anchor: each rounded to fine bits within 1 unit (K = 2 cos(s w) to P + 1 bits, within 1 unit of P bits).
+        sine, cosine, F, _ = _sin_cos((step, denominator), exponent, frequencies, fine + 8)
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()  # So that what each pair keeps fills the holes of the series: see _garbage_collector.
+        rotors.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+        twice_cos.append(_round_shift(cosine, F - P - 1))
+    # One multiplier per column, in the row's order; 0 keeps a padding column 0.
+    multipliers = [0 if kind == _ZERO else twice_cos[pair] for kind, pair in plan]
+    to_table = fine - P
+    jumps: "List[Tuple[int, int]]" = []
+    anchors = [_anchor((start, denominator), exponent, frequencies, fine) for exponent in exponents]
+    for block, first in enumerate(range(0, count, _ANCHOR_INTERVAL)):
+        if block and block % _ANCHOR_JUMPS == 0:
+            anchors = [_anchor((start + first * step, denominator), e, frequencies, fine) for e in exponents]
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()  # The series' garbage, before the rows: see _garbage_collector.
+        previous = _arrange(anchors, plan, to_table)
+        current = _arrange(
+            [((c * uc - s * us) >> fine, (s * uc + c * us) >> fine) for (c, s), (uc, us) in zip(anchors, rotors)],
+            plan,
+            to_table,
         )
-
-
-def _text_width(text: str, scale: int = 2) -> int:
-    return (len(text) * 6 - 1) * scale if text else 0
-
-
-def _ticks(count: int, most: int = 6) -> "List[int]":
-    """Round tick values 0, step, 2 step, ... below count, step 1, 2 or 5 times a power of ten."""
-    magnitude = 1
-    while True:
-        for multiple in (1, 2, 5):
-            step = multiple * magnitude
-            if (count - 1) // step < most:
-                return list(range(0, max(count, 1), step))
-        magnitude *= 10
-
-
-# The heatmap's plot area at most, in pixels; cells are whole pixels.
-_PLOT_WIDTH = 768
-_PLOT_HEIGHT = 512
-
-
-def _heatmap(request: "_Request") -> bytes:
-    """Positions down, dimensions across, coloured blue (-1) to white (0) to red (1)."""
-    seq_len, d_model = request.seq_len, request.d_model
-    cell_width = max(1, _PLOT_WIDTH // d_model)
-    cell_height = max(1, _PLOT_HEIGHT // seq_len)
-    columns = min(d_model, _PLOT_WIDTH)
-    lines = min(seq_len, _PLOT_HEIGHT)
-    width, height = columns * cell_width, lines * cell_height
-    left, top, right, bottom = 90, 60, 130, 70
-    canvas = _Canvas(left + width + right, top + height + bottom)
-    title = f"SINUSOIDAL POSITIONAL ENCODING, {seq_len} x {d_model}"
-    canvas.text(left, 18, title)
-    # Nearest sampling when the table has more rows or columns than pixels.
-    dims = [column * d_model // columns for column in range(columns)]
-    positions = [line * seq_len // lines for line in range(lines)]
-    for line, row in enumerate(request.sampled_rows(positions)):
-        y = top + line * cell_height
-        for column, dim in enumerate(dims):
-            canvas.rectangle(left + column * cell_width, y, cell_width, cell_height, _colour(row[dim]))
-    axis = (40, 40, 40)
-    canvas.rectangle(left - 1, top - 1, width + 2, 1, axis)
-    canvas.rectangle(left - 1, top + height, width + 2, 1, axis)
-    canvas.rectangle(left - 1, top - 1, 1, height + 2, axis)
-    canvas.rectangle(left + width, top - 1, 1, height + 2, axis)
-    for dim in _ticks(d_model):
-        x = left + (dim * columns // d_model) * cell_width + cell_width // 2
-        canvas.rectangle(x, top + height, 1, 6, axis)
-        label = str(dim)
-        canvas.text(x - _text_width(label) // 2, top + height + 10, label)
-    canvas.text(left + width // 2 - _text_width("DIMENSION") // 2, top + height + 38, "DIMENSION")
-    for pos in _ticks(seq_len):
-        y = top + (pos * lines // seq_len) * cell_height + cell_height // 2
-        canvas.rectangle(left - 6, y, 6, 1, axis)
-        label = request.position_text(pos)  # the position, not the row
-        canvas.text(left - 10 - _text_width(label), y - 7, label)
-    canvas.text(left - _text_width("POSITION") // 2 - 30, top - 22, "POSITION")
-    # The colour bar, 1 at the top and -1 at the bottom.
-    bar_x = left + width + 30
-    for y in range(height):
-        canvas.rectangle(bar_x, top + y, 24, 1, _colour(1.0 - 2.0 * y / max(height - 1, 1)))
-    for label, y in (("1", top), ("0", top + height // 2), ("-1", top + height - 14)):
-        canvas.text(bar_x + 32, y, label)
-    return canvas.png()
-
-
-# The waves picture: this many dimensions at most, each in a strip this high.
-_WAVE_DIMENSIONS = 8
-_WAVE_HEIGHT = 70
-
-
-def _waves(request: "_Request") -> bytes:
-    """The first few dimensions as curves over the positions, one strip each."""
-    seq_len, d_model = request.seq_len, request.d_model
-    shown = min(d_model, _WAVE_DIMENSIONS)
-    width = 800
-    left, top, right, bottom = 190, 60, 30, 70
-    canvas = _Canvas(left + width + right, top + shown * _WAVE_HEIGHT + bottom)
-    canvas.text(left, 18, f"D_MODEL = {d_model}: THE FIRST {shown} DIMENSIONS OVER {seq_len} POSITIONS")
-    # Sample the positions so that every pixel column has one.
-    samples = sorted({x * max(seq_len - 1, 0) // (width - 1) for x in range(width)}) if seq_len > 1 else [0]
-    values = [row[:shown] for row in request.sampled_rows(samples)]
-    names = _column_names(request)
-    axis, zero_line = (40, 40, 40), (200, 200, 200)
-    colours = ((178, 24, 43), (33, 102, 172))
-    for dim in range(shown):
-        middle = top + dim * _WAVE_HEIGHT + _WAVE_HEIGHT // 2
-        amplitude = _WAVE_HEIGHT // 2 - 9  # room between strips for their -1 and 1 marks
-        canvas.rectangle(left, middle, width, 1, zero_line)
-        canvas.text(10, middle - 7, f"DIM {dim} {names[dim].upper().replace('_', ' ')}")
-        for mark, y in (("1", middle - amplitude), ("-1", middle + amplitude)):  # the strip's scale, with ticks
-            canvas.rectangle(left - 6, y, 6, 1, axis)
-            canvas.text(left - 10 - _text_width(mark, 1), y - 3, mark, axis, 1)
-        colour = colours[0] if names[dim].startswith("sin") else colours[1]
-        previous = None
-        for pos, row in zip(samples, values):
-            x = left + (pos * (width - 1) // max(seq_len - 1, 1))
-            y = middle - int(round(row[dim] * amplitude))
-            if previous is not None:
-                canvas.line(previous[0], previous[1], x, y, colour, 2)
+        # Rows 0 and 1 of the block, each within 1 unit of P bits: the anchor is off by at most 3 units of the fine
+        # grid per jump, under 3 * 2**16 + 4 in all (2**-6 of a unit of P bits), then rounded (half a unit).
+        rows_in_block = min(_ANCHOR_INTERVAL, count - first)
+        if first + rows_in_block < count:
+            # The next block's anchors, one jump on (the jumps made when first needed).
+            if not jumps:
+                for exponent in exponents:
+                    sine, cosine, F, _ = _sin_cos(
+                        (_ANCHOR_INTERVAL * step, denominator), exponent, frequencies, fine + 8
+                    )
+                    jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+            anchors = [
+                ((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)
+            ]
+        else:
+            # The last block needs only its two rows and the multipliers: a board gets the rest of the heap back.
+            anchors = rotors = jumps = []
+        for r in range(rows_in_block):
+            if r == 0:
+                values = previous
+            elif r == 1:
+                values = current
             else:
-                canvas.rectangle(x - 1, y - 1, 2, 2, colour)
-            previous = (x, y)
-    bottom_y = top + shown * _WAVE_HEIGHT
-    canvas.rectangle(left, bottom_y, width, 1, axis)
-    for pos in _ticks(seq_len, 8):
-        x = left + pos * (width - 1) // max(seq_len - 1, 1)
-        canvas.rectangle(x, bottom_y, 1, 6, axis)
-        label = request.position_text(pos)  # the position, not the row
-        canvas.text(x - _text_width(label) // 2, bottom_y + 10, label)
-    canvas.text(left + width // 2 - _text_width("POSITION") // 2, bottom_y + 38, "POSITION")
-    return canvas.png()
+                previous, current = current, [((k * x) >> P) - y for k, x, y in zip(multipliers, current, previous)]
+                values = current
+            # error 1.005 r**2 + r + 1: rows 0 and 1, through the recurrence (U), and each step's tau < 2.01
+            yield (start + (first + r) * step, denominator), values, r * r + (r * r >> 7) + r + 1
 
 
-# ---------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------
+def _fixed_rows_at(
+    positions: "Sequence[Tuple[int, int]]",
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+    """Yield (position, values, error) for positions given one by one: each pair computed directly, error <= 1 unit."""
+    for position in positions:
+        pairs = [_anchor(position, exponent, frequencies, _TABLE_BITS) for exponent in exponents]
+        yield position, _arrange(pairs, plan, 0), 1
 
 
-_OUTPUT_FORMATS = ("table", "csv", "json", "hex", "vectors")
+def _anchor(
+    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: "_Frequencies", F: int
+) -> "Tuple[int, int]":
+    """(cos, sin) of position * w with F fraction bits, error <= 1 unit."""
+    if position[0] == 0:
+        return 1 << F, 0
+    # _sin_cos's error, |q| + 2 terms + 6 units of G bits, is below 2**-10 units of F bits: G - F >= 24 + |log2 theta| + t
+    # while |q| < 2**(|log2 theta| + 5 + t), and the series take under 200 terms at these F (105 and 129 bits).
+    sine, cosine, G, _ = _sin_cos(position, exponent, frequencies, F + 8)
+    return _round_shift(cosine, G - F), _round_shift(sine, G - F)  # + half a unit (the rounding): error < 1 unit
 
 
-def _main(argv: "Optional[Sequence[str]]") -> int:
-    """The command line: the front door, then the parser, the rules between options, and the command asked."""
-    import sys
-
-    system_arguments = getattr(sys, "argv", None) or [""]
-    arguments = list(system_arguments[1:] if argv is None else argv)
-    prog = _program_name(system_arguments[0])
-    # The front door, two plain integers, skips importing argparse, which
-    # would double the start-up time; anything else, errors included, goes
-    # through argparse below.
-    if len(arguments) == 2 and all(map(_is_decimal_integer, arguments)):
-        seq_len, d_model = int(arguments[0]), int(arguments[1])
-        if d_model >= 1:
-            return _write(prog, _Request(seq_len, d_model))
-
-    try:
-        parser = _parser(prog)
-    except ImportError:
-        # MicroPython has no argparse: the front door above still works.
-        sys.stderr.write(
-            f"{prog}: error: options need the argparse module, which this Python lacks;"
-            " give SEQ_LEN D_MODEL alone, or call the functions\n"
-        )
-        return 2
-    args = parser.parse_args(_joined_negative_numbers(arguments))
-    fields = {name: getattr(args, name) for name in ("preset",) + _FIELDS}
-    if args.positions is not None:
-        fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
-    if args.rope is not None:
-        return _rope_command(prog, parser, args, fields)
-    broken = _broken_option_rule(args, fields)
-    if broken is not None:
-        parser.error(broken)
-    if args.check is not None:
-        return _check_command(prog, args, fields)
-    try:
-        convention = _convention("main", args.d_model, None, fields)
-        request = _Request(
-            args.seq_len,
-            args.d_model,
-            convention,
-            args.exact,
-            args.dtype or "float64",
-            args.format or "table",
-            args.digits,
-            args.header,
-            args.explain,
-        )
-        request.rows()
-    except ValueError as error:
-        parser.error(str(error))
-    if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
-        parser.error("--plot and --waves need a table of at least one position, and no --explain")
-    for path, draw in ((args.plot, _heatmap), (args.waves, _waves)):
-        if path:
-            status = _write_picture(prog, path, draw, request)
-            if status:
-                return status
-    if (args.plot or args.waves) and args.format is None:
-        return 0
-    return _write(prog, request)
+def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shift: int) -> "List[int]":
+    """The row's columns from each pair's (cos, sin), rounded ``shift`` bits down, in the plan's order."""
+    return [0 if kind == _ZERO else _round_shift(pairs[pair][kind == _SINE], shift) for kind, pair in plan]
 
 
-def _parser(prog: str) -> "ArgumentParser":
-    """The command line's options (argparse is imported here: the front door does without it).
+# The float64 finish of a table row, P = 105 fraction bits, written out in
+# _finish_rows: (v >> 53) * 2**-52 + (v & _LOW_MASK) * 2**-105.
+#
+# Rounding: v = high * 2**53 + low with |high| < 1.5 * 2**52 + 1 (a value
+# below 1.5, as _finish_rows ensures) and 0 <= low < 2**53.  Multiplying an int by a float converts the int first,
+# exactly for these (CPython rounds correctly, and MicroPython too accumulates
+# integers below 2**53 exactly); the scalings by powers of two are exact, and
+# the one addition is correctly rounded by IEEE 754: the result is v rounded
+# to nearest, ties to even.
+#
+# Deciding: the error is below 2**21 units.  If (v + 2**21) mod 2**40 >= 2**22,
+# that is if bits 22 to 39 of v + 2**21 are not all zero, no multiple of 2**40
+# lies within 2**21 of v; the rounding boundaries of a value of magnitude
+# above 2**-11 (at least 94 bits; above 1, coarser still) are such multiples, so v rounds as the true
+# value does.  Smaller values, or a failed test, take the general path.
+_HALF_WINDOW = 1 << 21
 
-    Long because it is a table: one add_argument per option, in the order
-    --help shows them, each with its help text beside it.
+
+def _finish_rows(
+    fixed: "Iterator[Tuple[Tuple[int, int], List[int], int]]",
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+    dtype: str,
+) -> "Iterator[List[float]]":
+    """Round each row of fixed-point values to dtype, times the output scale.
+
+    The float64 rows are finished by the arithmetic stated beside
+    _HALF_WINDOW when the scale is at most 1 and the error below 2**21; a value whose rounding that cannot
+    decide goes to _round_fixed, and if that cannot either, to the Ziv loop
+    of _exact_value.
     """
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        # One line on stderr, not the usage block: the message says what to fix.
-        def error(self, message: str) -> "NoReturn":
-            self.exit(2, f"{self.prog}: error: {message}\n")
-
-    parser = Parser(
-        prog=prog,
-        description="Print the sinusoidal positional encoding of 'Attention Is All You Need': "
-        "PE(pos, 2i) = sin(pos / base^(2i/d_model)), PE(pos, 2i+1) = cos(pos / base^(2i/d_model)).",
-        epilog="example: %(prog)s 4 4 --explain",
-    )
-    parser.add_argument(
-        "seq_len", metavar="SEQ_LEN", nargs="?", type=_cli_integer("seq_len", 0), help="number of positions (rows)"
-    )
-    parser.add_argument(
-        "d_model", metavar="D_MODEL", nargs="?", type=_cli_integer("d_model", 1), help="encoding width (columns)"
-    )
-    parser.add_argument(
-        "--format",
-        choices=_OUTPUT_FORMATS,
-        default=None,
-        help="table (default): aligned, for a person; csv: one line per position; json: an array of arrays; "
-        "hex: like csv, each value as the hex of its IEEE bits in --dtype; "
-        "vectors: golden test vectors, the exact bits in all four formats (docs/vectors.md)",
-    )
-    parser.add_argument(
-        "--digits",
-        type=_cli_digits,
-        default=None,
-        metavar="N",
-        help="N digits after the point (default: the shortest that reads back as the same number)",
-    )
-    parser.add_argument("--exact", action="store_true", help="correctly rounded values, the same on every platform")
-    parser.add_argument(
-        "--dtype",
-        choices=list(_DTYPES),
-        help="round each value to this format (default float64; with --check, the .npy file's dtype, float64 for"
-        " text); without --exact, the float64 values are rounded",
-    )
-    parser.add_argument(
-        "--header", action="store_true", help="with --format csv or hex: a first line naming the columns"
-    )
-    parser.add_argument("--explain", action="store_true", help="print every element's worked derivation instead")
-    conventions = parser.add_argument_group(
-        "conventions",
-        "how a framework computes the table (default: the paper's); numbers are exact: 999.5, 1e-4 or 1/3",
-    )
-    conventions.add_argument("--preset", choices=list(PRESETS), help="a framework's convention")
-    conventions.add_argument("--layout", choices=_LAYOUTS, help="order of the sine and cosine columns")
-    conventions.add_argument(
-        "--spacing", choices=_SPACINGS, help="paper: base**(-2i/d); tensor2tensor: base**(-i/(h - shift))"
-    )
-    conventions.add_argument("--shift", metavar="X", help="tensor2tensor spacing's shift (default 1)")
-    conventions.add_argument("--base", metavar="X", help="base of the wavelengths (default 10000)")
-    conventions.add_argument("--angle-scale", metavar="X", help="a factor on every frequency (default 1)")
-    conventions.add_argument(
-        "--full-turns", action="store_const", const=True, help="angles in turns: every frequency times 2 pi"
-    )
-    conventions.add_argument("--start", metavar="X", help="the first position (default 0)")
-    conventions.add_argument("--step", metavar="X", help="from one position to the next (default 1)")
-    conventions.add_argument("--descending", action="store_const", const=True, help="positions count down to --start")
-    conventions.add_argument(
-        "--positions", metavar="X,X,...", help="the positions one by one (SEQ_LEN of them), instead of --start"
-    )
-    conventions.add_argument(
-        "--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, rounded up, or refused"
-    )
-    conventions.add_argument("--scale", metavar="X", help="a factor on every value, e.g. 0.5 or sqrt(2/d) (default 1)")
-    pictures = parser.add_argument_group(
-        "pictures", "PNG images, drawn with the standard library; the table is printed too only with --format"
-    )
-    pictures.add_argument(
-        "--plot", metavar="FILE.png", help="write a heatmap of the table: positions down, dimensions across"
-    )
-    pictures.add_argument(
-        "--waves",
-        metavar="FILE.png",
-        help=f"write the first {_WAVE_DIMENSIONS} dimensions as curves over the positions",
-    )
-    rotary = parser.add_argument_group(
-        "rotary embeddings (RoPE)", "D_MODEL is the head's width; --base and --positions apply (docs/rope.md)"
-    )
-    rotary.add_argument(
-        "--rope",
-        choices=("cos", "sin", "rotated"),
-        help="print (or --check) a rotary cos or sin cache, or the rotated vectors of --input, instead of the encoding",
-    )
-    rotary.add_argument(
-        "--rope-layout",
-        choices=_ROPE_LAYOUTS,
-        help="half (rotate_half, the default), interleaved, or pairs (a cache of D_MODEL/2 columns, one per pair)",
-    )
-    rotary.add_argument(
-        "--rope-scaling",
-        metavar="JSON",
-        help='a model\'s rope parameters as HF writes them, e.g. \'{"rope_type": "linear", "factor": 4}\'',
-    )
-    rotary.add_argument(
-        "--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)"
-    )
-    checking = parser.add_argument_group("checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
-    checking.add_argument(
-        "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
-    )
-    checking.add_argument(
-        "--atol", type=_cli_tolerance("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)"
-    )
-    checking.add_argument("--ulps", type=_cli_tolerance("ulps"), help="tolerance in units in the last place of --dtype")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    return parser
-
-
-def _broken_output_rule(args: "Namespace") -> "Optional[str]":
-    """The message of the first rule for printing a table (encoding or rotary) that the options break, or None."""
-    output_format = args.format or "table"
-    if args.atol is not None or args.ulps is not None:
-        return "--atol and --ulps go with --check"
-    if args.header and output_format not in ("csv", "hex"):
-        return "--header goes with --format csv or hex"
-    if args.digits is not None and output_format in ("hex", "vectors"):
-        return f"--digits does not go with --format {output_format}, which shows every bit"
-    if output_format == "vectors" and (args.exact or args.dtype not in (None, "float64")):
-        return "--format vectors is always exact and holds all four formats; it takes no --exact or --dtype"
-    return None
-
-
-def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Optional[str]":
-    """The message of the first rule between options that the command line breaks; None if it keeps them all.
-
-    The rotary options have their own rules (_rope_command); these are the
-    table's and --check's, in the order they are checked.
-    """
-    missing = [name for name, given in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if given is None]
-    rules: "Tuple[Tuple[object, str], ...]"
-    if args.check is not None:
-        printing = args.format or args.digits is not None or args.header or args.explain or args.exact
-        rules = (
-            (args.rope_layout is not None, "--rope-layout goes with --rope"),
-            (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
-            (args.input is not None, "--input goes with --rope"),
-            (len(missing) == 1, "with --check give both SEQ_LEN and D_MODEL, or neither"),
-            (
-                printing or args.plot or args.waves,
-                "--check takes no --format, --digits, --header, --explain, --exact, --plot or --waves"
-                " (it always compares exactly)",
-            ),
-        )
+    P = _TABLE_BITS
+    scaled = scale != (1, 1)
+    if isinstance(scale, tuple):
+        multiplier, multiplier_error = _isqrt((scale[0] << (2 * P)) // scale[1]), 0
     else:
-        convention_given = any(given is not None for name, given in fields.items() if name != "base")
-        explained = (
-            args.format is not None or args.digits is not None or args.exact or args.dtype not in (None, "float64")
-        )
-        output = _broken_output_rule(args)
-        rules = (
-            (args.rope_layout is not None, "--rope-layout goes with --rope"),
-            (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
-            (args.input is not None, "--input goes with --rope"),
-            (bool(missing), f"the following arguments are required: {', '.join(missing)}"),
-            (output is not None, output or ""),
-            (
-                args.explain and (explained or convention_given),
-                "--explain prints the paper's float64 derivations; it takes no --format, --digits, --exact, --dtype"
-                " or convention",
-            ),
-        )
-    for broken, message in rules:
-        if broken:
-            return message
-    return None
-
-
-# The options whose value may be a negative number, which argparse would take for an option.
-_NUMBER_OPTIONS = ("--shift", "--base", "--angle-scale", "--start", "--step", "--positions", "--scale")
-
-
-def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
-    """'--start -1e3' as '--start=-1e3': argparse reads only -N and -N.N as negative numbers."""
-    joined: "List[str]" = []
-    for argument in arguments:
-        if (
-            joined
-            and joined[-1] in _NUMBER_OPTIONS
-            and argument[:1] == "-"
-            and argument[1:2] in tuple(_DIGITS) + (".",)
-        ):
-            joined[-1] += "=" + argument
+        multiplier, multiplier_error = scale.fixed(P)
+    transcendental = not isinstance(scale, tuple)
+    # The float64 finish needs |v| < 1.5 * 2**105 (a scale below 1.5), and an addition that rounds once.
+    float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1) and _addition_rounds_once()
+    high, low, smallest = _finish_constants()
+    for position, values, error in fixed:
+        if scaled:
+            # As _scale_fixed, with the multiplier computed once.
+            values = [(v * multiplier) >> P for v in values]
+            if transcendental:
+                # As _scale_fixed's transcendental case, with |v| <= 2**P + error.
+                error = ((error * multiplier + ((1 << P) + 2 * error) * multiplier_error) >> P) + 2
+            else:
+                error = error * ((multiplier + (1 << P) + 3) >> P) + 4
+        if float64 and error < _HALF_WINDOW:
+            # The finish and the window test stated beside _HALF_WINDOW,
+            # written out: a call per value would cost a third more.
+            # Undecided values become 0.0, which the check below catches
+            # with the small ones.  The literals are _LOW_MASK,
+            # _HALF_WINDOW and _WINDOW_BITS (a constant loads faster).
+            row = [
+                (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
+                for v in values
+            ]
+            if min(map(abs, row)) <= smallest:
+                # A comprehension finds the few open elements faster than a loop over the plan.
+                open_dims = [dim for dim, element in enumerate(row) if -smallest <= element <= smallest]
+                _complete_row(row, open_dims, values, position, plan, exponents, frequencies, scale, dtype, error)
         else:
-            joined.append(argument)
-    return joined
+            row = []
+            open_dims = []
+            for v in values:
+                rounded = _round_fixed(v, P, error, dtype)
+                if rounded is None:
+                    open_dims.append(len(row))
+                    rounded = 0.0
+                row.append(rounded)
+            if open_dims:
+                _complete_row(row, open_dims, values, position, plan, exponents, frequencies, scale, dtype, error)
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()
+        yield row
 
 
-def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", request: "_Request") -> int:
-    """Draw and write one PNG; a failure is one line on stderr and status 2, with no file left."""
-    import sys
+def _finish_constants() -> "Tuple[float, float, float]":
+    """2**-52 and 2**-105, the scales of the two halves, and 2**-11, the smallest value decided.
 
-    try:
-        _write_file_atomically(path, draw(request))
-    except OSError as error:
-        sys.stderr.write(f"{prog}: error: cannot write {path}: {error.strerror or error}\n")
-        return 2
-    return 0
-
-
-def _rope_scaling_option(parser: "ArgumentParser", text: "Optional[str]") -> "Optional[Dict[str, object]]":
-    """--rope-scaling's JSON object, or None; anything else is a usage error."""
-    if text is None:
-        return None
-    import json
-
-    try:
-        scaling = json.loads(text)
-    except ValueError:
-        scaling = None
-    if not isinstance(scaling, dict):
-        parser.error(f"--rope-scaling must be a JSON object, got {_short(text)}")
-    return scaling
-
-
-def _rope_shape(
-    parser: "ArgumentParser",
-    args: "Namespace",
-    vectors: "Optional[List[List[float]]]",
-    table: "Optional[List[List[float]]]",
-) -> "Tuple[Tuple[int, int], str]":
-    """The shape (SEQ_LEN, D_MODEL), taken from the files if not given, and a mismatch's text ('' if none).
-
-    A cache in the pairs layout has D_MODEL / 2 columns, one per pair.
+    The halves are v >> 53 and v & _LOW_MASK of a value with _TABLE_BITS
+    fraction bits.  Made on first use, from bits: importing the module
+    needs no struct.
     """
-    shape = (args.seq_len, args.d_model)
-    per_column = 2 if args.rope_layout == "pairs" and vectors is None else 1
-    found = (
-        (len(vectors), len(vectors[0]))
-        if vectors is not None
-        else (len(table), per_column * len(table[0]))
-        if table is not None
-        else shape
-    )
-    if shape[0] is None and shape[1] is None:
-        shape = found
-    if shape[0] is None or shape[1] is None:
-        parser.error("give both SEQ_LEN and D_MODEL, or neither (then the table's shape is taken)")
-    if table is not None and vectors is not None:
-        found = (len(table), len(table[0]))  # the table must have the vectors' shape
-    if found != shape:
-        columns = shape[1] // per_column
-        return shape, (
-            f"shape mismatch: the table has {found[0]} x {found[1] // per_column} values, expected {shape[0]} x {columns}"
-        )
-    return shape, ""
+    return _power_of_two(53 - _TABLE_BITS), _power_of_two(-_TABLE_BITS), _power_of_two(-11)
 
 
-def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
-    """--rope: print a rotary cache or rotated vectors, or --check one; the exit status.
+def _complete_row(
+    row: "List[float]",
+    open_dims: "List[int]",
+    values: "List[int]",
+    position: "Tuple[int, int]",
+    plan: "List[Tuple[int, int]]",
+    exponents: "List[Tuple[int, int]]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+    dtype: str,
+    error: int,
+) -> None:
+    """Decide the elements the finish left open, row[dim] for each dim of open_dims: by _round_fixed, else by Ziv."""
+    for dim in open_dims:
+        kind, pair = plan[dim]
+        if kind == _ZERO:
+            row[dim] = 0.0
+            continue
+        element = _round_fixed(values[dim], _TABLE_BITS, error, dtype)
+        if element is None:
+            element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
+        row[dim] = element
 
-    Long because it is one flow: the options' rules, then the files read,
-    the shape taken from them, and only then the check or the printing,
-    each step depending on what the one before found.
+
+# ---------------------------------------------------------------------------
+# Conventions
+# ---------------------------------------------------------------------------
+#
+# Frameworks compute the same sines and cosines with different choices: the
+# layout of the columns, the spacing of the frequencies and their base, a
+# factor on every angle, the positions, what an odd d_model does, and a
+# factor on every value.  A Convention holds them all, exactly: its numbers
+# are fractions (numerator, denominator), so that a float, a decimal string
+# and a Fraction are each taken for the number they are.
+
+
+# A Convention's fields, in order; every one is also a keyword of the table functions.
+_FIELDS = (
+    "layout",
+    "spacing",
+    "shift",
+    "base",
+    "angle_scale",
+    "full_turns",
+    "start",
+    "step",
+    "descending",
+    "positions",
+    "odd",
+    "scale",
+)
+
+
+def _convention(
+    function: str,
+    d_model: int,
+    convention: object,
+    shortcuts: "Dict[str, object]",
+    refuse_odd: bool = True,
+) -> "Convention":
+    """The convention a call asks for, in one place: a Convention or a preset, changed by the fields given as keywords.
+
+    A keyword given as None is not given.  An odd d_model in a convention
+    without an odd rule raises ValueError, unless refuse_odd is False
+    (compare() then reports a mismatch).
     """
-    import sys
-
-    others = [name for name, setting in fields.items() if setting is not None and name not in ("base", "positions")]
-    if others:
-        parser.error(f"--rope takes --base and --positions, not --{others[0].replace('_', '-')}")
-    if args.explain or args.plot or args.waves:
-        parser.error("--rope takes no --explain, --plot or --waves")
-    scaling = _rope_scaling_option(parser, args.rope_scaling)
-    if (args.input is None) != (args.rope != "rotated"):
-        parser.error(
-            "--rope rotated needs --input FILE, the vectors before rotation"
-            if args.input is None
-            else "--input goes with --rope rotated"
+    for name in shortcuts:
+        if name != "preset" and name not in _FIELDS:
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
+    preset = shortcuts.get("preset")
+    if convention is not None:
+        if not isinstance(convention, Convention):
+            raise TypeError(f"convention must be a Convention, got {type(convention).__name__} {_short(convention)}")
+        if preset is not None:
+            raise ValueError(f"give preset or convention, not both, got preset={_short(preset)}")
+        chosen = convention
+    else:
+        chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(PRESETS))]
+    changes = {name: given for name, given in shortcuts.items() if name != "preset" and given is not None}
+    asked = chosen.replace(**changes) if changes else chosen
+    asked._preset = chosen._preset
+    if refuse_odd and asked.odd == "error" and d_model % 2:
+        raise ValueError(
+            f"d_model must be even in the {asked._name()} convention, which has no odd rule, got {d_model}"
         )
-    files: "List[Optional[_Source]]" = []
-    try:
-        for path in (args.input, args.check):
-            files.append(None if path is None else _read_table(path))
-    except _Unreadable as error:
-        sys.stderr.write(f"{prog}: error: {error}\n")
-        return 2
-    vectors, table = (None if read is None else list(read) for read in files)  # as read: rounding is float64
-    for read in files:
-        if read is not None and read.handle is not None:
-            read.handle.close()
-    shape, mismatch = _rope_shape(parser, args, vectors, table)
-    if mismatch:
-        if table is None:
-            parser.error(mismatch)
-        return _print_report(prog, mismatch, 1)
-    layout = args.rope_layout or "half"
-    base, positions = fields["base"], fields["positions"]
-    if table is not None:
-        if args.format or args.digits is not None or args.header or args.exact:
-            parser.error("--check takes no --format, --digits, --header or --exact (it always compares exactly)")
-        try:
-            report = compare_rope(
-                files[1],
-                kind=args.rope,
-                x=vectors,
-                base=base,
-                layout=layout,
-                scaling=scaling,
-                positions=positions,
-                dtype=args.dtype,
-                atol=args.atol,
-                ulps=args.ulps,
-            )
-        except (TypeError, ValueError) as error:
-            sys.stderr.write(f"{prog}: error: {error}\n")
-            return 2
-        return _print_report(prog, str(report), 0 if report.ok else 1)
-    broken = _broken_output_rule(args)
-    if broken is not None:
-        parser.error(broken)
-    output_format = args.format or "table"
-    try:
-        setup = _Rope(shape[1], base, layout, scaling)
-        given = _rope_positions(positions, shape[0])
-        dtype = args.dtype or "float64"
-        request = _Request(shape[0], shape[1], None, args.exact, dtype, output_format, args.digits, args.header)
-        request.rope = (setup, args.rope, given, vectors, args.rope_scaling)
-        next(request.rows(), None)
-    except (TypeError, ValueError) as error:
-        parser.error(str(error))
-    return _write(prog, request)
+    return asked
 
 
-def _print_report(prog: str, text: str, status: int) -> int:
-    """Print a check's report; the status, or 2 if it cannot be written."""
-    import sys
+# (name, what it is in plain words, its fields that differ from the paper's).
+# docs/conventions.md gives each one's formula and source.  The fields are
+# in their checked forms (a number n/m as (n, m); MLX's scale sqrt(2/d) as
+# (2, 1, True)) and the table is a tuple of constants, not a dict: a board
+# holds all of it in flash when the module is frozen.  test_presets_are_conventions checks each
+# against the Convention that docs/conventions.md writes out for it.
+_PRESETS: "Tuple[Tuple[str, str, Tuple[Tuple[str, object], ...]], ...]" = (
+    ("paper", "the paper's: sin and cos interleaved per pair", ()),
+    (
+        "tensor2tensor",
+        "tensor2tensor's: all sines then all cosines, frequencies spaced by i/(h-1)",
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "zero")),
+    ),
+    (
+        "fairseq",
+        "fairseq's: tensor2tensor's table, first token at position padding_idx + 1 = 2",
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("start", (2, 1)), ("odd", "zero")),
+    ),
+    (
+        "tf-tutorial",
+        "the TensorFlow tutorial's: all sines then all cosines",
+        (("layout", "sin-cos"), ("odd", "error")),
+    ),
+    (
+        "guided-diffusion",
+        "guided-diffusion's: all cosines then all sines",
+        (("layout", "cos-sin"), ("odd", "zero")),
+    ),
+    ("xlm", "HF XLM's and DistilBERT's: the paper's table", ()),
+    ("keras-hub", "keras-hub SinePositionEncoding's: the paper's table, max_wavelength as the base", ()),
+    (
+        "tatp22",
+        "positional-encodings' PositionalEncoding1D: the paper's table, an odd width rounded up then cut",
+        (("odd", "round-up"),),
+    ),
+    (
+        "marian",
+        "HF Marian's and Pegasus's: all sines then all cosines, one more sine for an odd d_model",
+        (("layout", "sin-cos"),),
+    ),
+    (
+        "gpt-j",
+        "GPT-J's and CodeGen's sinusoid table: all sines then all cosines",
+        (("layout", "sin-cos"), ("odd", "error")),
+    ),
+    (
+        "transformer-xl",
+        "Transformer-XL's: all sines then all cosines, positions descending to 0",
+        (("layout", "sin-cos"), ("descending", True), ("odd", "error")),
+    ),
+    (
+        "whisper",
+        "OpenAI Whisper's sinusoids: tensor2tensor's table, for an even d_model only",
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error")),
+    ),
+    (
+        "m2m100",
+        "HF M2M100's, Speech2Text's and FSMT's: fairseq's table",
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("start", (2, 1)), ("odd", "zero")),
+    ),
+    (
+        "diffusers",
+        "diffusers' get_timestep_embedding: all sines then all cosines, frequencies spaced by i/(h - shift)",
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "zero")),
+    ),
+    (
+        "pyg",
+        "PyG's PositionalEncoding: a logspace of frequencies from 1 to 1e-4, all sines then all cosines",
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error")),
+    ),
+    (
+        "mlx",
+        "MLX's SinusoidalPositionalEncoding: frequencies from 1 to 1e-4, all sines then all cosines,"
+        " values times sqrt(2/d)",
+        (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error"), ("scale", (2, 1, True))),
+    ),
+)
 
-    if sys.stdout is None:
-        sys.stderr.write(f"{prog}: error: cannot write the report: standard output is closed\n")
-        return 2
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except _BROKEN_PIPE:
-        _silence_stdout()
-    except OSError as error:
-        _silence_stdout()
-        sys.stderr.write(f"{prog}: error: cannot write the report: {error.strerror or error}\n")
-        return 2
-    return status
+
+def _make_presets() -> "Dict[str, Convention]":
+    # Built from checked forms, not through Convention(), with little garbage;
+    # on MicroPython that garbage is collected before the next preset is made,
+    # so that what the presets keep is not left scattered through it.
+    presets = {}
+    if _COLLECT_GARBAGE is not None:
+        _COLLECT_GARBAGE()  # the import's own garbage first: the presets then fill the holes it leaves
+    for name, _, changes in _PRESETS:
+        fields: "List[object]" = list(_DEFAULT_FIELDS)
+        for field, inner in changes:
+            fields[_FIELDS.index(field)] = inner
+        convention = presets[name] = object.__new__(Convention)
+        convention._fields = _checked_fields(dict(zip(_FIELDS, fields)), checked=True)
+        convention._preset = name
+        if _COLLECT_GARBAGE is not None:
+            _COLLECT_GARBAGE()
+    return presets
 
 
-def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") -> int:
-    """--check: read the table, compare it, print the report; 0 within tolerance, 1 outside, 2 unreadable."""
-    import sys
-
-    try:
-        read = _read_table(args.check)
-    except _Unreadable as error:
-        sys.stderr.write(f"{prog}: error: {error}\n")
-        return 2
-    expected = (args.seq_len, args.d_model)
-    found = (read.count, read.width)
-    try:
-        if expected[0] is not None and found != expected:
-            text = (
-                f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {expected[0]} x {expected[1]}"
-            )
-            status = 1
-        else:
-            report = compare(read, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, **fields)
-            text = str(report)
-            status = 0 if report.ok else 1
-    except ValueError as error:
-        sys.stderr.write(f"{prog}: error: {error}\n")
-        return 2
-    finally:
-        if read.handle is not None:
-            read.handle.close()
-    return _print_report(prog, text, status)
+_LAWS: "Dict[object, _Frequencies]" = {}
 
 
-class _Request:
-    """What the command line asked for."""
+class Convention:
+    """How a framework computes the table: layout, frequencies, positions and scales.
+
+    >>> Convention()
+    Convention(layout='interleaved', spacing='paper', base=10000, start=0, odd='sine')
+    >>> print(Convention())
+    PE(p, 2i) = sin(p * w_i), PE(p, 2i + 1) = cos(p * w_i); w_i = 10000**(-2i/d); p = 0, 1, 2, ...; an odd d_model ends with one more sine
+
+    ``layout`` places the sines and cosines: ``interleaved`` (a sine and a
+    cosine per pair), ``sin-cos`` (all sines, then all cosines) or
+    ``cos-sin``.  ``spacing`` sets pair ``i``'s frequency among ``h`` pairs:
+    ``paper``, ``base**(-2i/d)``, or ``tensor2tensor``,
+    ``base**(-i/(h - shift))`` with ``shift`` 1 unless given.  ``angle_scale``
+    multiplies every frequency (diffusers' ``scale``, MLX's ``max_freq``) and
+    ``full_turns`` multiplies it by 2 pi.  Row ``r`` has position
+    ``start + r * step``, or counting down to ``start`` when ``descending``;
+    ``positions`` gives them one by one instead.  ``odd`` says what an odd
+    ``d_model`` does: ``sine`` ends it with the sine of one more pair,
+    ``zero`` appends a column of zeros, ``round-up`` computes the table of
+    ``d_model + 1`` columns and drops the last, ``error`` refuses it.
+    ``scale`` multiplies every value; ``"sqrt(2/d)"`` is MLX's.
+
+    Numbers are exact: an int, a float (the binary number it is), a
+    ``fractions.Fraction``, or a string such as ``"999.5"`` or ``"1/3"``
+    (the decimal or fraction it says).  ``PRESETS`` holds the frameworks'
+    conventions by name:
+
+    >>> print(PRESETS["tensor2tensor"])
+    PE(p, i) = sin(p * w_i), PE(p, h + i) = cos(p * w_i); w_i = 10000**(-i/(h - 1)); p = 0, 1, 2, ...; an odd d_model gets a column of zeros
+    >>> print(PRESETS["mlx"])
+    PE(p, i) = sqrt(2/d) * sin(p * w_i), PE(p, h + i) = sqrt(2/d) * cos(p * w_i); w_i = 10000**(-i/(h - 1)); p = 0, 1, 2, ...; no odd d_model
+
+    Every function that takes ``preset`` also takes ``convention``, and
+    every field as a keyword:
+
+    >>> encoding(2, 4, convention=PRESETS["fairseq"]) == encoding(2, 4, preset="tensor2tensor", start=2)
+    True
+
+    A convention cannot change; ``replace`` makes a changed copy:
+
+    >>> PRESETS["tensor2tensor"].replace(start=2) == PRESETS["fairseq"]
+    True
+    >>> PRESETS["diffusers"].replace(start="999.5", shift=0)
+    Convention(layout='sin-cos', spacing='tensor2tensor', shift=0, base=10000, start=999.5, odd='zero')
+    """
 
     def __init__(
         self,
-        seq_len: int,
-        d_model: int,
-        convention: "Optional[Convention]" = None,
-        exact: bool = False,
-        dtype: str = "float64",
-        output_format: str = "table",
-        digits: "Optional[int]" = None,
-        header: bool = False,
-        explain: bool = False,
+        *,
+        layout: str = "interleaved",
+        spacing: str = "paper",
+        shift: object = 1,
+        base: object = 10000,
+        angle_scale: object = 1,
+        full_turns: bool = False,
+        start: object = 0,
+        step: object = 1,
+        descending: bool = False,
+        positions: "Optional[Sequence[object]]" = None,
+        odd: str = "sine",
+        scale: object = 1,
     ) -> None:
-        # Annotated, not inferred: mypy 1.14 (the last for Python 3.8) cannot infer them where they are used above.
-        self.seq_len: "int" = seq_len
-        self.d_model: "int" = d_model
-        self.convention: "Convention" = PRESETS["paper"] if convention is None else convention
-        self.exact: "bool" = exact
-        self.dtype: "str" = dtype
-        self.output_format: "str" = output_format
-        self.digits: "Optional[int]" = digits
-        self.header: "bool" = header
-        self.explain: "bool" = explain
-        #: With --rope: (the rotary embedding, "cos", "sin" or "rotated", its positions, the vectors, the scaling's JSON).
-        self.rope: "Optional[Tuple[_Rope, str, Optional[List[Tuple[int, int]]], Optional[List[List[float]]], Optional[str]]]" = None
+        given = (layout, spacing, shift, base, angle_scale, full_turns, start, step, descending, positions, odd, scale)
+        self._fields = _checked_fields(dict(zip(_FIELDS, given)))
+        # The preset a call named, to be called by that name among the presets it is the same as.
+        self._preset: "Optional[str]" = None
 
-    def rows(self) -> "Iterator[List[float]]":
-        if self.rope is not None:
-            setup, kind, positions, vectors, _ = self.rope
-            return _rope_rows(setup, kind, self.seq_len, positions, vectors, self.exact, self.dtype)
-        return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
+    @property
+    def layout(self) -> str:
+        return self._fields[0]
 
-    def position_text(self, r: int) -> str:
-        """Row r's position as the first column and the plots show it."""
-        if self.rope is not None:
-            positions = self.rope[2]
-            return str(r) if positions is None else _fraction_text(positions[r])
-        return _fraction_text(self.convention._position(r, self.seq_len))
+    @property
+    def spacing(self) -> str:
+        return self._fields[1]
 
-    def sampled_rows(self, indices: "List[int]") -> "Iterator[List[float]]":
-        """The rows at these increasing indices: streamed when many are wanted, else one by one.
+    @property
+    def shift(self) -> "Union[int, float, str]":
+        return _number(self._fields[2])
 
-        One row alone costs exact mode its set-up for the whole width, so a
-        large share of the rows is cheaper streamed.
+    @property
+    def base(self) -> "Union[int, float, str]":
+        return _number(self._fields[3])
+
+    @property
+    def angle_scale(self) -> "Union[int, float, str]":
+        return _number(self._fields[4])
+
+    @property
+    def full_turns(self) -> bool:
+        return self._fields[5]
+
+    @property
+    def start(self) -> "Union[int, float, str]":
+        return _number(self._fields[6])
+
+    @property
+    def step(self) -> "Union[int, float, str]":
+        return _number(self._fields[7])
+
+    @property
+    def descending(self) -> bool:
+        return self._fields[8]
+
+    @property
+    def positions(self) -> "Optional[Tuple[Union[int, float, str], ...]]":
+        given = self._fields[9]
+        return None if given is None else tuple(_number(p) for p in given)
+
+    @property
+    def odd(self) -> str:
+        return self._fields[10]
+
+    @property
+    def scale(self) -> "Union[int, float, str]":
+        return _scale_text(self._fields[11], True)
+
+    def replace(self, **changes: object) -> "Convention":
+        """A copy with the fields given changed (the same keywords as the constructor).
+
+        Giving ``positions`` resets ``start``, ``step`` and ``descending``,
+        which it replaces.
         """
-        if len(indices) * 8 >= self.seq_len:
-            wanted = set(indices)
-            for index, row in enumerate(self.rows()):
-                if index in wanted:
-                    yield row
-            return
-        for index in indices:
-            yield next(_rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype, index))
+        for name in changes:
+            if name not in _FIELDS:
+                raise TypeError(f"replace() got an unexpected keyword argument {name!r}")
+        return self._with(**{name: _FIELD_CHECKS[name](changes[name]) for name in changes})
 
-    def formatter(self) -> "Callable[[float], str]":
-        """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""
-        if self.output_format == "hex":
-            precision, _, exponent_bits = _DTYPES[self.dtype]
-            digits = (exponent_bits + precision) // 4
-            dtype = self.dtype
-            return lambda x: f"0x{_bit_pattern(x, dtype):0{digits}x}"
-        if self.digits is not None:
-            return ("{:." + str(self.digits) + "f}").format
-        if self.dtype == "float64":
-            return repr
-        dtype = self.dtype
-        return lambda x: _shortest_text(x, dtype)
+    def _with(self, **checked: object) -> "Convention":
+        """replace() with fields already checked (their inner forms)."""
+        fields: "Dict[str, object]" = dict(zip(_FIELDS, self._fields))
+        fields.update(checked)
+        if checked.get("positions") is not None:
+            # Positions replace these; given in the same call, they conflict (refused below).
+            for name, default in (("start", (0, 1)), ("step", (1, 1)), ("descending", False)):
+                if name not in checked:
+                    fields[name] = default
+        copy = Convention()
+        copy._fields = _checked_fields(fields, checked=True)
+        return copy
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Convention) and self._fields == other._fields
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other  # MicroPython does not derive it from __eq__
+
+    def __hash__(self) -> int:
+        return hash(self._fields)
+
+    def __repr__(self) -> str:
+        shown = []
+        for name, field, default in zip(_FIELDS, self._fields, _DEFAULT_FIELDS):
+            if name in ("layout", "spacing", "base", "start", "odd") or field != default:
+                shown.append(f"{name}={getattr(self, name)!r}")
+        return f"Convention({', '.join(shown)})"
+
+    def __str__(self) -> str:
+        first, second = ("sin", "cos") if self.layout != "cos-sin" else ("cos", "sin")
+        factor = "" if self._fields[11] == (1, 1, False) else f"{_scale_text(self._fields[11], False)} * "
+        if self.layout == "interleaved":
+            columns = f"PE(p, 2i) = {factor}sin(p * w_i), PE(p, 2i + 1) = {factor}cos(p * w_i)"
+        else:
+            columns = f"PE(p, i) = {factor}{first}(p * w_i), PE(p, h + i) = {factor}{second}(p * w_i)"
+        exponent = "-2i/d" if self.spacing == "paper" else f"-i/(h - {_fraction_text(self._fields[2])})"
+        frequency = f"{_fraction_text(self._fields[3])}**({exponent})"
+        if self._fields[4] != (1, 1):
+            frequency = f"{_fraction_text(self._fields[4])} * {frequency}"
+        if self.full_turns:
+            frequency = f"2 pi * {frequency}"
+        return f"{columns}; w_i = {frequency}; p = {self._positions_text()}; {self._odd_text()}"
+
+    def _positions_text(self) -> str:
+        given = self._fields[9]
+        if given is not None:
+            shown = ", ".join(_fraction_text(p) for p in given[:3])
+            return shown + (", ..." if len(given) > 3 else "") if given else "(none)"
+        start, step = self._fields[6], self._fields[7]
+        terms = [_fraction_text(_add(start, _times(step, k))) for k in range(3)]
+        if self.descending:
+            return f"..., {terms[2]}, {terms[1]}, {terms[0]} (descending: the last row is {terms[0]})"
+        return f"{', '.join(terms)}, ..."
+
+    def _odd_text(self) -> str:
+        return {
+            "sine": "an odd d_model ends with one more sine",
+            "zero": "an odd d_model gets a column of zeros",
+            "error": "no odd d_model",
+            "round-up": "an odd d_model is computed as d_model + 1 columns, the last dropped",
+        }[self.odd]
+
+    def _name(self, d_model: "Optional[int]" = None) -> str:
+        """The preset this is (the one named, if it is among them), or its fields."""
+        presets = self._presets(d_model)
+        if presets:
+            return self._preset if self._preset in presets else presets[0]
+        # The preset named, or the closest one, and what differs from it.
+        key = self._table_key(d_model)
+        origin = (
+            self._preset
+            if self._preset in PRESETS
+            else max(PRESETS, key=lambda name: sum(1 for x, y in zip(PRESETS[name]._table_key(d_model), key) if x == y))
+        )
+        changed = [
+            f"{name}={_short(getattr(self, name))}".replace("'", "")
+            for name, mine, theirs in zip(_FIELDS, self._fields, PRESETS[origin]._fields)
+            if mine != theirs and not (name == "odd" and d_model is not None and d_model % 2 == 0)
+        ]
+        return f"{origin} ({', '.join(changed)})" if changed else origin
+
+    def _presets(self, d_model: "Optional[int]" = None) -> "List[str]":
+        """Every preset whose table this one's is (for d_model, or for every d_model)."""
+        key = self._table_key(d_model)
+        if self._fields[9] is None:
+            return [name for name, preset in PRESETS.items() if preset._table_key(d_model) == key]
+        # Positions given one by one are the data, not the convention: the rest must match.
+        mine = _without_positions(key)
+        return [name for name, preset in PRESETS.items() if _without_positions(preset._table_key(d_model)) == mine]
+
+    def _table_key(self, d_model: "Optional[int]") -> "Tuple[object, ...]":
+        """What sets the table of this width: equal keys, equal tables (any width when d_model is None)."""
+        if d_model is None:
+            return self._fields
+        fields = list(self._fields)
+        fields[11] = self._scale_square(d_model)
+        if fields[1] == "tensor2tensor" and (self.odd != "sine" or d_model % 2 == 0) and d_model > 1:
+            # i/(h - shift) with shift 0 is 2i/(2h): the paper's spacing for these rules.
+            if fields[2] == (0, 1):
+                fields[1], fields[2] = "paper", (1, 1)
+        if d_model % 2 == 0:
+            fields[10] = "sine"  # an even width has no odd rule
+        elif self.odd == "round-up" and fields[1] == "tensor2tensor":
+            fields[10] = "sine" if self.layout != "cos-sin" else fields[10]
+        if fields[1] == "tensor2tensor" and self._pairs(d_model) == 1:
+            fields[2] = (1, 1)  # one pair: its exponent is 0 whatever the shift
+        return tuple(fields)
+
+    # The table's structure for a width d_model: h pairs, a frequency
+    # exponent t per pair, and a plan of (kind, pair) per column.
+
+    def _pairs(self, d_model: int) -> int:
+        """h, the number of frequencies."""
+        return d_model // 2 if self.odd in ("zero", "error") else (d_model + 1) // 2
+
+    def _exponents(self, d_model: int) -> "List[Tuple[int, int]]":
+        """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
+
+        The paper's spacing is 2i/d, over the d_model columns for the
+        ``sine`` rule and over 2h columns otherwise; tensor2tensor's is
+        i/(h - shift) (i/1 for a single pair, as tensor2tensor guards it).
+        """
+        return [self._exponent(d_model, i) for i in range(self._pairs(d_model))]
+
+    def _exponent(self, d_model: int, pair: int) -> "Tuple[int, int]":
+        """One pair's exponent, as _exponents(d_model)[pair] (a single value needs no list of them all)."""
+        h = self._pairs(d_model)
+        if self.spacing == "paper":
+            return 2 * pair, d_model if self.odd == "sine" else 2 * h
+        if h <= 1:
+            return 0, 1
+        n, m = self._fields[2]
+        if h * m - n <= 0:
+            raise ValueError(
+                f"shift must be less than the number of frequencies ({h}, for d_model {d_model}),"
+                f" got {_fraction_text(self._fields[2])}"
+            )
+        return pair * m, h * m - n
+
+    def _plan(self, d_model: int) -> "List[Tuple[int, int]]":
+        """(kind, pair) of each column: _SINE, _COSINE or _ZERO, and the pair's index."""
+        return [self._column(dim, d_model) for dim in range(d_model)]
+
+    def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
+        """(kind, pair) of one column: value() needs no plan of the whole width (a board's heap may lack it)."""
+        h = self._pairs(d_model)
+        cosines = d_model // 2 if self.odd == "sine" else h
+        if self.layout == "interleaved":
+            # A sine and a cosine per pair while the cosines last, then the remaining sines.
+            if dim < 2 * cosines:
+                return (_SINE if dim % 2 == 0 else _COSINE), dim // 2
+            pair = cosines + dim - 2 * cosines
+            return (_SINE, pair) if pair < h else (_ZERO, 0)
+        first, second = (
+            ((_SINE, h), (_COSINE, cosines)) if self.layout == "sin-cos" else ((_COSINE, cosines), (_SINE, h))
+        )
+        if dim < first[1]:
+            return first[0], dim
+        return (second[0], dim - first[1]) if dim - first[1] < second[1] else (_ZERO, 0)
+
+    def _frequencies(self) -> "_Frequencies":
+        """The exact frequency law, shared by conventions with the same one (its caches with it)."""
+        key = (self._fields[3], self._fields[4], self.full_turns)
+        found = _LAWS.get(key)
+        if found is None:
+            if len(_LAWS) > _CACHE_LIMIT // 16:
+                _LAWS.clear()
+            found = _LAWS[key] = _Frequencies(self._fields[3], self._fields[4], self.full_turns)
+        return found
+
+    def _scale_square(self, d_model: int) -> "Tuple[int, int]":
+        """The square of the output scale for this width, a fraction in lowest terms."""
+        p, q, per_width = self._fields[11]
+        return _reduced(p, q * d_model) if per_width else (p, q)
+
+    def _float_scale(self, d_model: int) -> float:
+        p, q = self._scale_square(d_model)
+        return 1.0 if p == q else math.sqrt(p / q)
+
+    def _float_frequencies(self, d_model: int) -> "List[float]":
+        """Each pair's frequency in float64, as the fast path computes it (0 past float64's range)."""
+        base = _to_float(self._fields[3])
+        factor = _to_float(self._fields[4]) * (2 * math.pi if self.full_turns else 1.0)
+        frequencies = []
+        for a, b in self._exponents(d_model):
+            try:
+                denominator = math.pow(base, a / b)
+            except OverflowError:
+                denominator = _INF
+            frequencies.append(factor / denominator if denominator > 0.0 else _INF)
+        return frequencies
+
+    def _denominators(self, d_model: int) -> "List[float]":
+        """Each pair's angle divisor, base**t / angle_scale, in float64: the fast path's angle is p / divisor."""
+        base = _to_float(self._fields[3])
+        denominators = [_denominator(exponent, base) for exponent in self._exponents(d_model)]
+        if self._fields[4] == (1, 1) and not self.full_turns:
+            return denominators
+        factor = _to_float(self._fields[4]) * (2 * math.pi if self.full_turns else 1.0)
+        return [denominator / factor for denominator in denominators]
+
+    # Positions: a progression start + r * step (counted down when
+    # descending), or given one by one.
+
+    def _positions_given(self) -> "Optional[Tuple[Tuple[int, int], ...]]":
+        """The positions given one by one, or None for a progression."""
+        return self._fields[9]
+
+    def _progression(self, seq_len: int) -> "Tuple[Tuple[int, int], int]":
+        """((start, step), denominator) with integer start and step over a common denominator, when not given one by one."""
+        (a, b), (c, d) = self._fields[6], self._fields[7]
+        denominator = b * d // _gcd(b, d)
+        start, step = a * (denominator // b), c * (denominator // d)
+        if self.descending:
+            start, step = start + (seq_len - 1) * step, -step
+        return (start, step), denominator
+
+    def _position(self, r: int, seq_len: "Optional[int]") -> "Tuple[int, int]":
+        """The position of row r, a fraction."""
+        given = self._positions_given()
+        if given is not None:
+            if not 0 <= r < len(given):
+                raise ValueError(f"pos must be less than the number of positions ({len(given)}), got {r}")
+            return given[r]
+        if seq_len is None and self.descending:
+            raise ValueError(
+                "pos has no position in a descending convention without seq_len; use encoding() or rows(),"
+                " or descending=False with start and a negative step"
+            )
+        (start, step), denominator = self._progression(seq_len or 0)
+        return _reduced(start + r * step, denominator)
+
+    def _float_positions(self, seq_len: int, first: int = 0) -> "Iterator[float]":
+        """The positions of rows first to seq_len - 1 as floats (their nearest)."""
+        given = self._positions_given()
+        if given is not None:
+            return (_to_float(p) for p in given[first:seq_len])
+        (start, step), denominator = self._progression(seq_len)
+        end = start + seq_len * step
+        if denominator == 1 and -(1 << 1000) < start < 1 << 1000 and -(1 << 1000) < end < 1 << 1000:
+            return (float(p) for p in range(start + first * step, end, step))
+        return (_to_float((start + r * step, denominator)) for r in range(first, seq_len))
+
+    def _check_rows(self, seq_len: int) -> None:
+        given = self._fields[9]
+        if given is not None and len(given) != seq_len:
+            raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
 
 
-def _program_name(argv0: str) -> str:
-    """Return the name the user typed: ``pe-reference`` or ``python -m pe_reference``."""
-    name = argv0.replace("\\", "/").rsplit("/", 1)[-1]
-    return name if name.startswith("pe-reference") else "python -m pe_reference"
+def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
+    """The fields as a tuple in _FIELDS order, each checked (unless already), and the rules between them."""
+    # Each value is of the type its check returns, the type _Fields gives it: a check is chosen by name.
+    values: "Dict[str, Any]" = fields if checked else {name: _FIELD_CHECKS[name](fields[name]) for name in _FIELDS}
+    shift = values["shift"]
+    if values["spacing"] == "paper" and isinstance(shift, tuple) and shift != (1, 1):
+        raise ValueError(f"shift goes with spacing tensor2tensor, got shift={_fraction_text(shift)} with spacing paper")
+    # start, step and descending as the defaults have them.
+    if (
+        values["positions"] is not None
+        and (values["start"], values["step"], values["descending"]) != _DEFAULT_FIELDS[6:9]
+    ):
+        raise ValueError("positions replace start, step and descending: give one or the other")
+    return tuple(values[name] for name in _FIELDS)
 
 
-def _silence_stdout() -> None:
-    """Point stdout at devnull so the interpreter's final flush cannot fail again."""
-    import os
-    import sys
+def _without_positions(key: "Tuple[object, ...]") -> "Tuple[object, ...]":
+    """A table key without start, step, descending and positions (fields 6 to 9)."""
+    return key[:6] + key[10:]
 
+
+# ---------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------
+
+
+_DEFAULT_FIELDS = (
+    "interleaved",
+    "paper",
+    (1, 1),
+    (10000, 1),
+    (1, 1),
+    False,
+    (0, 1),
+    (1, 1),
+    False,
+    None,
+    "sine",
+    (1, 1, False),
+)
+
+
+# The values a Convention's three named fields may take.
+_ODD_RULES = ("sine", "zero", "error", "round-up")
+_SPACINGS = ("paper", "tensor2tensor")
+_LAYOUTS = ("interleaved", "sin-cos", "cos-sin")
+
+
+def _check_integer(name: str, given: object, minimum: int) -> int:
+    """Return ``value`` as an int, or raise TypeError or ValueError naming ``name``."""
+    if not isinstance(given, int) or isinstance(given, bool):
+        # Accept integer types of other libraries (numpy.int64) by __index__;
+        # refuse bool, whose __index__ would turn True into 1.
+        index = getattr(type(given), "__index__", None)
+        whole = index(given) if index is not None and not isinstance(given, bool) else None
+        # An __index__ called directly may return anything: only an int (not a bool) is an integer.
+        if not isinstance(whole, int) or isinstance(whole, bool):
+            raise TypeError(f"{name} must be an integer, got {type(given).__name__} {_short(given)}")
+        given = whole
+    if given < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {given}")
+    return given
+
+
+def _check_exact(exact: object) -> bool:
+    return _check_flag("exact")(exact)
+
+
+def _check_flag(name: str) -> "Callable[[object], bool]":
+    def check(x: object) -> bool:
+        if not isinstance(x, bool):
+            raise TypeError(f"{name} must be True or False, got {type(x).__name__} {_short(x)}")
+        return x
+
+    return check
+
+
+def _check_choice(name: str, given: object, choices: "Sequence[str]") -> str:
+    if not isinstance(given, str):
+        raise TypeError(f"{name} must be a str, got {type(given).__name__} {_short(given)}")
+    if given not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(given)}")
+    return given
+
+
+def _check_dtype(dtype: object, exact: bool = False) -> str:
+    """dtype checked; with exact (or a check, which compares exact values), one this runtime's floats can hold."""
+    if not isinstance(dtype, str):
+        raise TypeError(f"dtype must be a str, got {type(dtype).__name__} {_short(dtype)}")
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {_short(dtype)}")
+    if exact and dtype == "float64" and _single_precision():
+        raise ValueError(
+            "dtype must be float32, bfloat16 or float16 for exact values on this runtime, whose floats are"
+            " single precision (24 bits), got 'float64'"
+        )
+    return dtype
+
+
+def _check_tolerance(name: str, tolerance: object) -> float:
+    number = _real_number(tolerance)
+    if number is None:
+        raise TypeError(f"{name} must be a number, got {type(tolerance).__name__} {_short(tolerance)}")
+    if not 0.0 <= number < _INF:
+        raise ValueError(f"{name} must be finite and at least 0, got {_short(tolerance)}")
+    return number
+
+
+def _real_number(x: object) -> "Optional[float]":
+    """x as a float if it is a real number (int, float, numpy scalar...), else None.
+
+    An integer beyond float64 becomes an infinity of its sign: as far off.
+    """
+    if isinstance(x, (bool, str, bytes)):
+        return None
+    # MicroPython's float has no __float__ attribute, so test the built-in types first.
+    if not isinstance(x, (int, float)) and getattr(type(x), "__float__", None) is None:
+        return None
+    number: "Any" = x  # int, float, or any type with __float__: numpy's scalars, Fraction, Decimal
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-    except (AttributeError, OSError):
-        return  # no file descriptors (MicroPython): nothing to silence
+        return float(number)
+    except OverflowError:
+        return _INF if number > 0 else -_INF
+    except (TypeError, ValueError):
+        return None  # complex has a __float__ that refuses, before Python 3.10
+
+
+def _check_scale(scale: object) -> "Tuple[int, int, bool]":
+    """The output scale as (p, q, per_width): its square is p/q, divided by d_model if per_width."""
+    if isinstance(scale, str) and scale.replace(" ", "").startswith("sqrt(") and scale.rstrip().endswith(")"):
+        inside = scale.replace(" ", "")[5:-1]
+        per_width = inside.endswith("/d")
+        try:
+            p, q = _rational("scale", inside[:-2] if per_width else inside)
+        except ValueError:
+            raise ValueError(
+                f"scale must be a number, 'sqrt(X)' or 'sqrt(X/d)' with X a decimal or a fraction, got {_short(scale)}"
+            ) from None
+    else:
+        root = _rational("scale", scale)
+        p, q, per_width = root[0] * root[0] * (1 if root[0] >= 0 else -1), root[1] * root[1], False
+    if p <= 0:
+        raise ValueError(f"scale must be greater than 0, got {_short(scale)}")
+    if not 0.0 < _to_float((p, q)) < _INF:
+        raise ValueError(f"scale must be between 2**-511 and 2**511, its square a normal float64, got {_short(scale)}")
+    return p, q, per_width
+
+
+def _scale_text(scale: "Tuple[int, int, bool]", as_number: bool) -> "Union[int, float, str]":
+    p, q, per_width = scale
+    if per_width:
+        return f"sqrt({_fraction_text((p, q))}/d)"
+    roots = _root(p, 2), _root(q, 2)
+    if roots[0] is not None and roots[1] is not None:
+        root = (roots[0], roots[1])
+        return _number(root) if as_number else _fraction_text(root)
+    return f"sqrt({_fraction_text((p, q))})"
+
+
+def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
+    def check(x: object) -> "Tuple[int, int]":
+        refused = f"{name} must be finite and greater than 0, got {_short(x)}"
+        if isinstance(x, float) and not -_INF < x < _INF:
+            raise ValueError(refused)
+        fraction = _rational(name, x)
+        if fraction[0] <= 0:
+            raise ValueError(refused)
+        if not 0.0 < _to_float(fraction) < _INF:
+            # The fast path and the diagnosis compute with it in float64.
+            raise ValueError(
+                f"{name} must be finite and greater than 0 in float64, which the fast path uses, got {_short(x)}"
+            )
+        return fraction
+
+    return check
+
+
+def _check_step(x: object) -> "Tuple[int, int]":
+    fraction = _rational("step", x)
+    if fraction[0] == 0:
+        raise ValueError(f"step must not be 0, got {_short(x)}")
+    return fraction
+
+
+def _check_positions(positions: object) -> "Optional[Tuple[Tuple[int, int], ...]]":
+    if positions is None:
+        return None
+    iterator = _iterate(positions)
+    if isinstance(positions, (str, bytes)) or iterator is None:
+        raise TypeError(
+            f"positions must be a sequence of real numbers, got {type(positions).__name__} {_short(positions)}"
+        )
+    tolist = getattr(positions, "tolist", None)
+    items = tolist() if callable(tolist) else iterator
+    return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))
+
+
+_FIELD_CHECKS: "Dict[str, Callable[[object], object]]" = {
+    "layout": lambda x: _check_choice("layout", x, _LAYOUTS),
+    "spacing": lambda x: _check_choice("spacing", x, _SPACINGS),
+    "shift": lambda x: _rational("shift", x),
+    "base": _positive("base"),
+    "angle_scale": _positive("angle_scale"),
+    "full_turns": _check_flag("full_turns"),
+    "start": lambda x: _rational("start", x),
+    "step": _check_step,
+    "descending": _check_flag("descending"),
+    "positions": _check_positions,
+    "odd": lambda x: _check_choice("odd", x, _ODD_RULES),
+    "scale": _check_scale,
+}
+
+
+def _iterate(thing: object) -> "Optional[Iterator[object]]":
+    """An iterator over thing, or None if it has none."""
+    iterable: "Any" = thing  # whatever iter() accepts; it raises TypeError for the rest
     try:
-        os.dup2(devnull, sys.stdout.fileno())
-    except (AttributeError, OSError, ValueError):
-        pass  # no stdout, or one without a descriptor
-    finally:
-        os.close(devnull)
+        iterator: "Iterator[object]" = iter(iterable)
+    except TypeError:
+        return None
+    return iterator
 
 
-def _cli_integer(name: str, minimum: int) -> "Callable[[str], int]":
-    """Return an argparse type that reads a plain decimal integer."""
+# ---------------------------------------------------------------------------
+# Exact kernel: Python integers only
+# ---------------------------------------------------------------------------
+#
+# A fixed-point number X with F fraction bits stands for the real X / 2**F; "unit" means 2**-F,
+# and a kernel named *_fixed returns such a number.  Every function states the error of its result
+# in units, and each step that adds to it says how much in a comment beside it ("# error < ...").
+# Inside, each works with _GUARD extra bits, so that the sum of its internal floor errors (at most
+# a few thousand units of the finer grid) is below a quarter unit of the result; the final rounding
+# adds half a unit.  This holds for F < 2**20, far beyond any precision the Ziv loop reaches.
+# No math function, no float arithmetic but the last exact scaling, and no decimal or fractions:
+# the bits are the same on every runtime.
 
-    def parse(text: str) -> int:
-        import argparse
 
-        if not _is_decimal_integer(text[1:] if text.startswith("-") else text):
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+_SINE, _COSINE, _ZERO = 0, 1, 2
+
+
+def _exact_value(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+    dtype: str,
+) -> float:
+    """One correctly rounded element, scale**0.5 * sin or cos, by the Ziv loop: more bits until the rounding is decided.
+
+    ``kind`` is _SINE, _COSINE or _ZERO (a padding column); ``scale`` is the
+    square of the output scale, a fraction.  An element that is rational
+    (_rational_element) is rounded as the fraction it is.  Any other is
+    irrational: for a non-zero angle that is an algebraic number, its sine
+    and cosine are transcendental (Lindemann-Weierstrass); in full turns,
+    sin(2 pi x) for an algebraic irrational x is transcendental
+    (Gelfond-Schneider), and for a rational x algebraic, its product with
+    the scale rational only where _rational_element finds it.  So an
+    element left to the loop is never a number of the format or a midpoint,
+    and the loop ends.
+    """
+    if kind == _ZERO:
+        return 0.0
+    fraction = _rational_element(position, kind, exponent, frequencies, scale)
+    if fraction is not None:
+        return _round_fraction(fraction, dtype)
+    precision = _DTYPES[dtype][0]
+    tiny = frequencies.log2_angle(position, exponent) < -(2 * precision + 24 + exponent[0] // exponent[1])
+    if kind == _COSINE and tiny and isinstance(scale, tuple):
+        # cos of a tiny angle: scale**0.5 * (1 - theta**2 / 2 ...), just below the scale's root, closer to it
+        # than a quarter of the format's spacing; when that root is a number of the format or a midpoint,
+        # the loop could never tell, so round "just below" it here.
+        p, q = scale
+        root_p, root_q = _root(p, 2), _root(q, 2)
+        if root_p is not None and root_q is not None and root_q & (root_q - 1) == 0:
+            return _round_just_below((root_p, root_q), dtype)
+    bits = precision + 32
+    margin = 16 + exponent[0] // exponent[1]
+    while True:
+        if frequencies.log2_angle(position, exponent) < -(bits + margin):
+            v, F, error = _tiny_angle(position, kind, exponent, frequencies, scale, bits)
+        else:
+            sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
+            v = sine if kind == _SINE else cosine
+            if scale != (1, 1):
+                v, error = _scale_fixed(v, error, scale, F)
+        result = _round_fixed(v, F, error, dtype)
+        if result is not None:
+            return result
+        bits *= 2
+
+
+def _rational_element(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+) -> "Optional[Tuple[int, int]]":
+    """The element as a fraction (n, m) when it is rational, else None.
+
+    The element is scale**0.5 * sin or cos, so its square is a fraction
+    times the square of the sine or cosine.  The angle 0 gives sin 0 and
+    cos 1.  In full turns the angle is 2 pi x; when x is rational, sin**2 is
+    (1 - cos(4 pi x)) / 2, rational exactly when 8 x or 12 x is whole
+    (Niven's theorem on cos(4 pi x)).  Any other element is irrational.
+    """
+    n, m = position
+    if n == 0:
+        unit: "Optional[Tuple[int, Tuple[int, int]]]" = (0, (0, 1)) if kind == _SINE else (1, (1, 1))
+    elif frequencies.full_turns:
+        unit = _turn_square(position, kind, exponent, frequencies)
+    else:
+        return None
+    if unit is None:
+        return None
+    sign, (a, b) = unit
+    if sign == 0:
+        return 0, 1
+    if not isinstance(scale, tuple):
+        return None  # a transcendental scale times a non-zero rational
+    a, b = _reduced(a * scale[0], b * scale[1])
+    root_a, root_b = _root(a, 2), _root(b, 2)
+    if root_a is None or root_b is None:
+        return None
+    return sign * root_a, root_b
+
+
+# cos(pi j / 6) for j = 0 .. 11 where it is rational, else None.  A tuple of constants, not a dict: a
+# frozen module keeps it in flash, off a board's heap.
+_SIXTHS_COSINE = ((1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-1, 2), (0, 1), (1, 2), None)
+
+
+def _turn_square(
+    position: "Tuple[int, int]", kind: int, exponent: "Tuple[int, int]", frequencies: "_Frequencies"
+) -> "Optional[Tuple[int, Tuple[int, int]]]":
+    """(sign, square) of sin or cos of 2 pi x, x = position * scale * base**(-t), when the square is rational; else None.
+
+    With k = 24 x mod 24 whole, the angle is pi k / 12, and
+    sin**2 = (1 - cos(pi k / 6)) / 2, cos**2 = (1 + cos(pi k / 6)) / 2.
+    """
+    a, b = exponent
+    divisor = _gcd(a, b)
+    a, b = a // divisor, b // divisor
+    base_n, base_m = frequencies.base
+    # With a/b in lowest terms, base**(a/b) is rational exactly when both
+    # parts of base are b-th powers.
+    root_n, root_m = _root(base_n, b), _root(base_m, b)
+    if root_n is None or root_m is None:
+        return None  # base**t is irrational, and so is x
+    numerator = 24 * position[0] * frequencies.scale[0]
+    denominator = position[1] * frequencies.scale[1]
+    # x * 24 = numerator * root_m**a / (denominator * root_n**a), root_n and root_m coprime:
+    # whole only if root_n**a divides the numerator, which it cannot when it is larger.
+    if root_n > 1 and a * (_bit_length(root_n) - 1) > _bit_length(abs(numerator)):
+        return None
+    denominator *= root_n**a
+    modulus = 24 * denominator
+    twelfths = (numerator * _power_mod(root_m, a, modulus)) % modulus
+    if twelfths % denominator:
+        return None
+    k = twelfths // denominator
+    double = _SIXTHS_COSINE[k % 12]
+    if double is None:
+        return None
+    c, d = double
+    if kind == _SINE:
+        return (0 if k % 12 == 0 else 1 if k < 12 else -1), (d - c, 2 * d)
+    return (0 if k % 12 == 6 else 1 if k < 6 or k > 18 else -1), (d + c, 2 * d)
+
+
+def _root(n: int, b: int) -> "Optional[int]":
+    """The integer b-th root of n >= 0 if n is a perfect b-th power, else None."""
+    if n < 2 or b == 1:
+        return n
+    if b >= _bit_length(n):
+        return None  # 2**b > n: no whole root but 1
+    low, high = 1, 1 << (_bit_length(n) // b + 1)
+    while low < high:
+        middle = (low + high) // 2
+        if middle**b < n:
+            low = middle + 1
+        else:
+            high = middle
+    return low if low**b == n else None
+
+
+def _power_mod(x: int, e: int, modulus: int) -> int:
+    """x**e % modulus by squaring (MicroPython's pow may lack its third argument)."""
+    result, x = 1 % modulus, x % modulus
+    while e:
+        if e & 1:
+            result = result * x % modulus
+        x = x * x % modulus
+        e >>= 1
+    return result
+
+
+def _tiny_angle(
+    position: "Tuple[int, int]",
+    kind: int,
+    exponent: "Tuple[int, int]",
+    frequencies: "_Frequencies",
+    scale: "_Scale",
+    bits: int,
+) -> "Tuple[int, int, int]":
+    """(v, F, error): scale**0.5 * sin or cos of a tiny theta, |theta| < 2**-(bits + 12), as v / 2**F.
+
+    The fixed point of _sin_cos would need |log2 theta| bits; here the sine
+    keeps relative precision instead.  sin theta = theta (1 - d) with
+    0 <= d < theta**2 / 6, far below 2**-Fw: v = n W 2**s / m floored is
+    theta in units of 2**-(Fw - k + s), relative error < 4 * 2**-Fw plus the
+    floor, so error <= |v| / 2**(Fw - 3) + 2.  The cosine is 1 - d with
+    d < theta**2 / 2, below a unit of 2**-bits: v = 2**bits, error 1; times
+    the scale's root to bits + 2 bits (error 2 + 1 for the floor).
+    """
+    if kind == _COSINE:
+        G = bits + 2
+        # 1 - cos theta < theta**2 / 2 < 2**-(2 bits + 24): times the scale s, s >> (2 bits + 24) units more.
+        if not isinstance(scale, tuple):
+            s, e = scale.fixed(G)
+            return s, G, e + 3 + (s >> (2 * bits + 24))  # error: the root's e, + 3 to spare, + (1 - cos) s
+        p, q = scale
+        s = _isqrt((p << (2 * G)) // q)  # the root floored twice: error < 2 units
+        return s, G, 4 + (s >> (2 * bits + 24))  # error: the root's 2, + 2 to spare, + (1 - cos) s
+    Fw = bits + 16
+    W, k = frequencies.frequency(exponent, Fw)
+    n, m = position
+    extra = Fw + _bit_length(m)
+    v = ((n * W) << extra) // m  # theta, for sin theta: their relative difference d is far below 2**-Fw
+    F = Fw - k + extra
+    error = ((v if v >= 0 else -v) >> (Fw - 3)) + 2  # w's relative error times |v|, + 1 for each floor
+    if scale != (1, 1):
+        G = _bit_length(v if v >= 0 else -v) + 1
+        v, error = _scale_fixed(v, error, scale, G)  # error: _scale_fixed's, with |v| <= 2**G
+    return v, F, error
+
+
+def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "Tuple[int, int]":
+    """v * sqrt(p/q) in v's units, for |v| <= 2**F + error (sqrt(p/q) taken to F bits), and its error bound in units.
+
+    s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
+    With v = V + e and s = S - f (f <= 2): v s / 2**F is off by at most
+    |e| (s + 4) / 2**F + 2 |V| / 2**F + 1 for the floor, so the error is at
+    most error * ceil((s + 4) / 2**F) + 4 units.
+    """
+    if not isinstance(scale, tuple):
+        # A transcendental scale, s within e units: the product is off by
+        # at most (error s + (|v| + error) e) / 2**F, plus 1 for the floor.
+        s, e = scale.fixed(F)
+        # error: v's times s, + s's times |v| + v's, + 1 for each floor
+        return (v * s) >> F, ((error * s + ((v if v >= 0 else -v) + error) * e) >> F) + 2
+    p, q = scale
+    s = _isqrt((p << (2 * F)) // q)  # S - f, f <= 2 (the floor inside, and isqrt's)
+    # error: e s + f V (the docstring's) <= error (s + 4) + 2**(F+1) units of 2**-2F, + 1 (the floor); 4 >= 3
+    return (v * s) >> F, error * ((s + (1 << F) + 3) >> F) + 4
+
+
+def _sin_cos(
+    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: "_Frequencies", bits: int
+) -> "Tuple[int, int, int, int]":
+    """Return (S, C, F, E): sin and cos of theta = position * w(t), F fraction bits, error <= E units.
+
+    ``position`` is a fraction (n, m), m > 0, of any sign; ``exponent`` is
+    t = (a, b), the pair's exponent (2i/d_model in the paper's spacing).
+
+    F gives about ``bits`` significant bits to theta even when it is tiny;
+    the frequency is taken with about bits + log2(theta) + margin bits of
+    relative precision, so that theta itself is known to a few units
+    (a tiny theta needs no more than ``bits``: its error is relative).  The
+    sizing estimate is off by at most 4 + t bits, which the margin 16 + t
+    covers.
+
+    1. theta = n * W * 2**(k - Fw) / m, relative error < 4 * 2**-Fw, floored
+       once: as T with F fraction bits its error is below
+       |T| * 2**(3 - Fw) + 2 units.
+    2. Quadrant q = round(theta / (pi/2)); r = T - q * H with H = pi/2 to 1
+       unit: error of r <= error of T + |q|.
+    3. sin and cos of |r| <= pi/4 by Taylor, terms floored from the last
+       (< 2 units each, the alternating tail < 1 unit); sin and cos are
+       1-Lipschitz, so the error of r carries over unchanged.
+    4. The quadrant permutes and negates the pair exactly.
+    """
+    n, m = position
+    log2_angle = frequencies.log2_angle(position, exponent)
+    margin = 16 + exponent[0] // exponent[1]
+    if log2_angle < -(bits + margin):
+        # |theta| < 2**-G, G = bits + margin - (4 + t): sin is 0 and cos 1 within a unit of G bits
+        # (1 - cos < theta**2 / 2); an absolute answer needs no more.
+        G = bits + 12
+        return 0, 1 << G, G, 2
+    F = bits + (log2_angle if log2_angle > 0 else -log2_angle) + margin
+    Fw = F + log2_angle + margin
+    W, k = frequencies.frequency(exponent, Fw)
+    shift = k - Fw + F
+    product = n * W
+    T = (product << shift) // m if shift >= 0 else product // (m << -shift)
+    error = ((T if T >= 0 else -T) >> (Fw - 3)) + 2  # step 1: w's relative error times |T|, + 1 for each floor
+    if -(1 << (F - 1)) < T < 1 << (F - 1):
+        q, r = 0, T  # |theta| < 1/2 < pi/4: no reduction, and no pi to F bits
+    else:
+        H = _pi(F - 1)  # pi / 2 with F fraction bits, error <= 1 unit
+        q = (2 * T + H) // (2 * H)
+        r = T - q * H
+        error += q if q >= 0 else -q  # step 2: H's error, |q| times
+    negative_r = r < 0
+    a = -r if negative_r else r
+    a_squared = (a * a) >> F
+    sine, sine_terms = _alternating_series(a, a_squared, 1, F)
+    cosine, cosine_terms = _alternating_series(1 << F, a_squared, 0, F)
+    if negative_r:
+        sine = -sine
+    error += 2 * (sine_terms + cosine_terms) + 2  # step 3: both series' (one bound serves both); step 4 is exact
+    quadrant = q & 3
+    if quadrant == 0:
+        return sine, cosine, F, error
+    if quadrant == 1:
+        return cosine, -sine, F, error
+    if quadrant == 2:
+        return -sine, -cosine, F, error
+    return -cosine, sine, F, error
+
+
+def _alternating_series(first: int, x_squared: int, n: int, F: int) -> "Tuple[int, int]":
+    """Sum first - first x**2/((n+1)(n+2)) + ..., the Taylor series of sin (n = 1) or cos (n = 0).
+
+    Return (sum, number of terms).  Each term is floored from the last: with
+    x <= pi/4 the carried error shrinks, so each is off by less than 2 units;
+    the tail of an alternating series of falling terms is below the first
+    term left out, which is below 1 unit.
+    """
+    total = term = first
+    count = 0
+    while term:
+        term = ((term * x_squared) >> F) // ((n + 1) * (n + 2))  # error < 2 units: x**2 < 0.62 shrinks the carried
+        total = total + term if count & 1 else total - term
+        n += 2
+        count += 1
+    return total, count  # error < 2 units a term + 1 (the alternating tail)
+
+
+class _Frequencies:
+    """A convention's frequency law, exactly: w(t) = scale * base**(-t) (times 2*pi in full turns), with caches.
+
+    ``base`` and ``scale`` are positive fractions (n, m); t = a/b is a pair's
+    exponent, any non-negative fraction.
+    """
+
+    def __init__(self, base: "Tuple[int, int]", scale: "Tuple[int, int]", full_turns: bool) -> None:
+        self.base = base
+        self.scale = scale
+        self.full_turns = full_turns
+        # floor(log2) of each, within 1, to size the working precision.
+        self.log2_base = _bit_length(base[0]) - _bit_length(base[1])
+        self.log2_scale = _bit_length(scale[0]) - _bit_length(scale[1]) + (3 if full_turns else 0)
+        self.frequencies: "Dict[Tuple[int, int, int], Tuple[int, int]]" = {}
+
+    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+        """Return (W, k): w = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for the exponent t = (a, b).
+
+        At G = F + 4 + log2(1 + t) bits: ln(scale) and ln(base) are each a
+        difference of two logarithms (error <= 2 units), so
+        y = ln(scale) - t ln(base), floored, is off by at most 3 + 2t units
+        of G bits, below 3/16 of a unit of F bits (2**(G-F) >= 16 (1 + t));
+        rounded to F bits, by at most 0.69 units, which perturbs exp(y) by a
+        relative 0.7 * 2**-F; _exp adds less than 2**-F (|rho| < 1.7 * 2**-F).
+        In full turns W is then multiplied by 2 pi (pi to F bits, error <= 1
+        unit, relative 0.32 * 2**-F) and floored to W' in [0.55, 1.12] * 2**F
+        (relative 1.82 * 2**-F): |rho| < 3.9 * 2**-F.
+        """
+        key = (exponent[0], exponent[1], F)
+        found = self.frequencies.get(key)
+        if found is None:
+            if len(self.frequencies) > 4 * _CACHE_LIMIT:
+                self.frequencies.clear()
+            a, b = exponent
+            G = F + 4 + _bit_length(a // b + 1)  # 2**(G - F) >= 16 (1 + t)
+            # error <= 2 + 2 t (the two logarithms) + 1 (the floor) units of G bits, below 3/16 of a unit of F bits
+            y = _ln_ratio(self.scale, G) - (a * _ln_ratio(self.base, G)) // b
+            # rounding y adds half a unit (0.69 in all: a relative 0.7 * 2**-F in exp), _exp a relative < 2**-F
+            W, k = _exp(_round_shift(y, G - F), F)
+            if self.full_turns:
+                # times pi (error <= 1 unit, relative 0.32 * 2**-F) / 4, floored (relative 1.82 * 2**-F)
+                W, k = (W * _pi(F)) >> (F + 2), k + 3
+            found = self.frequencies[key] = (W, k)
+        return found
+
+    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
+        """An integer within 4 + t of log2(|position| * w(t)), for sizing."""
+        n, m = position
+        return _bit_length(abs(n)) - _bit_length(m) + self.log2_scale - (exponent[0] * self.log2_base) // exponent[1]
+
+
+_GUARD = 40
+
+
+_CONSTANTS: "Dict[Tuple[str, int], int]" = {}
+
+
+def _pi(F: int) -> int:
+    """pi * 2**F, error at most 1 unit.
+
+    Machin: pi = 16 atan(1/5) - 4 atan(1/239).  At F + _GUARD bits the two
+    series are off by at most 20 * (3 * terms + 1) units of that grid, far
+    below a quarter unit of F bits; the rounding adds half a unit.
+    """
+    key = ("pi", F)
+    if key not in _CONSTANTS:
+        if len(_CONSTANTS) > _CACHE_LIMIT:
+            _CONSTANTS.clear()
+        fine = F + _GUARD
+        # error < 16 + 4 series errors of the fine grid, below a quarter unit; + half a unit (the rounding)
+        _CONSTANTS[key] = _round_shift(16 * _atan_inverse_fixed(5, fine) - 4 * _atan_inverse_fixed(239, fine), _GUARD)
+    return _CONSTANTS[key]
+
+
+def _atan_inverse_fixed(q: int, F: int) -> int:
+    """atan(1/q) * 2**F for an integer q >= 2; error at most 3 * terms + 1 units.
+
+    atan(1/q) = sum (-1)**k / ((2k+1) q**(2k+1)).  The power q**-(2k+1) is
+    floored from the previous one (its error stays below 1 / (1 - 1/q**2) < 2),
+    the division by 2k+1 floors once more (< 1): each term is off by < 3.  The
+    series alternates with falling terms, so stopping at a zero term leaves an
+    error below 1.
+    """
+    power = (1 << F) // q  # error < 1 unit (the floor)
+    square = q * q
+    total = 0
+    k = 0
+    while power:
+        term = power // (2 * k + 1)  # error < 2 (carried in power) + 1 (this floor) = 3 units
+        total = total - term if k & 1 else total + term
+        power //= square  # error < (carried) / q**2 + 1 (the floor) <= 1 / (1 - 1/q**2) < 2 units
+        k += 1
+    return total  # error < 3 units a term + 1 (the alternating tail)
+
+
+class _AttentionFactor:
+    """A transcendental attention factor, to any precision: YaRN's or LongRoPE's default.
+
+    ``fixed(F)`` returns (A, 1): A is the factor times 2**F, within 1 unit.
+    YaRN: (0.1 m1 ln f + 1) / (0.1 m2 ln f + 1), m2 = 0 for no denominator;
+    LongRoPE: sqrt(1 + ln f / ln L0).  Either is transcendental when it is
+    not rational: ln f is (Lindemann), and so is a ratio of logarithms
+    that is irrational (Gelfond-Schneider), which _Rope checks first.
+    """
+
+    def __init__(self, kind: str, numbers: "Tuple[Tuple[int, int], ...]", result: float) -> None:
+        self.kind = kind
+        self.numbers = numbers
+        self.value = result  # in float64, for the fast path and the allowance
+        self.cache: "Dict[int, Tuple[int, int]]" = {}
+        # Guard bits: each step's error in units, bounded by the numbers' sizes (see fixed()).
+        sizes = sum(_bit_length(n // m + 1) for n, m in numbers)
+        self.guard = 24 + 2 * sizes
+
+    def fixed(self, F: int) -> "Tuple[int, int]":
+        found = self.cache.get(F)
+        if found is not None:
+            return found
+        G = F + self.guard
+        one = 1 << G
+        if self.kind == "yarn":
+            # ln f within 2 units; N = 1 + 0.1 m1 ln f within m1 + 1 units,
+            # D likewise (or exact); N / D >= ... with D >= 1: the quotient
+            # is off by at most (m1 + 1) + (N / D)(m2 + 1) + 1 units, far
+            # below 2**(guard - 2) units.
+            factor, m1, m2 = self.numbers
+            ln_factor = _ln_ratio(factor, G)
+            numerator = one + (m1[0] * ln_factor) // (10 * m1[1])
+            denominator = one + (m2[0] * ln_factor) // (10 * m2[1]) if m2[0] else one
+            v = (numerator << G) // denominator
+        else:
+            # R = ln f / ln L0 (L0 >= 2, ln L0 >= 0.69): off by at most
+            # (2 + 2R) / 0.69 + 1 units; the square root of (1 + R) halves
+            # that and adds 1 for the floor.
+            factor, length = self.numbers
+            ratio = (_ln_ratio(factor, G) << G) // _ln_ratio(length, G)
+            v = _isqrt((one + ratio) << G)
+        found = self.cache[F] = (_round_shift(v, self.guard), 1)
+        return found
+
+
+def _isqrt(n: int) -> int:
+    """floor(sqrt(n)) for an integer n >= 0, by Newton's method on integers (math.isqrt is 3.8+ CPython only)."""
+    if n < 2:
+        return n
+    x = 1 << ((_bit_length(n) + 1) // 2)
+    while True:
+        y = (x + n // x) // 2
+        if y >= x:
+            return x
+        x = y
+
+
+class _RopeFrequencies(_Frequencies):
+    """A rotary embedding's frequency law, exactly: one frequency per pair k of h, the exponent (k, h).
+
+    w_k = r_k * base**(-k/h) * g**(-k/(h - 1)): r_k a rational multiplier
+    (linear, YaRN, LongRoPE), g dynamic NTK's growth of the base (None
+    without).  A llama3 pair in the band between its two wavelengths
+    blends w and w / f (``blends``).  The contract is _Frequencies': the
+    frequency with relative error below 4 * 2**-F.
+    """
+
+    def __init__(
+        self,
+        base: "Tuple[int, int]",
+        pairs: int,
+        multipliers: "List[Tuple[int, int]]",
+        growth: "Optional[Tuple[int, int]]",
+        blend: "Optional[_Blend]",
+    ) -> None:
+        _Frequencies.__init__(self, base, (1, 1), False)
+        self.pairs = pairs
+        self.multipliers = multipliers
+        self.growth = growth
+        self.blend = blend
+        self.log2: "Dict[int, int]" = {}
+
+    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+        """(W, k): w = W * 2**(k - F) within a relative 4 * 2**-F.
+
+        Without a blend, at G2 = G + 4 = F + 12 bits: y = ln r - (k/h) ln base
+        - (k/(h-1)) ln g, each logarithm within 2 units and each product
+        floored, is off by at most 8 units of G2, half a unit of G; rounded
+        to G bits, by 1 unit, a relative 1.01 * 2**-G on exp(y); _exp adds
+        less than 2**-G.  Rounding W to F bits adds 0.72 * 2**-F.
+        """
+        key = (exponent[0], 0, F)
+        found = self.frequencies.get(key)
+        if found is not None:
+            return found
+        if len(self.frequencies) > 4 * _CACHE_LIMIT:
+            self.frequencies.clear()
+        k = exponent[0]
+        h = self.pairs
+        if self.blend is not None and self.blend.blends(k):
+            found = self.blend.frequency(k, F)
+        else:
+            G = F + 8
+            G2 = G + 4
+            y = 0
+            r = self.multipliers[k]
+            if r != (1, 1):
+                y += _ln_ratio(r, G2)
+            if k:
+                y -= (k * _ln_ratio(self.base, G2)) // h
+                if self.growth is not None:
+                    y -= (k * _ln_ratio(self.growth, G2)) // (h - 1)
+            W, e = _exp(_round_shift(y, G2 - G), G)
+            found = (_round_shift(W, G - F), e)
+        self.frequencies[key] = found
+        return found
+
+    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
+        """An integer within 3 of log2(|position| * w_k): the position's within 1, the frequency's within 2."""
+        k = exponent[0]
+        e = self.log2.get(k)
+        if e is None:
+            e = self.log2[k] = self.frequency(exponent, 64)[1]
+        n, m = position
+        return _bit_length(abs(n)) - _bit_length(m) + e
+
+
+def _ln_ratio(ratio: "Tuple[int, int]", F: int) -> int:
+    """ln(n/m) * 2**F for positive integers n, m; error at most 2 units."""
+    n, m = ratio
+    return _ln(n, 0, F) - (_ln(m, 0, F) if m != 1 else 0)
+
+
+_LOGARITHMS: "Dict[Tuple[int, int, int], int]" = {}
+
+
+def _ln(mantissa: int, exponent: int, F: int) -> int:
+    """ln(mantissa * 2**exponent) * 2**F for an integer mantissa >= 1; error at most 1 unit.
+
+    With k = bit_length(mantissa) - 1 and x = mantissa / 2**k in [1, 2):
+    ln x = 2 atanh((x - 1) / (x + 1)), the ratio at most 1/3, and the
+    logarithm is ln x + (k + exponent) ln 2.  At F + _GUARD bits the error is
+    2 e1 + |k + exponent| e2 (e1, e2 the series' bounds), at most about 2**24
+    units of that grid for any float or any integer below 2**1024.
+    """
+    key = (mantissa, exponent, F)
+    cached = _LOGARITHMS.get(key)
+    if cached is not None:
+        return cached
+    fine = F + _GUARD
+    k = _bit_length(mantissa) - 1
+    one = 1 << k
+    series = _atanh_fixed(mantissa - one, mantissa + one, fine)  # (ln x) / 2, error e1 units of the fine grid
+    ln2 = _ln2_fixed(fine)  # error e2 units of the fine grid
+    # error 2 e1 + |k + exponent| e2 of the fine grid, below a quarter unit; + half a unit (the rounding)
+    result = _round_shift(2 * series + (k + exponent) * ln2, _GUARD)
+    if len(_LOGARITHMS) > _CACHE_LIMIT:
+        _LOGARITHMS.clear()
+    _LOGARITHMS[key] = result
+    return result
+
+
+def _exp(y: int, F: int) -> "Tuple[int, int]":
+    """Return (W, k) with exp(y / 2**F) = W * 2**(k - F) * (1 + rho), |rho| < 2**-F.
+
+    W lies in [0.7, 1.42] * 2**F.  With y taken as exact: k = round(y / ln 2)
+    and r = y - k ln 2 (|r| <= 0.35 + tiny), whose error is |k| e(ln 2) units
+    of the fine grid; exp(r) by Taylor, each term floored from the last
+    (error < 3 units each, the tail after a zero term < 1 unit).  The fine
+    grid has F + _GUARD + E bits, E the bits of |y| above the point, so that
+    |k| < 2**(E + 1) keeps |k| e(ln 2) below 2**(E + 2) (F + _GUARD + E + 5)
+    units, a small fraction of 2**(_GUARD + E).  Relative to exp(r) >= 0.7
+    these stay below 2**-(F+2); rounding W to F bits adds at most 0.72 * 2**-F.
+    """
+    guard = _GUARD + _bit_length((y if y >= 0 else -y) >> F)  # _GUARD + E
+    fine = F + guard
+    ln2 = _ln2_fixed(fine)  # error e(ln 2) < 2 (fine + 5) units of the fine grid (_ln2_fixed's, fine / 3.17 + 1 terms)
+    y_fine = y << guard  # exact
+    k = (2 * y_fine + ln2) // (2 * ln2)  # round(y / ln 2), |k| < 2**(E + 1)
+    r = y_fine - k * ln2  # error |k| e(ln 2) < 2**(E + 2) (fine + 5) units, below 2**(guard - 3) for fine < 2**35
+    total = term = 1 << fine
+    n = 1
+    while term:
+        term = ((term * r) >> fine) // n  # error < 3 units a term: |r| < 0.35 shrinks the carried error
+        total += term
+        n += 1
+    # error < 3 units a term + 1 (the tail) + r's, relative to exp(r) >= 0.7 below 2**-(F+2); + half a unit (rounding)
+    return _round_shift(total, guard), k
+
+
+def _ln2_fixed(F: int) -> int:
+    """ln 2 * 2**F = 2 atanh(1/3) * 2**F; error below 2 (3k + 2) units, k the series' terms (about F / 3)."""
+    return 2 * _atanh_fixed(1, 3, F)
+
+
+def _atanh_fixed(numerator: int, denominator: int, F: int) -> int:
+    """atanh(n/m) * 2**F for 0 <= n/m <= 1/3; error below 3k + 2 units over its k terms (about F / 3).
+
+    atanh(t) = sum t**(2k+1) / (2k+1).  t is floored (< 1 unit), t**2 floored
+    (< 2 units), each power floored from the last (its error stays < 2 as
+    t**2 <= 1/9 shrinks the carried error), each term divided once more (< 3
+    units per term).  The terms fall by 9 at least, so the tail after a zero
+    term is below 9/8 units.
+    """
+    t = (numerator << F) // denominator  # error < 1 unit (the floor)
+    t_squared = (t * t) >> F  # error < 2/3 (t's, times 2 t <= 2/3) + 1 (the floor) < 2 units
+    power = t
+    total = 0
+    k = 0
+    while power:
+        total += power // (2 * k + 1)  # error < 2 (carried in power) + 1 (this floor) = 3 units a term
+        power = (power * t_squared) >> F  # error < 2/9 (carried, times t**2) + 2/3 (t_squared's) + 1 < 2 units
+        k += 1
+    return total  # error < 3 units a term + 9/8 (the tail after a zero term)
+
+
+def _round_shift(x: int, bits: int) -> int:
+    """Return x / 2**bits rounded to nearest (error at most half a unit)."""
+    return (x + (1 << (bits - 1))) >> bits if bits > 0 else x << -bits
+
+
+# ---------------------------------------------------------------------------
+# Exact numbers: fractions (numerator, denominator > 0) in lowest terms
+# ---------------------------------------------------------------------------
+
+
+def _add(x: "Tuple[int, int]", y: "Tuple[int, int]") -> "Tuple[int, int]":
+    return _reduced(x[0] * y[1] + y[0] * x[1], x[1] * y[1])
+
+
+def _times(x: "Tuple[int, int]", k: int) -> "Tuple[int, int]":
+    return _reduced(x[0] * k, x[1])
+
+
+def _to_float(x: "Tuple[int, int]") -> float:
+    """The nearest float (within an ulp past 2**1000; infinite past float64's range), for the fast path and the diagnosis."""
+    n, m = x
+    a = -n if n < 0 else n
+    if a < 1 << 1000 and m < 1 << 1000:
+        return n / m if m != 1 else float(n)
+    # MicroPython turns each int into a float before dividing: divide 64-bit
+    # leading parts, and scale by the power of two.
+    shift_a, shift_m = _bit_length(a) - 64, _bit_length(m) - 64
+    a = a >> shift_a if shift_a > 0 else a << -shift_a
+    m = m >> shift_m if shift_m > 0 else m << -shift_m
+    try:
+        result = math.ldexp(a / m, shift_a - shift_m)
+    except OverflowError:
+        result = _INF
+    return -result if n < 0 else result
+
+
+def _rational(name: str, x: object) -> "Tuple[int, int]":
+    """x as an exact fraction, or TypeError / ValueError naming ``name``.
+
+    An int is itself; a float the binary number it holds; an object with
+    integer ``numerator`` and ``denominator`` (``fractions.Fraction``) or an
+    ``as_integer_ratio`` (``decimal.Decimal``, numpy's floats) that ratio; a
+    string a decimal (``"999.5"``, ``"-1e-4"``) or a fraction (``"1/3"``).
+    """
+    if isinstance(x, bool):
+        raise TypeError(f"{name} must be a real number, got bool {x!r}")
+    if isinstance(x, int):
+        return x, 1
+    if isinstance(x, float):
+        return _float_ratio(name, x)
+    if isinstance(x, str):
+        return _parse_number(name, x)
+    numerator, denominator = getattr(x, "numerator", None), getattr(x, "denominator", None)
+    if isinstance(numerator, int) and isinstance(denominator, int) and denominator > 0:
+        return _reduced(numerator, denominator)
+    index = getattr(type(x), "__index__", None)
+    if index is not None:
         try:
-            return _check_integer(name, int(text), minimum)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    return parse
-
-
-def _cli_tolerance(name: str) -> "Callable[[str], float]":
-    def parse(text: str) -> float:
-        import argparse
-
-        if not _is_number_text(text):
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
+            return index(x), 1
+        except TypeError:
+            pass  # a 0-d array of floats has an __index__ that refuses
+    ratio = getattr(x, "as_integer_ratio", None)
+    if ratio is not None:
         try:
-            return _check_tolerance(name, float(text))
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
+            n, m = ratio()
+        except (ValueError, OverflowError):
+            raise ValueError(f"{name} must be finite, got {_short(x)}") from None
+        return _reduced(n, m)
+    to_float = getattr(type(x), "__float__", None)
+    if to_float is not None:
+        try:
+            return _float_ratio(name, float(to_float(x)))
+        except TypeError:
+            pass  # complex, before Python 3.10
+    raise TypeError(f"{name} must be a real number, got {type(x).__name__} {_short(x)}")
 
-    return parse
+
+def _float_ratio(name: str, x: float) -> "Tuple[int, int]":
+    if not -_INF < x < _INF:
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    if x == 0.0:
+        return 0, 1
+    m, e = _float_parts(-x if x < 0.0 else x)
+    if x < 0.0:
+        m = -m
+    return (m << e, 1) if e >= 0 else _reduced(m, 1 << -e)
 
 
-def _cli_digits(text: str) -> int:
-    import argparse
+def _parse_number(name: str, text: str) -> "Tuple[int, int]":
+    """A decimal (digits, a point, an exponent) or a fraction "n/m" of two decimals, exactly; no float() involved."""
+    decimals: "List[Tuple[int, int]]" = []
+    for part in text.strip().split("/"):
+        decimal = _parse_decimal(part)
+        if decimal is None or len(decimals) == 2:
+            raise ValueError(f"{name} must be a decimal or a fraction such as '999.5' or '1/3', got {_short(text)}")
+        decimals.append(decimal)
+    if len(decimals) == 1:
+        return decimals[0]
+    (a, b), (c, d) = decimals
+    if c == 0:
+        raise ValueError(f"{name} must have a denominator other than 0, got {_short(text)}")
+    return _reduced(a * d * (1 if c > 0 else -1), b * abs(c))
 
-    if not _is_decimal_integer(text) or int(text) > 17:
-        raise argparse.ArgumentTypeError(f"digits must be an integer from 0 to 17, got {text!r}")
-    return int(text)
+
+_DIGITS = "0123456789"
+
+
+def _parse_decimal(text: str) -> "Optional[Tuple[int, int]]":
+    """A decimal such as '-1.5e3' as a fraction, or None if it is not one."""
+    body = text.strip()
+    sign = 1
+    if body[:1] in ("+", "-"):
+        sign = -1 if body[0] == "-" else 1
+        body = body[1:]
+    mantissa, exponent = body, 0
+    for marker in ("e", "E"):
+        if marker in body:
+            mantissa, _, power = body.partition(marker)
+            digits = power[1:] if power[:1] in ("+", "-") else power
+            if not digits or any(c not in _DIGITS for c in digits) or len(digits) > 6:
+                return None
+            exponent = -int(digits) if power[0] == "-" else int(digits)
+    whole, _, fraction = mantissa.partition(".")
+    if not whole + fraction or any(c not in _DIGITS for c in whole + fraction):
+        return None
+    n = sign * int(whole + fraction)
+    exponent -= len(fraction)
+    return (n * 10**exponent, 1) if exponent >= 0 else _reduced(n, 10**-exponent)
+
+
+def _reduced(n: int, m: int) -> "Tuple[int, int]":
+    divisor = _gcd(n, m)
+    return n // divisor, m // divisor
+
+
+def _short(given: object) -> str:
+    """Return ``repr(value)``, cut short when it would swamp a message."""
+    text = repr(given)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
+def _number(x: "Tuple[int, int]") -> "Union[int, float, str]":
+    """A fraction as a user reads it back: an int, a float if it is one exactly, else a decimal or "n/m" string."""
+    n, m = x
+    if m == 1:
+        return n
+    if m & (m - 1) == 0 and -(1 << 53) < n < 1 << 53 and m <= 1 << 1074:
+        return _make_float(n < 0, abs(n), 1 - _bit_length(m))
+    return _fraction_text(x)
+
+
+def _fraction_text(x: "Tuple[int, int]") -> str:
+    """A fraction as text: an integer, a terminating decimal, or "n/m"."""
+    n, m = x
+    if m == 1:
+        return str(n)
+    twos = fives = 0
+    rest = m
+    while rest % 2 == 0:
+        rest //= 2
+        twos += 1
+    while rest % 5 == 0:
+        rest //= 5
+        fives += 1
+    if rest != 1 or max(twos, fives) > 30:
+        return f"{n}/{m}"
+    places = max(twos, fives)
+    digits = str(abs(n) * 10**places // m)
+    digits = "0" * (places + 1 - len(digits)) + digits  # MicroPython's str has no rjust
+    return ("-" if n < 0 else "") + digits[:-places] + "." + digits[-places:]
+
+
+def _is_decimal_integer(text: str) -> bool:
+    # Stricter than int(): no sign, spaces, underscores or non-ASCII digits.
+    return bool(text) and all("0" <= c <= "9" for c in text)
+
+
+# ---------------------------------------------------------------------------
+# Binary formats: IEEE 754 bits, and rounding to float64, float32, bfloat16, float16
+# ---------------------------------------------------------------------------
+
+
+# name: (bits of precision, counting the leading one; smallest normal exponent;
+# exponent field width).  The total width is 1 + exponent bits + precision - 1.
+_DTYPES = {
+    "float64": (53, -1022, 11),
+    "float32": (24, -126, 8),
+    "bfloat16": (8, -126, 8),
+    "float16": (11, -14, 5),
+}
+
+
+def _bit_pattern(x: float, dtype: str) -> int:
+    """The IEEE bits of x in dtype, which must hold x exactly."""
+    precision, emin, exponent_bits = _DTYPES[dtype]
+    width = exponent_bits + precision
+    sign = 1 << (width - 1) if x < 0.0 or (x == 0.0 and _float_bits(x) >> 63) else 0
+    if x == 0.0:
+        return sign
+    if x in (_INF, -_INF):
+        return sign | ((1 << exponent_bits) - 1) << (precision - 1)
+    m, e = _float_parts(-x if x < 0.0 else x)
+    top = _bit_length(m) - 1 + e
+    if top >= emin:
+        # Normal: the leading bit is implicit.
+        fraction = (
+            (m << (precision - _bit_length(m))) if _bit_length(m) <= precision else m >> (_bit_length(m) - precision)
+        )
+        return sign | (top - emin + 1) << (precision - 1) | (fraction - (1 << (precision - 1)))
+    shift = e - (emin - precision + 1)
+    return sign | (m << shift if shift >= 0 else m >> -shift)
+
+
+def _round_just_below(fraction: "Tuple[int, int]", dtype: str) -> float:
+    """The rounding of a number a hair below the dyadic n/m > 0 (m a power of two): n/m itself if the format holds it, the lower neighbour if n/m is a midpoint."""
+    n, m = fraction
+    F = _bit_length(m) + _DTYPES[dtype][0] + 64
+    v = (n << F) // m  # exact: m divides 2**F
+    result = _round_fixed(2 * v - 1, F + 1, 0, dtype)
+    assert result is not None
+    return result
+
+
+def _round_fraction(fraction: "Tuple[int, int]", dtype: str) -> float:
+    """The fraction n/m (m > 0) rounded to nearest in dtype; more bits until decided (a non-dyadic n/m is no midpoint)."""
+    n, m = fraction
+    F = _DTYPES[dtype][0] + 16 + _bit_length(m)
+    while True:
+        v = (n << F) // m
+        exact = v * m == n << F
+        result = _round_fixed(v, F, 0 if exact else 1, dtype)
+        if result is not None:
+            return result
+        F *= 2
+
+
+def _narrowest_format(table: "_Table", dtype: str) -> "Optional[str]":
+    """The narrowest format narrower than dtype that holds every value of a table with some non-trivial value, or None."""
+    found = None
+    for narrow in ("float32", "float16", "bfloat16"):  # fewer bits of precision each
+        if _DTYPES[narrow][0] >= _DTYPES[dtype][0] or narrow == dtype:
+            continue
+        if all(_round_row(row, narrow) == row for row in table):
+            found = narrow
+    if found is not None and all(x in (0.0, 1.0, -1.0) for row in table for x in row):
+        return None  # zeros and ones are every format's
+    return found
+
+
+def _round_row(row: "List[float]", dtype: str) -> "List[float]":
+    """Round each value to dtype, to nearest, ties to even; beyond its range, to infinity."""
+    if dtype == "float64":
+        return row
+    import struct
+
+    code = "f" if dtype == "float32" else "e" if dtype == "float16" else ""
+    try:
+        if code:
+            layout = f"<{len(row)}{code}"
+            return list(struct.unpack(layout, struct.pack(layout, *row)))
+        return _round_row_to_bfloat16(row)
+    except (OverflowError, struct.error):
+        pass  # beyond the format's range, or no such code (MicroPython): one by one
+    return [_round_to_format(x, dtype) for x in row]
+
+
+def _round_row_to_bfloat16(row: "List[float]") -> "List[float]":
+    """Round to bfloat16 on the float64 bits: keep 8 significant bits, to nearest, ties to even.
+
+    Adding 2**44 - 1 plus the last kept bit, then clearing the 45 bits below
+    it, rounds the significand to nearest even; a carry moves into the
+    exponent as it should.  That holds for zero and where bfloat16 is normal,
+    2**-126 <= |x| < 2**128 (biased float64 exponents 897 to 1150); anything
+    else, and a carry to 2**128, raises OverflowError for the one-by-one path.
+    """
+    import struct
+
+    layout = f"<{len(row)}"
+    bits = struct.unpack(layout + "Q", struct.pack(layout + "d", *row))
+    rounded = []
+    for b in bits:
+        if not b & 0x7FFFFFFFFFFFFFFF:
+            rounded.append(b)  # a zero of either sign
+            continue
+        if not 897 <= (b >> 52) & 0x7FF <= 1150:
+            raise OverflowError("outside bfloat16's normal range")
+        b = ((b + 0xFFFFFFFFFFF + ((b >> 45) & 1)) >> 45) << 45
+        if (b >> 52) & 0x7FF > 1150:
+            raise OverflowError("beyond bfloat16's range")
+        rounded.append(b)
+    return list(struct.unpack(layout + "d", struct.pack(layout + "Q", *rounded)))
+
+
+def _round_to_format(x: float, dtype: str) -> float:
+    if not -_INF < x < _INF:
+        return x
+    rounded = _round_float(x, dtype)
+    precision, emin, _ = _DTYPES[dtype]
+    largest = (2.0 - _power_of_two(1 - precision)) * _power_of_two(1 - emin)
+    if rounded > largest:
+        return _INF
+    return -_INF if rounded < -largest else rounded
+
+
+def _round_float(x: float, dtype: str) -> float:
+    """Round a float64 to dtype, to nearest, ties to even (x itself if dtype is float64)."""
+    if dtype == "float64" or x == 0.0:
+        return x
+    negative = x < 0.0
+    m, e = _float_parts(-x if negative else x)
+    # m / 2**-e exactly: shift so that the exponent is a fraction-bit count.
+    rounded = (
+        _round_fixed(-m if negative else m, -e, 0, dtype)
+        if e <= 0
+        else _round_fixed(-(m << e) if negative else m << e, 0, 0, dtype)
+    )
+    assert rounded is not None
+    return rounded
+
+
+def _float_parts(x: float) -> "Tuple[int, int]":
+    """Return (m, e) with x = m * 2**e exactly, for a finite float x > 0 (read from its bits)."""
+    bits = _float_bits(x)
+    biased = (bits >> 52) & 0x7FF
+    fraction = bits & ((1 << 52) - 1)
+    if biased:
+        return fraction | (1 << 52), biased - 1075
+    return fraction, -1074
+
+
+def _float_bits(x: float) -> int:
+    import struct
+
+    bits: int = struct.unpack("<Q", struct.pack("<d", x))[0]
+    return bits
+
+
+def _round_fixed(v: int, F: int, error: int, dtype: str) -> "Optional[float]":
+    """Round the real v / 2**F, known within error units, to dtype; None if undecided.
+
+    This is the Ziv test: when error > 0 the interval [v - error, v + error]
+    must not contain a rounding boundary of the format (a midpoint between
+    two of its numbers, or where its spacing changes), else the answer is
+    None and the caller tries again with more bits.  With error == 0 the value
+    is exact and is rounded to nearest, ties to even.  Subnormals get the
+    format's fixed smallest spacing.
+    """
+    precision, emin, _ = _DTYPES[dtype]
+    negative = v < 0
+    a = -v if negative else v
+    if a == 0 and error == 0:
+        return 0.0
+    top = _bit_length(a) - 1 - F  # exponent of a's leading bit
+    quantum = (top if top > emin else emin) - precision + 1
+    shift = quantum + F  # bits of a below the format's last place
+    if shift <= 0:
+        if error:
+            return None
+        return _finite_or_infinite(negative, a << -shift, quantum, precision, emin)
+    if error:
+        # Rounding boundaries are multiples of half a last place: none may
+        # lie in (a - error, a + error].
+        low = (a - error) >> (shift - 1)
+        if low != (a + error) >> (shift - 1):
+            return None
+        m = (low + 1) >> 1
+    else:
+        m = a >> shift
+        rest = a - (m << shift)
+        half = 1 << (shift - 1)
+        if rest > half or (rest == half and m & 1):
+            m += 1
+    return _finite_or_infinite(negative, m, quantum, precision, emin)
+
+
+def _finite_or_infinite(negative: bool, m: int, quantum: int, precision: int, emin: int) -> float:
+    """m * 2**quantum, rounded already, or infinity when it is past the format's largest number (2**(1 - emin) * 2).
+
+    A value rounds to infinity exactly when its rounding to the format's
+    precision, with an unbounded exponent, reaches 2**(emax + 1).
+    """
+    if m and _bit_length(m) + quantum > 2 - emin:
+        return -_INF if negative else _INF
+    return _make_float(negative, m, quantum)
+
+
+def _make_float(negative: bool, m: int, q: int) -> float:
+    """Return (-1)**negative * m * 2**q, a value float64 holds exactly (m <= 2**53).
+
+    float(m) is exact for m <= 2**53, and scaling by a power of two whose
+    product is representable is exact in IEEE arithmetic.
+    """
+    if m == 0:
+        return -0.0 if negative else 0.0
+    result = float(m) * _power_of_two(q)
+    return -result if negative else result
+
+
+def _addition_rounds_once() -> bool:
+    """Whether a float addition is rounded once to float64, as IEEE 754 says, and not twice.
+
+    The x87 unit (32-bit x86 without SSE2) adds in 64-bit significands and
+    rounds again when the result is stored: 1 + (2**-53 + 2**-78) becomes
+    1 + 2**-53, a tie, then 1.0, where the true rounding is 1 + 2**-52.
+    There the float64 finish is not used; every value is built from
+    integers instead (_round_fixed).
+    """
+    if "rounds once" not in _RUNTIME:
+        one = _power_of_two(0)
+        _RUNTIME["rounds once"] = one + (_power_of_two(-53) + _power_of_two(-78)) == one + _power_of_two(-52)
+    return _RUNTIME["rounds once"]
+
+
+def _single_precision() -> bool:
+    """Whether this runtime's floats are single precision, as MicroPython's on most boards (ESP32, RP2040...).
+
+    There a float64 cannot be held, so exact float64 values are refused;
+    float32, bfloat16 and float16 values are built from integers as
+    everywhere, and have the same bits.  Decided at run time (a constant
+    folded by a cross-compiler would answer for its host).
+    """
+    if "single" not in _RUNTIME:
+        one = _power_of_two(0)
+        _RUNTIME["single"] = one + _power_of_two(-30) == one
+    return _RUNTIME["single"]
+
+
+_POWERS_OF_TWO: "Dict[int, float]" = {}
+
+
+def _power_of_two(e: int) -> float:
+    """2.0**e for -1074 <= e <= 1023, built from its bits."""
+    found = _POWERS_OF_TWO.get(e)
+    if found is None:
+        bits = (e + 1023) << 52 if e >= -1022 else 1 << (e + 1074)
+        found = _POWERS_OF_TWO[e] = _float_from_bits(bits)
+    return found
+
+
+def _float_from_bits(bits: int) -> float:
+    import struct
+
+    result: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    return result
 
 
 # ---------------------------------------------------------------------------
@@ -8888,9 +8979,15 @@ def _cli_digits(text: str) -> int:
 # ---------------------------------------------------------------------------
 
 
+#: What this runtime's floats do, each decided once, on first use, by the function that asks.
+_RUNTIME: "Dict[str, bool]" = {}
+
+
 # Infinity and NaN, made at run time: MicroPython's compiler folds math.inf into a constant that
 # its freezer writes as C text that does not compile, so a module frozen into firmware cannot use it.
 _INF = float("inf")
+
+
 _NAN = _INF - _INF
 
 
@@ -8959,59 +9056,11 @@ def _garbage_collector() -> "Optional[Callable[[], object]]":
 
 _COLLECT_GARBAGE = _garbage_collector()
 
+
 # The entries a cache of exact constants may hold before it is emptied (a
 # law's frequencies may hold four times as many): a desktop spares thousands,
 # a board's heap only a few (on a 32-bit build each is about 100 bytes).
 _CACHE_LIMIT = 1024 if _COLLECT_GARBAGE is None else 2
-#: What this runtime's floats do, each decided once, on first use, by the function that asks.
-_RUNTIME: "Dict[str, bool]" = {}
-
-
-def _addition_rounds_once() -> bool:
-    """Whether a float addition is rounded once to float64, as IEEE 754 says, and not twice.
-
-    The x87 unit (32-bit x86 without SSE2) adds in 64-bit significands and
-    rounds again when the result is stored: 1 + (2**-53 + 2**-78) becomes
-    1 + 2**-53, a tie, then 1.0, where the true rounding is 1 + 2**-52.
-    There the float64 finish is not used; every value is built from
-    integers instead (_round_fixed).
-    """
-    if "rounds once" not in _RUNTIME:
-        one = _power_of_two(0)
-        _RUNTIME["rounds once"] = one + (_power_of_two(-53) + _power_of_two(-78)) == one + _power_of_two(-52)
-    return _RUNTIME["rounds once"]
-
-
-def _single_precision() -> bool:
-    """Whether this runtime's floats are single precision, as MicroPython's on most boards (ESP32, RP2040...).
-
-    There a float64 cannot be held, so exact float64 values are refused;
-    float32, bfloat16 and float16 values are built from integers as
-    everywhere, and have the same bits.  Decided at run time (a constant
-    folded by a cross-compiler would answer for its host).
-    """
-    if "single" not in _RUNTIME:
-        one = _power_of_two(0)
-        _RUNTIME["single"] = one + _power_of_two(-30) == one
-    return _RUNTIME["single"]
-
-
-def _sine_within_bound() -> bool:
-    """Whether math.sin and math.cos are within 2 units of 2**-53 of the true values, as the check's bound takes them.
-
-    Tried against the exact kernel at two angles in each binade from 2**-4 to 2**20 (the largest angle the
-    fast references take): glibc's, musl's and macOS's are within 1 unit; a runtime whose sine is poorer,
-    or reduces large angles badly, is checked with the exact rows instead (see _references).
-    """
-    if "sine" not in _RUNTIME:
-        law, within = _Frequencies((1, 1), (1, 1), False), True  # frequency 1: the angle is the position
-        for k in range(-4, 21):
-            for x in (math.ldexp(1.1, k), math.ldexp(1.7, k)):
-                for kind, f in ((_SINE, math.sin), (_COSINE, math.cos)):
-                    exact = _exact_value(_float_ratio("angle", x), kind, (0, 1), law, (1, 1), "float64")
-                    within = within and abs(f(x) - exact) <= _power_of_two(-52)
-        _RUNTIME["sine"] = within
-    return _RUNTIME["sine"]
 
 
 # The frameworks' conventions by name, made last: they use the portability decisions above.

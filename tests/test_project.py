@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from tests.helpers import ROOT, section_headers
 
@@ -228,9 +228,11 @@ def headers() -> List[Tuple[int, str]]:
 
 def section_map() -> List[str]:
     """The names the map after the imports lists, in order: a name, then two spaces and what it holds."""
-    start = LINES.index("# The module reads top-down; each section below starts with a header like this map's lines:")
+    start = next(i for i, line in enumerate(LINES) if line.startswith("# The module reads top-down."))
+    while LINES[start] != "#":
+        start += 1
     names = []
-    for line in LINES[start + 2 :]:
+    for line in LINES[start + 1 :]:
         if not line.startswith("#"):
             break
         match = re.match(r"^#   (\S.*?)  +\S", line)
@@ -245,6 +247,220 @@ def test_the_section_map_names_every_header_in_order() -> None:
     assert len(names) == len(titles), (names, titles)
     for name, title in zip(names, titles):
         assert name in title, f"the map's {name!r} is not the header {title!r} in its place"
+
+
+class Definition:
+    """A top-level statement of pe_reference.py that binds names: its section, its place, what it uses.
+
+    ``uses`` holds the module's names it reads when it runs (a function's body, with its own locals
+    left out); ``at_import`` those Python reads when the statement itself runs: a constant's value
+    (lambdas' bodies left out), a base class, a default value.
+    """
+
+    def __init__(self, node: ast.stmt, section: str, index: int) -> None:
+        self.node, self.section, self.index = node, section, index
+        self.names = bound_names(node)
+        self.uses: Set[str] = set()
+        self.at_import: Set[str] = set()
+
+
+def bound_names(node: ast.stmt) -> List[str]:
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return [node.name]
+    targets: List[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    elif isinstance(node, ast.Try):
+        return [x.id for x in ast.walk(node) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)]
+    return [x.id for target in targets for x in ast.walk(target) if isinstance(x, ast.Name)]
+
+
+def read_names(node: ast.AST) -> Set[str]:
+    return {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)}
+
+
+def function_uses(function: ast.AST) -> Set[str]:
+    """The names a function reads that its own parameters, assignments and inner definitions do not bind."""
+    local = set()
+    for x in ast.walk(function):
+        if isinstance(x, ast.arg):
+            local.add(x.arg)
+        elif isinstance(x, ast.Name) and isinstance(x.ctx, (ast.Store, ast.Del)):
+            local.add(x.id)
+        elif isinstance(x, (ast.FunctionDef, ast.ClassDef)) and x is not function:
+            local.add(x.name)
+    return read_names(function) - local
+
+
+def import_time_names(node: ast.stmt) -> Set[str]:
+    found: Set[str] = set()
+    functions = [node] if isinstance(node, ast.FunctionDef) else []
+    if isinstance(node, ast.ClassDef):
+        for expression in node.bases + node.decorator_list:
+            found |= read_names(expression)
+        functions = [x for x in node.body if isinstance(x, ast.FunctionDef)]
+        for statement in node.body:
+            if not isinstance(statement, ast.FunctionDef):
+                found |= read_names(statement)
+    elif not functions:
+        lambdas = {id(x) for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for x in ast.walk(lam.body)}
+        found |= {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and id(x) not in lambdas}
+    for function in functions:
+        assert isinstance(function, ast.FunctionDef)
+        expressions: List[Optional[ast.expr]] = [*function.args.defaults, *function.args.kw_defaults]
+        for default in expressions + list(function.decorator_list):
+            if default is not None:
+                found |= read_names(default)
+    return found
+
+
+def definitions() -> List[Definition]:
+    """Every statement after the map that binds a module name, in file order, with what it uses."""
+    starts = headers()
+    found = []
+    for index, node in enumerate(TREE.body):
+        section = [title for first, title in starts if first < node.lineno]
+        if section and bound_names(node):
+            found.append(Definition(node, section[-1], index))
+    names = {name for definition in found for name in definition.names}
+    for definition in found:
+        runs = function_uses(definition.node) if isinstance(definition.node, ast.FunctionDef) else None
+        if isinstance(definition.node, ast.ClassDef):
+            runs = set()
+            for method in definition.node.body:
+                runs |= function_uses(method) if isinstance(method, ast.FunctionDef) else read_names(method)
+        definition.at_import = import_time_names(definition.node) & names
+        definition.uses = ((runs if runs is not None else read_names(definition.node)) & names) - set(definition.names)
+    return found
+
+
+def test_no_section_uses_a_section_above_it_but_the_formula() -> None:
+    # The map's claim.  The formula comes first, as the module's docstring states it; what runs at
+    # import must, in Python, come after what it reads.
+    found = definitions()
+    where = {name: definition for definition in found for name in definition.names}
+    order = [title for _, title in headers()]
+    upward = [
+        f"{definition.names[0]} ({definition.section}) uses {name} ({where[name].section})"
+        for definition in found
+        for name in sorted(definition.uses - definition.at_import)
+        if where[name].section != "The formula" and order.index(where[name].section) < order.index(definition.section)
+    ]
+    assert not upward, upward
+    # Not vacuous: most sections use a later one.
+    assert sum(1 for d in found for name in d.uses if where[name].section != d.section) > 200
+
+
+def test_every_function_sits_below_the_functions_that_call_it() -> None:
+    # Within sections too: a function or class is defined below each function or class that reads its
+    # name, but for the formula's (first) and a base class (read at import, so above its subclass).
+    found = definitions()
+    where = {name: definition for definition in found for name in definition.names}
+    callables = (ast.FunctionDef, ast.ClassDef)
+    upward = [
+        f"{definition.names[0]} (line {definition.node.lineno}) uses {name} (line {where[name].node.lineno})"
+        for definition in found
+        if isinstance(definition.node, callables)
+        for name in sorted(definition.uses - definition.at_import)
+        if isinstance(where[name].node, callables)
+        and where[name].section != "The formula"
+        and where[name].index < definition.index
+    ]
+    assert not upward, upward
+    imported = [d for d in found if d.at_import and isinstance(d.node, ast.ClassDef)]
+    assert all(where[name].index < d.index for d in imported for name in d.at_import)
+
+
+def the_walk(function: str, parameter: str) -> List[Tuple[str, str]]:
+    """The functions a parameter's value reaches, each entered once, and each call the walk follows.
+
+    From ``function``, every call with an argument that reads ``parameter`` (or a local name computed
+    from it) enters the callee with the matching parameter; a call to a class enters its __init__, and
+    ``self.f(...)`` or ``x.f(...)`` the method f (when one class alone has it).
+    """
+    functions = {}
+    methods: Dict[str, List[str]] = {}
+    for node in TREE.body:
+        if isinstance(node, ast.FunctionDef):
+            functions[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for method in node.body:
+                if isinstance(method, ast.FunctionDef):
+                    functions[f"{node.name}.{method.name}"] = method
+                    methods.setdefault(method.name, []).append(f"{node.name}.{method.name}")
+
+    def callee(call: ast.Call, owner: str) -> Tuple[Optional[str], int]:
+        target = call.func
+        if isinstance(target, ast.Name):
+            if target.id in functions:
+                return target.id, 0
+            return (target.id + ".__init__", 1) if target.id + ".__init__" in functions else (None, 0)
+        if isinstance(target, ast.Attribute):
+            if isinstance(target.value, ast.Name) and f"{target.value.id}.{target.attr}" in functions:
+                return f"{target.value.id}.{target.attr}", 0
+            if isinstance(target.value, ast.Name) and target.value.id == "self" and "." in owner:
+                return owner.split(".")[0] + "." + target.attr, 1
+            if len(methods.get(target.attr, [])) == 1:
+                return methods[target.attr][0], 1
+        return None, 0
+
+    entered: List[str] = []
+    followed: List[Tuple[str, str]] = []
+
+    def enter(name: str, tracked: str) -> None:
+        if name in entered:
+            return
+        entered.append(name)
+        node = functions[name]
+        tainted, grown = {tracked}, True
+        while grown:
+            grown = False
+            for x in ast.walk(node):
+                value = getattr(x, "value", None) if isinstance(x, (ast.Assign, ast.AugAssign, ast.AnnAssign)) else None
+                if isinstance(x, ast.For):
+                    value = x.iter
+                if value is None or not read_names(value) & tainted:
+                    continue
+                targets = x.targets if isinstance(x, ast.Assign) else [x.target]  # type: ignore[attr-defined]
+                new = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)} - tainted
+                tainted |= new
+                grown = grown or bool(new)
+        calls = sorted((x for x in ast.walk(node) if isinstance(x, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
+        for call in calls:
+            target, skip = callee(call, name)
+            if target is None or target not in functions:
+                continue
+            arguments = functions[target].args
+            parameters = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs][skip:]
+            passed = [(parameters[i], a) for i, a in enumerate(call.args) if i < len(parameters)]
+            passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+            for into, expression in passed:
+                if read_names(expression) & tainted:
+                    followed.append((name, target))
+                    enter(target, into)
+
+    enter(function, parameter)
+    return followed
+
+
+def test_a_reader_follows_encodings_d_model_down_the_file_to_the_sine() -> None:
+    lines = {}
+    for node in TREE.body:
+        if isinstance(node, ast.FunctionDef):
+            lines[node.name] = node.lineno
+        elif isinstance(node, ast.ClassDef):
+            for method in node.body:
+                if isinstance(method, ast.FunctionDef):
+                    lines[f"{node.name}.{method.name}"] = method.lineno
+    followed = the_walk("encoding", "d_model")
+    formula = {"_denominator", "_paper_row"}
+    upward = [f"{a} (line {lines[a]}) calls {b} (line {lines[b]})" for a, b in followed if lines[b] < lines[a]]
+    assert upward == ["_fast_rows (line %d) calls _paper_row (line %d)" % (lines["_fast_rows"], lines["_paper_row"])]
+    reached = {b for _, b in followed}
+    # The walk reaches both sines: the formula's (back at the top, read first) and the exact kernel's.
+    assert formula & reached and "_sin_cos" in reached and len(reached) > 20
 
 
 def test_a_reader_of_the_first_200_lines_sees_the_formula_computed() -> None:
