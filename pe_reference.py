@@ -3078,35 +3078,6 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
         yield from family()
 
 
-# Each variant's keys in a scaling dict: (variant, those it needs, those it may take).  A constant tuple, in
-# flash when frozen.
-_ROPE_KEYS = (
-    ("default", (), ()),
-    ("linear", ("factor",), ()),
-    ("dynamic", ("factor",), ("max_position_embeddings", "original_max_position_embeddings")),
-    (
-        "yarn",
-        ("original_max_position_embeddings",),
-        (
-            "factor",
-            "max_position_embeddings",
-            "beta_fast",
-            "beta_slow",
-            "mscale",
-            "mscale_all_dim",
-            "attention_factor",
-            "truncate",
-        ),
-    ),
-    ("llama3", ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"), ()),
-    (
-        "longrope",
-        ("short_factor", "long_factor", "original_max_position_embeddings"),
-        ("factor", "max_position_embeddings", "attention_factor"),
-    ),
-)
-
-
 class _Rope:
     """A rotary embedding's choices, checked: head_dim, base, layout, and the scaling variant's numbers as fractions.
 
@@ -3121,7 +3092,7 @@ class _Rope:
             raise ValueError(f"head_dim must be even, got {self.head_dim}")
         self.pairs = self.head_dim // 2
         self.layout = _check_choice("layout", layout, _ROPE_LAYOUTS)
-        given = self._scaling(scaling)
+        given, setup = self._scaling(scaling)
         theta = given.pop("rope_theta", None)
         if base is None:
             base = 10000 if theta is None else theta
@@ -3139,15 +3110,49 @@ class _Rope:
         self.ramp: "Optional[_YarnRamp]" = None
         self.attention: "_Scale" = (1, 1)
         self.attention_value = 1.0
-        getattr(self, "_" + self.kind)()
+        setup()  # the variant's numbers, read from given
         self.laws: "Dict[Tuple[int, int], _RopeFrequencies]" = {}
         # The largest position the law is computed for, when not the rows' own (dynamic NTK at another length).
         self.last: "Optional[Tuple[int, int]]" = None
         #: Whether its LongRoPE factors were read from a table, each pair's (the diagnosis's), not configured.
         self.factors_read = False
 
-    def _scaling(self, scaling: object) -> "Dict[str, object]":
-        """The scaling dict's entries, checked against its variant's keys, with the variant as "kind"."""
+    def _scaling(self, scaling: object) -> "Tuple[Dict[str, object], Callable[[], None]]":
+        """The scaling dict's entries, checked against its variant's keys, with the variant as "kind"; its setup."""
+        # Each variant, one row: its name, the keys it needs, those it may take, the method that reads them.
+        # Made when called, not at import.
+        variants: "Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...], Callable[[], None]], ...]" = (
+            ("default", (), (), self._default),
+            ("linear", ("factor",), (), self._linear),
+            ("dynamic", ("factor",), ("max_position_embeddings", "original_max_position_embeddings"), self._dynamic),
+            (
+                "yarn",
+                ("original_max_position_embeddings",),
+                (
+                    "factor",
+                    "max_position_embeddings",
+                    "beta_fast",
+                    "beta_slow",
+                    "mscale",
+                    "mscale_all_dim",
+                    "attention_factor",
+                    "truncate",
+                ),
+                self._yarn,
+            ),
+            (
+                "llama3",
+                ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+                (),
+                self._llama3,
+            ),
+            (
+                "longrope",
+                ("short_factor", "long_factor", "original_max_position_embeddings"),
+                ("factor", "max_position_embeddings", "attention_factor"),
+                self._longrope,
+            ),
+        )
         if scaling is None:
             scaling = {}
         items = getattr(scaling, "items", None)
@@ -3170,14 +3175,14 @@ class _Rope:
         kind = _check_choice(
             "scaling['rope_type']",
             "default" if kind is None and old is None else kind or old,
-            tuple(row[0] for row in _ROPE_KEYS),
+            tuple(row[0] for row in variants),
         )
         partial = given.pop("partial_rotary_factor", None)
         if partial is not None and _rational("scaling['partial_rotary_factor']", partial) != (1, 1):
             raise ValueError(
                 f"scaling['partial_rotary_factor'] must be 1 (give the rotated width as head_dim), got {_short(partial)}"
             )
-        required, optional = [row[1:] for row in _ROPE_KEYS if row[0] == kind][0]
+        _, required, optional, setup = [row for row in variants if row[0] == kind][0]
         for key in given:
             if key not in required and key not in optional and key != "rope_theta":
                 takes = ", ".join(required + optional) or "no parameters"
@@ -3186,7 +3191,7 @@ class _Rope:
             if key not in given:
                 raise ValueError(f"scaling for rope_type {kind} needs {key!r}, got none")
         given["kind"] = kind
-        return given
+        return given, setup
 
     def _parameter(self, key: str, default: "Optional[Tuple[int, int]]" = None) -> "Tuple[int, int]":
         if key not in self.given:
