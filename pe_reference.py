@@ -4695,8 +4695,7 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
             reach = reach_of(r)
             if not reach < _INF:
                 return []
-            m, e = math.frexp(reach)
-            below = math.ldexp(float(math.floor(m * 32)), e - 5)
+            below = _five_bits(reach, False)
             if below != band[0]:
                 band[0] = below
                 for_band = []
@@ -5609,8 +5608,7 @@ class _Allowance:
             return []
         # Made for a position at most |p| and within 1/16 of it (5 bits of it, rounded down), and kept
         # for the rows that follow with the same: a lower bound still, in rows of any order.
-        m, e = math.frexp(position)
-        position = math.ldexp(float(math.floor(m * 32)), e - 5)
+        position = _five_bits(position, False)
         count = self.classes(r)[1]
         if self._screen_key != (position, count):
             unit, factor, n = self.unit, self.factor, len(self.frequencies)
@@ -5644,10 +5642,9 @@ class _Allowance:
         if self.weights is not None or not position < _INF or (largest is not None and not largest < _INF):
             return None
         count = self.classes(r)[1]
-        m, e = math.frexp(position)
         add, sub, mul, n = self.add, self.sub, self.mul, len(self.frequencies)
         margin = _power_of_two(-40)
-        below = math.ldexp(float(math.floor(m * 32)), e - 5)
+        below = _five_bits(position, False)
         twice: "List[float]" = []  # 2 B, made once for the lines this call makes
         if self._passing_key != (below, count) or self._passing[0] is not bound:
             low = self.unit * self.factor * (1.0 - margin)
@@ -5662,7 +5659,7 @@ class _Allowance:
             passing = list(map(add, passing, map(mul, map(abs, values), [self.storing] * n)))
         if largest is None:
             return passing, []
-        above = math.ldexp(float(math.ceil(m * 32)), e - 5)
+        above = _five_bits(position, True)
         largest = math.ldexp(1.0, math.frexp(largest if largest > self.factor else self.factor)[1])
         if self._failing_key != (above, count, largest) or self._failing[0] is not bound:
             high = self.unit * self.factor * (1.0 + margin)
@@ -6151,9 +6148,8 @@ def _references(
         for r, p in enumerate(positions):
             values = made(p)
             # B for a position at least |p| and within 1/16 of it (5 bits, rounded up), kept for the rows that follow.
-            fraction, power = math.frexp(abs(p))
-            if math.ldexp(float(math.ceil(fraction * 32)), power - 5) != top:
-                top = math.ldexp(float(math.ceil(fraction * 32)), power - 5)
+            if _five_bits(abs(p), True) != top:
+                top = _five_bits(abs(p), True)
                 bounds = bound(top)
             yield values, rounding(r, values, bounds), bounds
         return
@@ -8780,6 +8776,20 @@ def _narrowest_format(table: "_Table", dtype: str) -> "Optional[str]":
     if found is not None and all(x in (0.0, 1.0, -1.0) for row in table for x in row):
         return None  # zeros and ones are every format's
     return found
+
+
+def _five_bits(x: float, up: bool) -> float:
+    """x > 0 to 5 significant bits, rounded down (up if up): within 1/16 of x, and the same for its band.
+
+    The oracle and the diagnosis make a bound once per band of positions, at the band's end that
+    keeps it a bound for every position in the band: the start for what grows with the position,
+    the end for what must cover it.
+
+    >>> _five_bits(1000.0, False), _five_bits(1000.0, True), _five_bits(33.0, True)
+    (992.0, 1024.0, 34.0)
+    """
+    m, e = math.frexp(x)
+    return math.ldexp(float(math.ceil(m * 32) if up else math.floor(m * 32)), e - 5)
 
 
 def _round_row(row: "List[float]", dtype: str) -> "List[float]":
