@@ -1082,22 +1082,19 @@ def _write_table(out: "IO[str]", request: "_Request") -> None:
     ends = [request.position_text(r) for r in (0, seq_len - 1)] if seq_len else []
     pos_width = max([len("pos")] + [len(text) + 2 for text in ends])
     out.write(
-        _pad_left("pos", pos_width)
-        + "".join("  " + _pad_right(label, w) for label, w in zip(labels, widths)).rstrip()
+        _pad("pos", pos_width, True)
+        + "".join("  " + _pad(label, w, False) for label, w in zip(labels, widths)).rstrip()
         + "\n"
     )
     for r, row in enumerate(request.rows()):
-        cells = "".join("  " + _pad_right(cell(x), w) for x, w in zip(row, widths))
-        out.write(_pad_left(request.position_text(r), pos_width) + cells.rstrip() + "\n")
+        cells = "".join("  " + _pad(cell(x), w, False) for x, w in zip(row, widths))
+        out.write(_pad(request.position_text(r), pos_width, True) + cells.rstrip() + "\n")
 
 
-def _pad_left(text: str, width: int) -> str:
-    return " " * (width - len(text)) + text
-
-
-def _pad_right(text: str, width: int) -> str:
-    # Not str.ljust, which MicroPython lacks.
-    return text + " " * (width - len(text))
+def _pad(text: str, width: int, left: bool) -> str:
+    """text padded with spaces to width, on its right (on its left if left): not str.ljust, which MicroPython lacks."""
+    padding = " " * (width - len(text))
+    return padding + text if left else text + padding
 
 
 def _write_json(out: "IO[str]", request: "_Request") -> None:
