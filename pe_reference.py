@@ -97,23 +97,39 @@ if TYPE_CHECKING:
     from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional
     from typing import Pattern, Sequence, Set, Tuple, Type, Union
 
-    # A Convention's fields, checked: fractions are (numerator, denominator > 0) in lowest terms.
+    # The kernel's values, each a pair of ints with its own meaning:
+    # an exact rational number (numerator, denominator > 0), in lowest terms once checked (_rational, _reduced);
+    _Fraction = Tuple[int, int]
+    # a float's exact value m * 2**e, as (m, e);
+    _Dyadic = Tuple[int, int]
+    # a number W * 2**(k - F) held at F fraction bits, as (W, k): a frequency, an exponential;
+    _Scaled = Tuple[int, int]
+    # a fixed-point number X at F fraction bits and its error bound in units, as (X, error);
+    _Bounded = Tuple[int, int]
+    # a pair's cosine and sine at F fraction bits, as (cos, sin);
+    _CosSin = Tuple[int, int]
+    # a real number known to lie in [a, b] * 2**-G, as (a, b);
+    _Interval = Tuple[int, int]
+    # a table column's kind (_SINE, _COSINE or _ZERO) and the pair whose angle it takes, as (kind, pair).
+    _Column = Tuple[int, int]
+
+    # A Convention's fields, checked.
     _Fields = Tuple[
         str,  # layout
         str,  # spacing
-        Tuple[int, int],  # shift
-        Tuple[int, int],  # base
-        Tuple[int, int],  # angle_scale
+        _Fraction,  # shift
+        _Fraction,  # base
+        _Fraction,  # angle_scale
         bool,  # full_turns
-        Tuple[int, int],  # start
-        Tuple[int, int],  # step
+        _Fraction,  # start
+        _Fraction,  # step
         bool,  # descending
-        Optional[Tuple[Tuple[int, int], ...]],  # positions
+        Optional[Tuple[_Fraction, ...]],  # positions
         str,  # odd
         Tuple[int, int, bool],  # scale: its square p/q, divided by d_model if the flag is set
     ]
     # The exact kernel's output scale: the square of a rational scale, or a transcendental attention factor.
-    _Scale = Union[Tuple[int, int], "_AttentionFactor"]
+    _Scale = Union[_Fraction, "_AttentionFactor"]
     # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
     _Blend = Union["_Llama3", "_YarnRamp"]
     # Where a table to check comes from, and the table as the checker reads it (rounded to its format).
@@ -165,7 +181,7 @@ if TYPE_CHECKING:
 DEFAULT_BASE = 10000.0
 
 
-def _denominator(exponent: "Tuple[int, int]", base: float) -> float:
+def _denominator(exponent: "_Fraction", base: float) -> float:
     """Return ``base**(a/b)``, the divisor of a pair's angle, for its exponent (a, b); inf past float64.
 
     The paper's pair i has the exponent (2i, d_model): its angle is pos / base**(2i/d_model).
@@ -1256,7 +1272,7 @@ class _Request:
         self.header: "bool" = header
         self.explain: "bool" = explain
         #: With --rope: (the rotary embedding, "cos", "sin" or "rotated", its positions, the vectors, the scaling's JSON).
-        self.rope: "Optional[Tuple[_Rope, str, Optional[List[Tuple[int, int]]], Optional[List[List[float]]], Optional[str]]]" = None
+        self.rope: "Optional[Tuple[_Rope, str, Optional[List[_Fraction]], Optional[List[List[float]]], Optional[str]]]" = None
 
     def rows(self) -> "Iterator[List[float]]":
         if self.rope is not None:
@@ -2112,7 +2128,7 @@ def _relation(exact: bool) -> str:
     return " = " if exact else " ≈ "
 
 
-def _decimal_ratio(text: str) -> "Tuple[int, int]":
+def _decimal_ratio(text: str) -> "_Fraction":
     """Return the exact value of a decimal text such as ``-1.5e-05`` as (numerator, denominator)."""
     mantissa, _, exponent = text.lower().partition("e")
     negative = mantissa.startswith("-")
@@ -2126,11 +2142,11 @@ def _decimal_ratio(text: str) -> "Tuple[int, int]":
     return numerator, 10**-scale
 
 
-def _ratios_equal(left: "Tuple[int, int]", right: "Tuple[int, int]") -> bool:
+def _ratios_equal(left: "_Fraction", right: "_Fraction") -> bool:
     return left[0] * right[1] == right[0] * left[1]
 
 
-def _power_is_exact(base: "Tuple[int, int]", exponent: "Tuple[int, int]", result: "Tuple[int, int]") -> bool:
+def _power_is_exact(base: "_Fraction", exponent: "_Fraction", result: "_Fraction") -> bool:
     """Tell whether base**exponent equals result exactly, all three positive rationals.
 
     With exponent = p/q in lowest terms, b**(p/q) = r exactly when r**q = b**p.
@@ -2225,7 +2241,7 @@ def _diagnose_rope(
     setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[Tuple[int, int]]]",
+    positions: "Optional[List[_Fraction]]",
     dtype: str,
     allowance: "_Allowance",
 ) -> "Tuple[str, Tuple[str, ...]]":
@@ -2309,7 +2325,7 @@ def _diagnose_rope(
             dtype,
         )
 
-        def check(variant: "_Rope" = variant, read: "Optional[List[Tuple[int, int]]]" = read) -> "_Comparison":
+        def check(variant: "_Rope" = variant, read: "Optional[List[_Fraction]]" = read) -> "_Comparison":
             return _rope_comparison(table, variant, kind, None, read, dtype, None, None, set())
 
         candidate.local, candidate.check = True, check
@@ -2345,7 +2361,7 @@ def _rope_failures(
     setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[Tuple[int, int]]]",
+    positions: "Optional[List[_Fraction]]",
     dtype: str,
 ) -> int:
     """How many elements fail the default rule when the table is checked in dtype (no diagnosis)."""
@@ -2358,7 +2374,7 @@ def _rope_comparison(
     setup: "_Rope",
     kind: str,
     vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[Tuple[int, int]]]",
+    positions: "Optional[List[_Fraction]]",
     dtype: str,
     atol: "Optional[float]",
     ulps: "Optional[float]",
@@ -2389,7 +2405,7 @@ def _rope_rows(
     setup: "_Rope",
     kind: str,
     count: int,
-    positions: "Optional[List[Tuple[int, int]]]",
+    positions: "Optional[List[_Fraction]]",
     vectors: "Optional[List[List[float]]]",
     exact: bool,
     dtype: str,
@@ -2407,7 +2423,7 @@ def _rope_rows(
 def _rotated(
     setup: "_Rope",
     x: "List[List[float]]",
-    positions: "Optional[List[Tuple[int, int]]]",
+    positions: "Optional[List[_Fraction]]",
     exact: bool,
     dtype: str,
 ) -> "Iterator[List[float]]":
@@ -2439,7 +2455,7 @@ def _rotated(
 
 
 def _rope_pairs(
-    setup: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", exact: bool, dtype: str
+    setup: "_Rope", count: int, positions: "Optional[List[_Fraction]]", exact: bool, dtype: str
 ) -> "Iterator[List[float]]":
     """Rows of [cos of each pair..., sin of each pair...], times the attention factor, rounded to dtype."""
     h = setup.pairs
@@ -2454,7 +2470,7 @@ def _rope_pairs(
 
 
 def _rope_fast_pairs(
-    setup: "_Rope", count: int, positions: "Optional[List[Tuple[int, int]]]", last: "Tuple[int, int]", dtype: str
+    setup: "_Rope", count: int, positions: "Optional[List[_Fraction]]", last: "_Fraction", dtype: str
 ) -> "Iterator[List[float]]":
     frequencies = setup.float_frequencies(last)
     factor = setup.attention_value
@@ -2481,7 +2497,7 @@ def _rotated_element(
     c: int,
     s: int,
     error: int,
-    position: "Tuple[int, int]",
+    position: "_Fraction",
     k: int,
     law: "_RopeFrequencies",
     scale: "_Scale",
@@ -2550,7 +2566,7 @@ def _rope_candidate(
     kind: str,
     vectors: "Optional[List[List[float]]]",
     floats: "List[float]",
-    positions: "Optional[List[Tuple[int, int]]]",
+    positions: "Optional[List[_Fraction]]",
     steps: "Dict[str, str]",
     factor: float,
     dtype: str,
@@ -2620,7 +2636,7 @@ def _rope_arrange(setup: "_Rope", values: "List[float]") -> "List[float]":
 
 def _rope_fit(
     table: "_Table", setup: "_Rope", kind: str, dtype: str
-) -> "List[Tuple[_Rope, Optional[List[Tuple[int, int]]]]]":
+) -> "List[Tuple[_Rope, Optional[List[_Fraction]]]]":
     """The rotary setups a cos or sin cache's values say it follows, simplest first, each with the rows'
     positions where they are read one by one (None: 0, 1, 2, ...); [] if none.
 
@@ -2854,7 +2870,7 @@ def _rope_fit(
                         read.append(length)
     # A base kept as read (no simple number near it) makes the least simple story.
     found.sort(key=lambda variant: isinstance(variant.inputs[0], float))
-    stories: "List[Tuple[_Rope, Optional[List[Tuple[int, int]]]]]" = [(variant, None) for variant in found]
+    stories: "List[Tuple[_Rope, Optional[List[_Fraction]]]]" = [(variant, None) for variant in found]
     # Each row's position with the law asked for: the slowest pair's angle (positions are not negative), then
     # each faster pair's, the estimate kept from the reading least sensitive to rounding (w sqrt(1 - x**2)).
     law = setup.float_frequencies((seq_len - 1, 1))
@@ -3100,7 +3116,7 @@ class _Rope:
         self.kind = str(given.pop("kind"))
         self.given = given
         self.factor = (1, 1)
-        self.length: "Tuple[int, int]" = (0, 1)
+        self.length: "_Fraction" = (0, 1)
         self.multipliers = [(1, 1)] * self.pairs
         self.long_multipliers = self.multipliers
         self.llama3: "Optional[_Llama3]" = None
@@ -3108,9 +3124,9 @@ class _Rope:
         self.attention: "_Scale" = (1, 1)
         self.attention_value = 1.0
         setup()  # the variant's numbers, read from given
-        self.laws: "Dict[Tuple[int, int], _RopeFrequencies]" = {}
+        self.laws: "Dict[_Fraction, _RopeFrequencies]" = {}
         # The largest position the law is computed for, when not the rows' own (dynamic NTK at another length).
-        self.last: "Optional[Tuple[int, int]]" = None
+        self.last: "Optional[_Fraction]" = None
         #: Whether its LongRoPE factors were read from a table, each pair's (the diagnosis's), not configured.
         self.factors_read = False
 
@@ -3190,20 +3206,20 @@ class _Rope:
         given["kind"] = kind
         return given, setup
 
-    def _parameter(self, key: str, default: "Optional[Tuple[int, int]]" = None) -> "Tuple[int, int]":
+    def _parameter(self, key: str, default: "Optional[_Fraction]" = None) -> "_Fraction":
         if key not in self.given:
             if default is None:
                 raise ValueError(f"scaling for rope_type {self.kind} needs {key!r}, got none")
             return default
         return _positive(f"scaling[{key!r}]")(self.given[key])
 
-    def _whole(self, key: str) -> "Tuple[int, int]":
+    def _whole(self, key: str) -> "_Fraction":
         number = self._parameter(key)
         if number[1] != 1:
             raise ValueError(f"scaling[{key!r}] must be a whole number, got {_short(self.given[key])}")
         return number
 
-    def _factor_or_ratio(self) -> "Tuple[int, int]":
+    def _factor_or_ratio(self) -> "_Fraction":
         """factor, or max_position_embeddings / original_max_position_embeddings as HF takes it."""
         if "factor" in self.given:
             return self._parameter("factor")
@@ -3212,7 +3228,7 @@ class _Rope:
             return _reduced(n * self.length[1], m * self.length[0])
         return (1, 1)
 
-    def _list(self, key: str) -> "List[Tuple[int, int]]":
+    def _list(self, key: str) -> "List[_Fraction]":
         entries = self.given[key]
         tolist = getattr(entries, "tolist", None)
         if callable(tolist):
@@ -3331,7 +3347,7 @@ class _Rope:
         self.attention = (n * n, m * m)
         self.attention_value = _to_float((n, m))
 
-    def law(self, last: "Tuple[int, int]") -> "_RopeFrequencies":
+    def law(self, last: "_Fraction") -> "_RopeFrequencies":
         """The frequency law for rows whose largest position is ``last`` (dynamic and longrope look at last + 1)."""
         length = _add(last if self.last is None else self.last, (1, 1))
         long = self.length[0] and length[0] * self.length[1] > self.length[0] * length[1]
@@ -3354,7 +3370,7 @@ class _Rope:
             found = self.laws[key] = _RopeFrequencies(self.base, self.pairs, multipliers, growth, blend)
         return found
 
-    def float_frequencies(self, last: "Tuple[int, int]") -> "List[float]":
+    def float_frequencies(self, last: "_Fraction") -> "List[float]":
         """Each pair's frequency in float64, from the same exact choices (bands, ramps, growth)."""
         law = self.law(last)
         h = self.pairs
@@ -3404,7 +3420,7 @@ class _Rope:
     def default_allowance(
         self,
         seq_len: int,
-        positions: "Optional[List[Tuple[int, int]]]",
+        positions: "Optional[List[_Fraction]]",
         dtype: str,
         vectors: "Optional[List[List[float]]]",
     ) -> "_Allowance":
@@ -3434,20 +3450,20 @@ class _YarnRamp:
 
     def __init__(
         self,
-        base: "Tuple[int, int]",
+        base: "_Fraction",
         pairs: int,
         head_dim: int,
-        length: "Tuple[int, int]",
-        fast: "Tuple[int, int]",
-        slow: "Tuple[int, int]",
-        factor: "Tuple[int, int]",
+        length: "_Fraction",
+        fast: "_Fraction",
+        slow: "_Fraction",
+        factor: "_Fraction",
     ) -> None:
         self.plain = _Frequencies(base, (1, 1), False)
         self.base, self.pairs, self.head_dim = base, pairs, head_dim
         self.length, self.fast, self.slow, self.factor = length, fast, slow, factor
         self.decided: "Dict[int, str]" = {}
 
-    def bounds(self, G: int) -> "Tuple[Tuple[int, int], Tuple[int, int]]":
+    def bounds(self, G: int) -> "Tuple[_Interval, _Interval]":
         """The intervals of low and high, clamped, in units of 2**-G."""
         low = _yarn_interval(self.pairs, self.length, self.fast, self.base, G)
         high = _yarn_interval(self.pairs, self.length, self.slow, self.base, G)
@@ -3474,7 +3490,7 @@ class _YarnRamp:
             self.decided[k] = found
             return found
 
-    def ramp(self, k: int, G: int) -> "Optional[Tuple[int, int]]":
+    def ramp(self, k: int, G: int) -> "Optional[_Interval]":
         """(k - low) / (high - low) lies in [a, b] * 2**-G; None while high - low is not known to be non-zero.
 
         Either order of the bounds is allowed, as HF's formula allows it
@@ -3492,7 +3508,7 @@ class _YarnRamp:
     def blends(self, k: int) -> bool:
         return self.region(k) == "ramp"
 
-    def frequency(self, k: int, F: int) -> "Tuple[int, int]":
+    def frequency(self, k: int, F: int) -> "_Scaled":
         """w_k M, M = 1 - ramp (1 - 1/f) >= min(1, 1/f), relative error below 2 * 2**-F.
 
         With low and high in intervals, ramp lies between the quotients of
@@ -3518,9 +3534,7 @@ class _YarnRamp:
         return _times_multiplier(W, e, M, G, F)
 
 
-def _yarn_bound(
-    pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", ceiling: bool
-) -> int:
+def _yarn_bound(pairs: int, length: "_Fraction", beta: "_Fraction", base: "_Fraction", ceiling: bool) -> int:
     """floor (or ceil) of YaRN's correction dimension h ln(L0 / (2 pi beta)) / ln(base), decided exactly.
 
     The value is never whole (that would make pi**h rational), so more
@@ -3538,9 +3552,7 @@ def _yarn_bound(
         G *= 2
 
 
-def _yarn_interval(
-    pairs: int, length: "Tuple[int, int]", beta: "Tuple[int, int]", base: "Tuple[int, int]", G: int
-) -> "Tuple[int, int]":
+def _yarn_interval(pairs: int, length: "_Fraction", beta: "_Fraction", base: "_Fraction", G: int) -> "_Interval":
     """(a, b): YaRN's correction dimension lies in [a, b] * 2**-G (base > 1).
 
     The numerator h (ln(L0 / (2 beta)) - ln pi) is within 4h units (each
@@ -3572,12 +3584,12 @@ class _Llama3:
 
     def __init__(
         self,
-        base: "Tuple[int, int]",
+        base: "_Fraction",
         pairs: int,
-        factor: "Tuple[int, int]",
-        low: "Tuple[int, int]",
-        high: "Tuple[int, int]",
-        length: "Tuple[int, int]",
+        factor: "_Fraction",
+        low: "_Fraction",
+        high: "_Fraction",
+        length: "_Fraction",
     ) -> None:
         self.plain = _Frequencies(base, (1, 1), False)
         self.pairs = pairs
@@ -3632,7 +3644,7 @@ class _Llama3:
             return found
 
     @staticmethod
-    def _compare(X: int, error: int, G: int, bound: "Tuple[int, int]") -> int:
+    def _compare(X: int, error: int, G: int, bound: "_Fraction") -> int:
         """-1 if X (within error) is surely below the bound, 1 if surely above, 0 if undecided."""
         n, m = bound
         if (X + error) * m < n << G:
@@ -3641,7 +3653,7 @@ class _Llama3:
             return 1
         return 0
 
-    def frequency(self, k: int, F: int) -> "Tuple[int, int]":
+    def frequency(self, k: int, F: int) -> "_Scaled":
         """The blend w' = w (1/f + q (X - low)) as (W, k) with relative error below 2 * 2**-F.
 
         At G = F + 12 + blend_bits: X within 3 X / 2**G + 2 units (X <= high
@@ -3658,11 +3670,11 @@ class _Llama3:
         return _times_multiplier(W, e, M, G, F)
 
 
-def _ceiling(x: "Tuple[int, int]") -> int:
+def _ceiling(x: "_Fraction") -> int:
     return -((-x[0]) // x[1])
 
 
-def _times_multiplier(W: int, e: int, M: int, G: int, F: int) -> "Tuple[int, int]":
+def _times_multiplier(W: int, e: int, M: int, G: int, F: int) -> "_Scaled":
     """w M as _Frequencies.frequency's (W', k) with F bits, from w = W 2**(e - G) and M with G fraction bits.
 
     The product is w M * 2**(2G - e); cut to F + 1 significant bits (W' >= 2**F),
@@ -3673,7 +3685,7 @@ def _times_multiplier(W: int, e: int, M: int, G: int, F: int) -> "Tuple[int, int
     return product >> (n - F - 1), n - 1 + e - 2 * G
 
 
-def _log_ratio(factor: "Tuple[int, int]", length: int) -> "Optional[Tuple[int, int]]":
+def _log_ratio(factor: "_Fraction", length: int) -> "Optional[_Fraction]":
     """ln(factor) / ln(length) as a fraction (n, m) when it is rational, else None (then it is transcendental).
 
     With length = c**j, c not a perfect power, the ratio is rational exactly
@@ -3693,7 +3705,7 @@ def _log_ratio(factor: "Tuple[int, int]", length: int) -> "Optional[Tuple[int, i
     return _reduced(e, j) if n == 1 else None
 
 
-def _last_position(positions: "Optional[List[Tuple[int, int]]]", count: int) -> "Tuple[int, int]":
+def _last_position(positions: "Optional[List[_Fraction]]", count: int) -> "_Fraction":
     """The largest position of the rows (0 for none), compared exactly."""
     if positions is None:
         return (count - 1, 1) if count else (0, 1)
@@ -3737,7 +3749,7 @@ def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
     return [(kind, scaled) for kind, scaled in tried if kind != setup.kind]
 
 
-def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[Tuple[int, int]]]":
+def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[_Fraction]]":
     """The positions given, as fractions, at least ``count`` of them; None for 0, 1, 2..."""
     given = _check_positions(positions)
     if given is None:
@@ -5164,7 +5176,7 @@ def _convention_candidate(
     return _Candidate(description, make_row, convention, seq_len, local=True, causes=causes)
 
 
-def _arranged(plan: "List[Tuple[int, int]]") -> "Callable[[List[float], List[float]], List[float]]":
+def _arranged(plan: "List[_Column]") -> "Callable[[List[float], List[float]], List[float]]":
     """The call that puts each pair's cosine and sine (_pipeline's) in the columns a plan of (kind, pair) gives them.
 
     Its index is made once for each pair of lengths of the cosines and sines given (by a comprehension
@@ -6741,7 +6753,7 @@ def _rows(
         # The largest angle belongs to the largest position and the smallest
         # denominator; if it is finite, every angle is.
         given = convention._positions_given()
-        candidates: "Sequence[Tuple[int, int]]"
+        candidates: "Sequence[_Fraction]"
         if given is None:
             candidates = (convention._position(first, seq_len), convention._position(seq_len - 1, seq_len))
         else:
@@ -6754,7 +6766,7 @@ def _rows(
     return ([_round_float(x, dtype) for x in row] for row in table)
 
 
-def _angle(position: "Union[int, Tuple[int, int]]", denominator: float) -> float:
+def _angle(position: "Union[int, _Fraction]", denominator: float) -> float:
     """Return position / denominator in float64, refusing an angle that is not finite."""
     fraction = (position, 1) if isinstance(position, int) else position
     p = _to_float(fraction)
@@ -6848,12 +6860,12 @@ def _exact_rows(
 
 
 def _fixed_rows_of(
-    positions: "Optional[Sequence[Tuple[int, int]]]",
+    positions: "Optional[Sequence[_Fraction]]",
     count: int,
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
+    plan: "List[_Column]",
+    exponents: "List[_Fraction]",
     frequencies: "_Frequencies",
-) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+) -> "Iterator[Tuple[_Fraction, List[int], int]]":
     """_fixed_rows's or _fixed_rows_at's (position, values, error) at the positions given (None: 0, 1, 2, ...
     up to count): each run of at least 8 positions that rise by one step (0, 1, 2, ..., an offset, halves,
     packed sequences' runs) by the recurrence, anchored; the rows between, each computed directly (five
@@ -6902,10 +6914,10 @@ def _fixed_rows(
     start: int,
     step: int,
     denominator: int,
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
+    plan: "List[_Column]",
+    exponents: "List[_Fraction]",
     frequencies: "_Frequencies",
-) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+) -> "Iterator[Tuple[_Fraction, List[int], int]]":
     """Yield (position, values, error) for the positions (start + r step) / denominator, r < count.
 
     The values have P = 105 fraction bits, each within ``error`` units: a
@@ -6931,7 +6943,7 @@ def _fixed_rows(
     """
     P = _TABLE_BITS
     fine = P + 24
-    rotors: "List[Tuple[int, int]]" = []
+    rotors: "List[_CosSin]" = []
     twice_cos: "List[int]" = []
     for exponent in exponents:
         # As in _anchor: each rounded to fine bits within 1 unit (K = 2 cos(s w) to P + 1 bits, within 1 unit of P bits).
@@ -6943,7 +6955,7 @@ def _fixed_rows(
     # One multiplier per column, in the row's order; 0 keeps a padding column 0.
     multipliers = [0 if kind == _ZERO else twice_cos[pair] for kind, pair in plan]
     to_table = fine - P
-    jumps: "List[Tuple[int, int]]" = []
+    jumps: "List[_CosSin]" = []
     anchors = [_anchor((start, denominator), exponent, frequencies, fine) for exponent in exponents]
     for block, first in enumerate(range(0, count, _ANCHOR_INTERVAL)):
         if block and block % _ANCHOR_JUMPS == 0:
@@ -6986,20 +6998,18 @@ def _fixed_rows(
 
 
 def _fixed_rows_at(
-    positions: "Sequence[Tuple[int, int]]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
+    positions: "Sequence[_Fraction]",
+    plan: "List[_Column]",
+    exponents: "List[_Fraction]",
     frequencies: "_Frequencies",
-) -> "Iterator[Tuple[Tuple[int, int], List[int], int]]":
+) -> "Iterator[Tuple[_Fraction, List[int], int]]":
     """Yield (position, values, error) for positions given one by one: each pair computed directly, error <= 1 unit."""
     for position in positions:
         pairs = [_anchor(position, exponent, frequencies, _TABLE_BITS) for exponent in exponents]
         yield position, _arrange(pairs, plan, 0), 1
 
 
-def _anchor(
-    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: "_Frequencies", F: int
-) -> "Tuple[int, int]":
+def _anchor(position: "_Fraction", exponent: "_Fraction", frequencies: "_Frequencies", F: int) -> "_CosSin":
     """(cos, sin) of position * w with F fraction bits, error <= 1 unit."""
     if position[0] == 0:
         return 1 << F, 0
@@ -7009,7 +7019,7 @@ def _anchor(
     return _round_shift(cosine, G - F), _round_shift(sine, G - F)  # + half a unit (the rounding): error < 1 unit
 
 
-def _arrange(pairs: "List[Tuple[int, int]]", plan: "List[Tuple[int, int]]", shift: int) -> "List[int]":
+def _arrange(pairs: "List[_CosSin]", plan: "List[_Column]", shift: int) -> "List[int]":
     """The row's columns from each pair's (cos, sin), rounded ``shift`` bits down, in the plan's order."""
     return [0 if kind == _ZERO else _round_shift(pairs[pair][kind == _SINE], shift) for kind, pair in plan]
 
@@ -7033,9 +7043,9 @@ _HALF_WINDOW = 1 << 21
 
 
 def _finish_rows(
-    fixed: "Iterator[Tuple[Tuple[int, int], List[int], int]]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
+    fixed: "Iterator[Tuple[_Fraction, List[int], int]]",
+    plan: "List[_Column]",
+    exponents: "List[_Fraction]",
     frequencies: "_Frequencies",
     scale: "_Scale",
     dtype: str,
@@ -7110,9 +7120,9 @@ def _complete_row(
     row: "List[float]",
     open_dims: "List[int]",
     values: "List[int]",
-    position: "Tuple[int, int]",
-    plan: "List[Tuple[int, int]]",
-    exponents: "List[Tuple[int, int]]",
+    position: "_Fraction",
+    plan: "List[_Column]",
+    exponents: "List[_Fraction]",
     frequencies: "_Frequencies",
     scale: "_Scale",
     dtype: str,
@@ -7538,7 +7548,7 @@ class Convention:
         """h, the number of frequencies."""
         return d_model // 2 if self.odd in ("zero", "error") else (d_model + 1) // 2
 
-    def _exponents(self, d_model: int) -> "List[Tuple[int, int]]":
+    def _exponents(self, d_model: int) -> "List[_Fraction]":
         """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
 
         The paper's spacing is 2i/d, over the d_model columns for the
@@ -7547,7 +7557,7 @@ class Convention:
         """
         return [self._exponent(d_model, i) for i in range(self._pairs(d_model))]
 
-    def _exponent(self, d_model: int, pair: int) -> "Tuple[int, int]":
+    def _exponent(self, d_model: int, pair: int) -> "_Fraction":
         """One pair's exponent, as _exponents(d_model)[pair] (a single value needs no list of them all)."""
         h = self._pairs(d_model)
         if self.spacing == "paper":
@@ -7562,11 +7572,11 @@ class Convention:
             )
         return pair * m, h * m - n
 
-    def _plan(self, d_model: int) -> "List[Tuple[int, int]]":
+    def _plan(self, d_model: int) -> "List[_Column]":
         """(kind, pair) of each column: _SINE, _COSINE or _ZERO, and the pair's index."""
         return [self._column(dim, d_model) for dim in range(d_model)]
 
-    def _column(self, dim: int, d_model: int) -> "Tuple[int, int]":
+    def _column(self, dim: int, d_model: int) -> "_Column":
         """(kind, pair) of one column: value() needs no plan of the whole width (a board's heap may lack it)."""
         h = self._pairs(d_model)
         cosines = d_model // 2 if self.odd == "sine" else h
@@ -7593,7 +7603,7 @@ class Convention:
             found = _LAWS[key] = _Frequencies(self._fields[3], self._fields[4], self.full_turns)
         return found
 
-    def _scale_square(self, d_model: int) -> "Tuple[int, int]":
+    def _scale_square(self, d_model: int) -> "_Fraction":
         """The square of the output scale for this width, a fraction in lowest terms."""
         p, q, per_width = self._fields[11]
         return _reduced(p, q * d_model) if per_width else (p, q)
@@ -7627,7 +7637,7 @@ class Convention:
     # Positions: a progression start + r * step (counted down when
     # descending), or given one by one.
 
-    def _positions_given(self) -> "Optional[Tuple[Tuple[int, int], ...]]":
+    def _positions_given(self) -> "Optional[Tuple[_Fraction, ...]]":
         """The positions given one by one, or None for a progression."""
         return self._fields[9]
 
@@ -7640,7 +7650,7 @@ class Convention:
             start, step = start + (seq_len - 1) * step, -step
         return (start, step), denominator
 
-    def _position(self, r: int, seq_len: "Optional[int]") -> "Tuple[int, int]":
+    def _position(self, r: int, seq_len: "Optional[int]") -> "_Fraction":
         """The position of row r, a fraction."""
         given = self._positions_given()
         if given is not None:
@@ -7831,8 +7841,8 @@ def _scale_text(scale: "Tuple[int, int, bool]", as_number: bool) -> "Union[int, 
     return f"sqrt({_fraction_text((p, q))})"
 
 
-def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
-    def check(x: object) -> "Tuple[int, int]":
+def _positive(name: str) -> "Callable[[object], _Fraction]":
+    def check(x: object) -> "_Fraction":
         refused = f"{name} must be finite and greater than 0, got {_short(x)}"
         if isinstance(x, float) and not -_INF < x < _INF:
             raise ValueError(refused)
@@ -7849,14 +7859,14 @@ def _positive(name: str) -> "Callable[[object], Tuple[int, int]]":
     return check
 
 
-def _check_step(x: object) -> "Tuple[int, int]":
+def _check_step(x: object) -> "_Fraction":
     fraction = _rational("step", x)
     if fraction[0] == 0:
         raise ValueError(f"step must not be 0, got {_short(x)}")
     return fraction
 
 
-def _check_positions(positions: object) -> "Optional[Tuple[Tuple[int, int], ...]]":
+def _check_positions(positions: object) -> "Optional[Tuple[_Fraction, ...]]":
     if positions is None:
         return None
     iterator = _iterate(positions)
@@ -7913,9 +7923,9 @@ _SINE, _COSINE, _ZERO = 0, 1, 2
 
 
 def _exact_value(
-    position: "Tuple[int, int]",
+    position: "_Fraction",
     kind: int,
-    exponent: "Tuple[int, int]",
+    exponent: "_Fraction",
     frequencies: "_Frequencies",
     scale: "_Scale",
     dtype: str,
@@ -7965,12 +7975,12 @@ def _exact_value(
 
 
 def _rational_element(
-    position: "Tuple[int, int]",
+    position: "_Fraction",
     kind: int,
-    exponent: "Tuple[int, int]",
+    exponent: "_Fraction",
     frequencies: "_Frequencies",
     scale: "_Scale",
-) -> "Optional[Tuple[int, int]]":
+) -> "Optional[_Fraction]":
     """The element as a fraction (n, m) when it is rational, else None.
 
     The element is scale**0.5 * sin or cos, so its square is a fraction
@@ -7981,7 +7991,7 @@ def _rational_element(
     """
     n, m = position
     if n == 0:
-        unit: "Optional[Tuple[int, Tuple[int, int]]]" = (0, (0, 1)) if kind == _SINE else (1, (1, 1))
+        unit: "Optional[Tuple[int, _Fraction]]" = (0, (0, 1)) if kind == _SINE else (1, (1, 1))
     elif frequencies.full_turns:
         unit = _turn_square(position, kind, exponent, frequencies)
     else:
@@ -8006,8 +8016,8 @@ _SIXTHS_COSINE = ((1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-
 
 
 def _turn_square(
-    position: "Tuple[int, int]", kind: int, exponent: "Tuple[int, int]", frequencies: "_Frequencies"
-) -> "Optional[Tuple[int, Tuple[int, int]]]":
+    position: "_Fraction", kind: int, exponent: "_Fraction", frequencies: "_Frequencies"
+) -> "Optional[Tuple[int, _Fraction]]":
     """(sign, square) of sin or cos of 2 pi x, x = position * scale * base**(-t), when the square is rational; else None.
 
     With k = 24 x mod 24 whole, the angle is pi k / 12, and
@@ -8071,9 +8081,9 @@ def _power_mod(x: int, e: int, modulus: int) -> int:
 
 
 def _tiny_angle(
-    position: "Tuple[int, int]",
+    position: "_Fraction",
     kind: int,
-    exponent: "Tuple[int, int]",
+    exponent: "_Fraction",
     frequencies: "_Frequencies",
     scale: "_Scale",
     bits: int,
@@ -8110,7 +8120,7 @@ def _tiny_angle(
     return v, F, error
 
 
-def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "Tuple[int, int]":
+def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "_Bounded":
     """v * sqrt(p/q) in v's units, for |v| <= 2**F + error (sqrt(p/q) taken to F bits), and its error bound in units.
 
     s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
@@ -8131,7 +8141,7 @@ def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "Tuple[int, int
 
 
 def _sin_cos(
-    position: "Tuple[int, int]", exponent: "Tuple[int, int]", frequencies: "_Frequencies", bits: int
+    position: "_Fraction", exponent: "_Fraction", frequencies: "_Frequencies", bits: int
 ) -> "Tuple[int, int, int, int]":
     """Return (S, C, F, E): sin and cos of theta = position * w(t), F fraction bits, error <= E units.
 
@@ -8220,16 +8230,16 @@ class _Frequencies:
     exponent, any non-negative fraction.
     """
 
-    def __init__(self, base: "Tuple[int, int]", scale: "Tuple[int, int]", full_turns: bool) -> None:
+    def __init__(self, base: "_Fraction", scale: "_Fraction", full_turns: bool) -> None:
         self.base = base
         self.scale = scale
         self.full_turns = full_turns
         # floor(log2) of each, within 1, to size the working precision.
         self.log2_base = _bit_length(base[0]) - _bit_length(base[1])
         self.log2_scale = _bit_length(scale[0]) - _bit_length(scale[1]) + (3 if full_turns else 0)
-        self.frequencies: "Dict[Tuple[int, int, int], Tuple[int, int]]" = {}
+        self.frequencies: "Dict[Tuple[int, int, int], _Scaled]" = {}
 
-    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+    def frequency(self, exponent: "_Fraction", F: int) -> "_Scaled":
         """Return (W, k): w = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for the exponent t = (a, b).
 
         At G = F + 4 + log2(1 + t) bits: ln(scale) and ln(base) are each a
@@ -8259,7 +8269,7 @@ class _Frequencies:
             found = self.frequencies[key] = (W, k)
         return found
 
-    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
+    def log2_angle(self, position: "_Fraction", exponent: "_Fraction") -> int:
         """An integer within 4 + t of log2(|position| * w(t)), for sizing."""
         n, m = position
         return _bit_length(abs(n)) - _bit_length(m) + self.log2_scale - (exponent[0] * self.log2_base) // exponent[1]
@@ -8319,16 +8329,16 @@ class _AttentionFactor:
     that is irrational (Gelfond-Schneider), which _Rope checks first.
     """
 
-    def __init__(self, kind: str, numbers: "Tuple[Tuple[int, int], ...]", result: float) -> None:
+    def __init__(self, kind: str, numbers: "Tuple[_Fraction, ...]", result: float) -> None:
         self.kind = kind
         self.numbers = numbers
         self.value = result  # in float64, for the fast path and the allowance
-        self.cache: "Dict[int, Tuple[int, int]]" = {}
+        self.cache: "Dict[int, _Bounded]" = {}
         # Guard bits: each step's error in units, bounded by the numbers' sizes (see fixed()).
         sizes = sum(_bit_length(n // m + 1) for n, m in numbers)
         self.guard = 24 + 2 * sizes
 
-    def fixed(self, F: int) -> "Tuple[int, int]":
+    def fixed(self, F: int) -> "_Bounded":
         found = self.cache.get(F)
         if found is not None:
             return found
@@ -8379,10 +8389,10 @@ class _RopeFrequencies(_Frequencies):
 
     def __init__(
         self,
-        base: "Tuple[int, int]",
+        base: "_Fraction",
         pairs: int,
-        multipliers: "List[Tuple[int, int]]",
-        growth: "Optional[Tuple[int, int]]",
+        multipliers: "List[_Fraction]",
+        growth: "Optional[_Fraction]",
         blend: "Optional[_Blend]",
     ) -> None:
         _Frequencies.__init__(self, base, (1, 1), False)
@@ -8392,7 +8402,7 @@ class _RopeFrequencies(_Frequencies):
         self.blend = blend
         self.log2: "Dict[int, int]" = {}
 
-    def frequency(self, exponent: "Tuple[int, int]", F: int) -> "Tuple[int, int]":
+    def frequency(self, exponent: "_Fraction", F: int) -> "_Scaled":
         """(W, k): w = W * 2**(k - F) within a relative 4 * 2**-F.
 
         Without a blend, at G2 = G + 4 = F + 12 bits: y = ln r - (k/h) ln base
@@ -8427,7 +8437,7 @@ class _RopeFrequencies(_Frequencies):
         self.frequencies[key] = found
         return found
 
-    def log2_angle(self, position: "Tuple[int, int]", exponent: "Tuple[int, int]") -> int:
+    def log2_angle(self, position: "_Fraction", exponent: "_Fraction") -> int:
         """An integer within 3 of log2(|position| * w_k): the position's within 1, the frequency's within 2."""
         k = exponent[0]
         e = self.log2.get(k)
@@ -8437,7 +8447,7 @@ class _RopeFrequencies(_Frequencies):
         return _bit_length(abs(n)) - _bit_length(m) + e
 
 
-def _ln_ratio(ratio: "Tuple[int, int]", F: int) -> int:
+def _ln_ratio(ratio: "_Fraction", F: int) -> int:
     """ln(n/m) * 2**F for positive integers n, m; error at most 2 units."""
     n, m = ratio
     return _ln(n, 0, F) - (_ln(m, 0, F) if m != 1 else 0)
@@ -8472,7 +8482,7 @@ def _ln(mantissa: int, exponent: int, F: int) -> int:
     return result
 
 
-def _exp(y: int, F: int) -> "Tuple[int, int]":
+def _exp(y: int, F: int) -> "_Scaled":
     """Return (W, k) with exp(y / 2**F) = W * 2**(k - F) * (1 + rho), |rho| < 2**-F.
 
     W lies in [0.7, 1.42] * 2**F.  With y taken as exact: k = round(y / ln 2)
@@ -8536,15 +8546,15 @@ def _round_shift(x: int, bits: int) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _add(x: "Tuple[int, int]", y: "Tuple[int, int]") -> "Tuple[int, int]":
+def _add(x: "_Fraction", y: "_Fraction") -> "_Fraction":
     return _reduced(x[0] * y[1] + y[0] * x[1], x[1] * y[1])
 
 
-def _times(x: "Tuple[int, int]", k: int) -> "Tuple[int, int]":
+def _times(x: "_Fraction", k: int) -> "_Fraction":
     return _reduced(x[0] * k, x[1])
 
 
-def _to_float(x: "Tuple[int, int]") -> float:
+def _to_float(x: "_Fraction") -> float:
     """The nearest float (within an ulp past 2**1000; infinite past float64's range), for the fast path and the diagnosis."""
     n, m = x
     a = -n if n < 0 else n
@@ -8562,7 +8572,7 @@ def _to_float(x: "Tuple[int, int]") -> float:
     return -result if n < 0 else result
 
 
-def _rational(name: str, x: object) -> "Tuple[int, int]":
+def _rational(name: str, x: object) -> "_Fraction":
     """x as an exact fraction, or TypeError / ValueError naming ``name``.
 
     An int is itself; a float the binary number it holds; an object with
@@ -8603,7 +8613,7 @@ def _rational(name: str, x: object) -> "Tuple[int, int]":
     raise TypeError(f"{name} must be a real number, got {type(x).__name__} {_short(x)}")
 
 
-def _float_ratio(name: str, x: float) -> "Tuple[int, int]":
+def _float_ratio(name: str, x: float) -> "_Fraction":
     if not -_INF < x < _INF:
         raise ValueError(f"{name} must be finite, got {x!r}")
     if x == 0.0:
@@ -8614,9 +8624,9 @@ def _float_ratio(name: str, x: float) -> "Tuple[int, int]":
     return (m << e, 1) if e >= 0 else _reduced(m, 1 << -e)
 
 
-def _parse_number(name: str, text: str) -> "Tuple[int, int]":
+def _parse_number(name: str, text: str) -> "_Fraction":
     """A decimal (digits, a point, an exponent) or a fraction "n/m" of two decimals, exactly; no float() involved."""
-    decimals: "List[Tuple[int, int]]" = []
+    decimals: "List[_Fraction]" = []
     for part in text.strip().split("/"):
         decimal = _parse_decimal(part)
         if decimal is None or len(decimals) == 2:
@@ -8633,7 +8643,7 @@ def _parse_number(name: str, text: str) -> "Tuple[int, int]":
 _DIGITS = "0123456789"
 
 
-def _parse_decimal(text: str) -> "Optional[Tuple[int, int]]":
+def _parse_decimal(text: str) -> "Optional[_Fraction]":
     """A decimal such as '-1.5e3' as a fraction, or None if it is not one."""
     body = text.strip()
     sign = 1
@@ -8656,7 +8666,7 @@ def _parse_decimal(text: str) -> "Optional[Tuple[int, int]]":
     return (n * 10**exponent, 1) if exponent >= 0 else _reduced(n, 10**-exponent)
 
 
-def _reduced(n: int, m: int) -> "Tuple[int, int]":
+def _reduced(n: int, m: int) -> "_Fraction":
     divisor = _gcd(n, m)
     return n // divisor, m // divisor
 
@@ -8667,7 +8677,7 @@ def _short(given: object) -> str:
     return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
-def _number(x: "Tuple[int, int]") -> "Union[int, float, str]":
+def _number(x: "_Fraction") -> "Union[int, float, str]":
     """A fraction as a user reads it back: an int, a float if it is one exactly, else a decimal or "n/m" string."""
     n, m = x
     if m == 1:
@@ -8677,7 +8687,7 @@ def _number(x: "Tuple[int, int]") -> "Union[int, float, str]":
     return _fraction_text(x)
 
 
-def _fraction_text(x: "Tuple[int, int]") -> str:
+def _fraction_text(x: "_Fraction") -> str:
     """A fraction as text: an integer, a terminating decimal, or "n/m"."""
     n, m = x
     if m == 1:
@@ -8739,7 +8749,7 @@ def _bit_pattern(x: float, dtype: str) -> int:
     return sign | (m << shift if shift >= 0 else m >> -shift)
 
 
-def _round_just_below(fraction: "Tuple[int, int]", dtype: str) -> float:
+def _round_just_below(fraction: "_Fraction", dtype: str) -> float:
     """The rounding of a number a hair below the dyadic n/m > 0 (m a power of two): n/m itself if the format holds it, the lower neighbour if n/m is a midpoint."""
     n, m = fraction
     F = _bit_length(m) + _DTYPES[dtype][0] + 64
@@ -8749,7 +8759,7 @@ def _round_just_below(fraction: "Tuple[int, int]", dtype: str) -> float:
     return result
 
 
-def _round_fraction(fraction: "Tuple[int, int]", dtype: str) -> float:
+def _round_fraction(fraction: "_Fraction", dtype: str) -> float:
     """The fraction n/m (m > 0) rounded to nearest in dtype; more bits until decided (a non-dyadic n/m is no midpoint)."""
     n, m = fraction
     F = _DTYPES[dtype][0] + 16 + _bit_length(m)
@@ -8860,7 +8870,7 @@ def _round_float(x: float, dtype: str) -> float:
     return rounded
 
 
-def _float_parts(x: float) -> "Tuple[int, int]":
+def _float_parts(x: float) -> "_Dyadic":
     """Return (m, e) with x = m * 2**e exactly, for a finite float x > 0 (read from its bits)."""
     bits = _float_bits(x)
     biased = (bits >> 52) & 0x7FF
