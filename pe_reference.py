@@ -95,39 +95,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
     from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional
-    from typing import Pattern, Sequence, Set, Tuple, Type, Union
+    from typing import Mapping, Pattern, Sequence, Set, Tuple, Type, TypedDict, Union
 
-    # The kernel's values, each a pair of ints with its own meaning:
-    # an exact rational number (numerator, denominator > 0), in lowest terms once checked (_rational, _reduced);
+    # An exact rational number (numerator, denominator > 0), in lowest terms once checked (_rational, _reduced).
     _Fraction = Tuple[int, int]
-    # a float's exact value m * 2**e, as (m, e);
-    _Dyadic = Tuple[int, int]
-    # a number W * 2**(k - F) held at F fraction bits, as (W, k): a frequency, an exponential;
-    _Scaled = Tuple[int, int]
-    # a fixed-point number X at F fraction bits and its error bound in units, as (X, error);
-    _Bounded = Tuple[int, int]
-    # a pair's cosine and sine at F fraction bits, as (cos, sin);
-    _CosSin = Tuple[int, int]
-    # a real number known to lie in [a, b] * 2**-G, as (a, b);
-    _Interval = Tuple[int, int]
-    # a table column's kind (_SINE, _COSINE or _ZERO) and the pair whose angle it takes, as (kind, pair).
-    _Column = Tuple[int, int]
-
-    # A Convention's fields, checked.
-    _Fields = Tuple[
-        str,  # layout
-        str,  # spacing
-        _Fraction,  # shift
-        _Fraction,  # base
-        _Fraction,  # angle_scale
-        bool,  # full_turns
-        _Fraction,  # start
-        _Fraction,  # step
-        bool,  # descending
-        Optional[Tuple[_Fraction, ...]],  # positions
-        str,  # odd
-        Tuple[int, int, bool],  # scale: its square p/q, divided by d_model if the flag is set
-    ]
     # The exact kernel's output scale: the square of a rational scale, or a transcendental attention factor.
     _Scale = Union[_Fraction, "_AttentionFactor"]
     # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
@@ -258,7 +229,7 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
         )
         return 2
     args = parser.parse_args(_joined_negative_numbers(arguments))
-    fields = {name: getattr(args, name) for name in ("preset",) + _FIELDS}
+    fields = {name: getattr(args, name) for name in ["preset"] + [row[0] for row in _FIELDS]}
     if args.positions is not None:
         fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
     if args.rope is not None:
@@ -361,26 +332,14 @@ def _parser(prog: str) -> "ArgumentParser":
         "how a framework computes the table (default: the paper's); numbers are exact: 999.5, 1e-4 or 1/3",
     )
     conventions.add_argument("--preset", choices=list(PRESETS), help="a framework's convention")
-    conventions.add_argument("--layout", choices=_LAYOUTS, help="order of the sine and cosine columns")
-    conventions.add_argument(
-        "--spacing", choices=_SPACINGS, help="paper: base**(-2i/d); tensor2tensor: base**(-i/(h - shift))"
-    )
-    conventions.add_argument("--shift", metavar="X", help="tensor2tensor spacing's shift (default 1)")
-    conventions.add_argument("--base", metavar="X", help="base of the wavelengths (default 10000)")
-    conventions.add_argument("--angle-scale", metavar="X", help="a factor on every frequency (default 1)")
-    conventions.add_argument(
-        "--full-turns", action="store_const", const=True, help="angles in turns: every frequency times 2 pi"
-    )
-    conventions.add_argument("--start", metavar="X", help="the first position (default 0)")
-    conventions.add_argument("--step", metavar="X", help="from one position to the next (default 1)")
-    conventions.add_argument("--descending", action="store_const", const=True, help="positions count down to --start")
-    conventions.add_argument(
-        "--positions", metavar="X,X,...", help="the positions one by one (SEQ_LEN of them), instead of --start"
-    )
-    conventions.add_argument(
-        "--odd", choices=_ODD_RULES, help="an odd D_MODEL: one more sine, a zero column, rounded up, or refused"
-    )
-    conventions.add_argument("--scale", metavar="X", help="a factor on every value, e.g. 0.5 or sqrt(2/d) (default 1)")
+    for name, check, _, words in _FIELDS:  # one option a field
+        option = "--" + name.replace("_", "-")
+        if isinstance(check, tuple):
+            conventions.add_argument(option, choices=check, help=words)
+        elif check == "flag":
+            conventions.add_argument(option, action="store_const", const=True, help=words)
+        else:
+            conventions.add_argument(option, metavar="X,X,..." if check == "positions" else "X", help=words)
     pictures = parser.add_argument_group(
         "pictures", "PNG images, drawn with the standard library; the table is printed too only with --format"
     )
@@ -1040,7 +999,7 @@ def _write(prog: str, request: "_Request") -> int:
         return 1
     try:
         if request.explain:
-            _write_explained(out, request.seq_len, request.d_model, _to_float(request.convention._fields[3]))
+            _write_explained(out, request.seq_len, request.d_model, _to_float(request.convention._fields["base"]))
         elif request.output_format == "table":
             _write_table(out, request)
         elif request.output_format == "json":
@@ -1191,10 +1150,10 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
     out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
     out.write(
         f'"parameters": {{"seq_len": {seq_len}, "d_model": {d_model}, "convention": "{convention._name(d_model)}", '
-        f'"layout": "{convention.layout}", "spacing": "{convention.spacing}", "shift": "{_fraction_text(fields[2])}", '
-        f'"base": "{_fraction_text(fields[3])}", "angle_scale": "{_fraction_text(fields[4])}", '
+        f'"layout": "{convention.layout}", "spacing": "{convention.spacing}", "shift": "{_fraction_text(fields["shift"])}", '
+        f'"base": "{_fraction_text(fields["base"])}", "angle_scale": "{_fraction_text(fields["angle_scale"])}", '
         f'"full_turns": {"true" if convention.full_turns else "false"}, "odd": "{convention.odd}", '
-        f'"scale": "{_scale_text(fields[11], False)}", "positions": [{positions}]}},\n'
+        f'"scale": "{_scale_text(fields["scale"], False)}", "positions": [{positions}]}},\n'
     )
     out.write('"columns": [\n' + ",\n".join(columns) + "\n],\n")
     out.write('"bits": {')
@@ -3131,7 +3090,10 @@ class _Rope:
         self.factors_read = False
 
     def _scaling(self, scaling: object) -> "Tuple[Dict[str, object], Callable[[], None]]":
-        """The scaling dict's entries, checked against its variant's keys, with the variant as "kind"; its setup."""
+        """The scaling dict's entries, checked against its variant's keys, with the variant as "kind"; its setup.
+
+        Long because the table of the variants, a row each, is made in it, when it is called.
+        """
         # Each variant, one row: its name, the keys it needs, those it may take, the method that reads them.
         # Made when called, not at import.
         variants: "Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...], Callable[[], None]], ...]" = (
@@ -3884,12 +3846,12 @@ def _candidates(
     seq_len, d_model = len(table), len(table[0])
     found: "List[_Candidate]" = []
     seen = set()
-    given = context._fields[9]
+    given = context._fields["positions"]
     reference = asked if asked is not None else context.replace(odd="sine")
     fitted_conventions = _fit(table, context, dtype)
 
     def add_convention(convention: "Convention", description: str = "") -> None:
-        if given is not None and convention._fields[9] is None:
+        if given is not None and convention._fields["positions"] is None:
             convention = convention._with(positions=given)
         try:
             key = convention._table_key(d_model)
@@ -3911,26 +3873,26 @@ def _candidates(
     def fitted(as_read: bool) -> "Iterator[_Made]":
         # The conventions read from the table, those with a number kept as read only after every preset.
         for kept, convention in fitted_conventions:
-            if (convention._fields[9] is None or given is not None) and kept == as_read:
+            if (convention._fields["positions"] is None or given is not None) and kept == as_read:
                 yield convention, ""
 
     def presets() -> "Iterator[_Made]":
         for preset in PRESETS.values():
             yield preset, ""
-            if context._fields[3] != preset._fields[3]:
+            if context._fields["base"] != preset._fields["base"]:
                 yield preset.replace(base=context.base), ""
 
     def nearby() -> "Iterator[_Made]":
         if given is not None:
             return
-        start, step = context._fields[6], context._fields[7]
+        start, step = context._fields["start"], context._fields["step"]
         starts = [(0, 1), (1, 1), (2, 1)] + [_add(start, _times(step, k)) for k in (1, 2, -1, -2)]
         if shift:
             starts.insert(0, _add(start, _times(step, shift)))
         odd_rules = ("sine", "zero", "round-up") if d_model % 2 else ("sine",)
         for first in starts:
-            for layout in _LAYOUTS:
-                for spacing in _SPACINGS:
+            for layout in _choices("layout"):
+                for spacing in _choices("spacing"):
                     for odd in odd_rules:
                         yield (
                             context.replace(layout=layout, spacing=spacing, shift=1, start=_number(first), odd=odd),
@@ -3940,7 +3902,7 @@ def _candidates(
 
     def bases() -> "Iterator[_Made]":
         for other in _BASES:
-            if (other, 1) != reference._fields[3]:
+            if (other, 1) != reference._fields["base"]:
                 words = f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}"
                 yield reference.replace(base=other), words
 
@@ -3950,7 +3912,7 @@ def _candidates(
     def positions_read() -> "Iterator[_Made]":
         # The least simple story, said as runs of consecutive positions, and only when they are few.
         for _, convention in fitted_conventions:
-            read = convention._fields[9] if given is None else None
+            read = convention._fields["positions"] if given is None else None
             where = "" if read is None else _runs_text([position for position, _ in read])
             if where:
                 yield convention, f"{_describe(convention, d_model)}, with {where}"
@@ -4049,7 +4011,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     values = {r: table[r] for r in rows + [seq_len - 1]}
     if not all(-_INF < x * x < _INF for row in values.values() for x in row):
         return []  # a value not finite, or past what a square holds: no law to read
-    step = _to_float(context._fields[7])
+    step = _to_float(context._fields["step"])
     found: "List[Tuple[int, Convention]]" = []
     for layout in ("interleaved", "sin-cos"):
         for odd in ("sine", "zero", "round-up") if d_model % 2 else ("sine",):
@@ -4090,7 +4052,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
                 heights = [math.log(speeds[0])]
             height = math.exp(heights[len(heights) // 2])
             # The base's logarithm is the slope times the spacing's divisor: d/2 (the paper's), or h - 1.
-            spacings: "List[Tuple[str, float]]" = [("paper", math.log(_to_float(context._fields[3])))]
+            spacings: "List[Tuple[str, float]]" = [("paper", math.log(_to_float(context._fields["base"])))]
             if h > 1:
                 spacings = [
                     ("paper", slope * (d_model if odd == "sine" else 2 * h) / 2),
@@ -4159,7 +4121,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     # unwrapped through the faster ones, where the sampled rows' positions are whole numbers.
     frequencies = context._float_frequencies(d_model)
     by_speed = sorted((frequencies[pair], s, c) for pair, s, c in paired(context))
-    if context._fields[9] is not None or not by_speed or not 0.0 < by_speed[0][0] < _INF:
+    if context._fields["positions"] is not None or not by_speed or not 0.0 < by_speed[0][0] < _INF:
         return conventions
 
     # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
@@ -4305,8 +4267,8 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
     def exponents() -> "Iterator[_Candidate]":
         # Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
         exponents = convention._exponents(d_model)
-        base = _to_float(convention._fields[3])
-        factor = _to_float(convention._fields[4]) * (2 * math.pi if convention.full_turns else 1.0)
+        base = _to_float(convention._fields["base"])
+        factor = _to_float(convention._fields["angle_scale"]) * (2 * math.pi if convention.full_turns else 1.0)
         exponent = [a / b for a, b in exponents]
         odd_cosines = [
             (dim if convention.layout == "interleaved" else exponents[pair][0] + 1) / exponents[pair][1]
@@ -4408,7 +4370,7 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
                 yield _rounded_step(convention, seq_len, d_model, narrow, taken)
 
     def transposed() -> "Iterator[_Candidate]":
-        transposable = convention._fields[9] is None and not (convention.odd == "error" and seq_len % 2)
+        transposable = convention._fields["positions"] is None and not (convention.odd == "error" and seq_len % 2)
         if seq_len * d_model > 1 << 20 or seq_len == d_model or not transposable:
             return
         try:
@@ -4985,7 +4947,7 @@ def _call(convention: "Convention", seq_len: int, d_model: int, dtype: str) -> s
     name, changed = (presets[0], []) if presets else _closest_preset(convention, d_model)
     options: "List[Tuple[str, object]]" = [] if name == "paper" else [("preset", name)]
     options.extend(changed)
-    if convention._fields[9] is not None and all(field != "positions" for field, _ in changed):
+    if convention._fields["positions"] is not None and all(field != "positions" for field, _ in changed):
         options.append(("positions", convention.positions))
     if dtype != "float64":
         options.append(("dtype", dtype))
@@ -5029,18 +4991,15 @@ def _changed_fields(origin: "Convention", convention: "Convention", d_model: int
     As a call gives them: the scale as its square for this width, no odd rule for an even width.
     """
 
-    def key(convention: "Convention") -> "List[object]":
-        fields: "List[object]" = list(convention._fields)
-        fields[11] = convention._scale_square(d_model)
+    def key(convention: "Convention") -> "Dict[str, object]":
+        fields: "Dict[str, object]" = dict(convention._fields)
+        fields["scale"] = convention._scale_square(d_model)
         if d_model % 2 == 0:
-            fields[10] = None
+            fields["odd"] = None
         return fields
 
-    return [
-        (field, getattr(convention, field))
-        for field, ours, theirs in zip(_FIELDS, key(convention), key(origin))
-        if ours != theirs
-    ]
+    ours, theirs = key(convention), key(origin)
+    return [(row[0], getattr(convention, row[0])) for row in _FIELDS if ours[row[0]] != theirs[row[0]]]
 
 
 def _join(items: "List[str]", separator: str) -> str:
@@ -7152,20 +7111,56 @@ def _complete_row(
 # and a Fraction are each taken for the number they are.
 
 
-# A Convention's fields, in order; every one is also a keyword of the table functions.
-_FIELDS = (
-    "layout",
-    "spacing",
-    "shift",
-    "base",
-    "angle_scale",
-    "full_turns",
-    "start",
-    "step",
-    "descending",
-    "positions",
-    "odd",
-    "scale",
+if TYPE_CHECKING:
+    # A Convention's fields, checked, by name: _FIELDS declares them, in this order.
+    _Fields = TypedDict(
+        "_Fields",
+        {
+            "layout": str,
+            "spacing": str,
+            "shift": _Fraction,
+            "base": _Fraction,
+            "angle_scale": _Fraction,
+            "full_turns": bool,
+            "start": _Fraction,
+            "step": _Fraction,
+            "descending": bool,
+            "positions": Optional[Tuple[_Fraction, ...]],
+            "odd": str,
+            "scale": Tuple[int, int, bool],  # its square p/q, divided by d_model if the flag is set
+        },
+    )
+
+
+# A Convention's fields, declared once, in order: (name, check, default, help).  The check is the tuple
+# of the values a named field may take, or the kind of its value: "number" (a fraction), "positive",
+# "flag", "step" (a fraction, not 0), "positions" (None, or fractions one by one) or "scale" (its square
+# p/q, and whether that is divided by d_model).  The default is the checked form; help is the command
+# line's.  Convention's keywords and attributes, its checks, the command line's options and the stub's
+# fields (tests/test_conventions.py compares them) follow from it.  A constant tuple, in flash when frozen.
+_FIELDS: "Tuple[Tuple[str, Union[str, Tuple[str, ...]], object, str], ...]" = (
+    ("layout", ("interleaved", "sin-cos", "cos-sin"), "interleaved", "order of the sine and cosine columns"),
+    (
+        "spacing",
+        ("paper", "tensor2tensor"),
+        "paper",
+        "paper: base**(-2i/d); tensor2tensor: base**(-i/(h - shift))",
+    ),
+    ("shift", "number", (1, 1), "tensor2tensor spacing's shift (default 1)"),
+    ("base", "positive", (10000, 1), "base of the wavelengths (default 10000)"),
+    ("angle_scale", "positive", (1, 1), "a factor on every frequency (default 1)"),
+    ("full_turns", "flag", False, "angles in turns: every frequency times 2 pi"),
+    ("start", "number", (0, 1), "the first position (default 0)"),
+    ("step", "step", (1, 1), "from one position to the next (default 1)"),
+    ("descending", "flag", False, "positions count down to --start"),
+    ("positions", "positions", None, "the positions one by one (SEQ_LEN of them), instead of --start"),
+    (
+        "odd",
+        ("sine", "zero", "error", "round-up"),
+        "sine",
+        "an odd D_MODEL: one more sine, a zero column, rounded up, or refused",
+    ),
+    ("scale", "scale", (1, 1, False), "a factor on every value, e.g. 0.5 or sqrt(2/d) (default 1)"),
 )
 
 
@@ -7183,7 +7178,7 @@ def _convention(
     (compare() then reports a mismatch).
     """
     for name in shortcuts:
-        if name != "preset" and name not in _FIELDS:
+        if name != "preset" and _check_of(name) is None:
             raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
     preset = shortcuts.get("preset")
     if convention is not None:
@@ -7291,11 +7286,11 @@ def _make_presets() -> "Dict[str, Convention]":
     if _COLLECT_GARBAGE is not None:
         _COLLECT_GARBAGE()  # the import's own garbage first: the presets then fill the holes it leaves
     for name, _, changes in _PRESETS:
-        fields: "List[object]" = list(_DEFAULT_FIELDS)
+        fields: "Dict[str, object]" = {row[0]: row[2] for row in _FIELDS}
         for field, inner in changes:
-            fields[_FIELDS.index(field)] = inner
+            fields[field] = inner
         convention = presets[name] = object.__new__(Convention)
-        convention._fields = _checked_fields(dict(zip(_FIELDS, fields)), checked=True)
+        convention._fields = _checked_fields(fields, checked=True)
         convention._preset = name
         if _COLLECT_GARBAGE is not None:
             _COLLECT_GARBAGE()
@@ -7351,75 +7346,33 @@ class Convention:
     Convention(layout='sin-cos', spacing='tensor2tensor', shift=0, base=10000, start=999.5, odd='zero')
     """
 
-    def __init__(
-        self,
-        *,
-        layout: str = "interleaved",
-        spacing: str = "paper",
-        shift: object = 1,
-        base: object = 10000,
-        angle_scale: object = 1,
-        full_turns: bool = False,
-        start: object = 0,
-        step: object = 1,
-        descending: bool = False,
-        positions: "Optional[Sequence[object]]" = None,
-        odd: str = "sine",
-        scale: object = 1,
-    ) -> None:
-        given = (layout, spacing, shift, base, angle_scale, full_turns, start, step, descending, positions, odd, scale)
-        self._fields = _checked_fields(dict(zip(_FIELDS, given)))
+    # What it holds: its fields by name (read as attributes, through __getattr__), and the preset a call
+    # named.  Nothing else can be set: a convention cannot change (MicroPython does not enforce this).
+    __slots__ = ("_fields", "_preset")
+
+    def __init__(self, **fields: object) -> None:
+        # The keywords are _FIELDS' names; a field not given takes its default.
+        for name in fields:
+            if _check_of(name) is None:
+                raise TypeError(f"Convention() got an unexpected keyword argument {name!r}")
+        self._fields = _checked_fields(fields)
         # The preset a call named, to be called by that name among the presets it is the same as.
         self._preset: "Optional[str]" = None
 
-    @property
-    def layout(self) -> str:
-        return self._fields[0]
-
-    @property
-    def spacing(self) -> str:
-        return self._fields[1]
-
-    @property
-    def shift(self) -> "Union[int, float, str]":
-        return _number(self._fields[2])
-
-    @property
-    def base(self) -> "Union[int, float, str]":
-        return _number(self._fields[3])
-
-    @property
-    def angle_scale(self) -> "Union[int, float, str]":
-        return _number(self._fields[4])
-
-    @property
-    def full_turns(self) -> bool:
-        return self._fields[5]
-
-    @property
-    def start(self) -> "Union[int, float, str]":
-        return _number(self._fields[6])
-
-    @property
-    def step(self) -> "Union[int, float, str]":
-        return _number(self._fields[7])
-
-    @property
-    def descending(self) -> bool:
-        return self._fields[8]
-
-    @property
-    def positions(self) -> "Optional[Tuple[Union[int, float, str], ...]]":
-        given = self._fields[9]
-        return None if given is None else tuple(_number(p) for p in given)
-
-    @property
-    def odd(self) -> str:
-        return self._fields[10]
-
-    @property
-    def scale(self) -> "Union[int, float, str]":
-        return _scale_text(self._fields[11], True)
+    def __getattr__(self, name: str) -> object:
+        """A field as given: a choice or a flag as it is, a number as the int, float or decimal text it is."""
+        check = None if name.startswith("_") else _check_of(name)
+        if check is None:
+            raise AttributeError(f"'Convention' object has no attribute {name!r}")
+        fields: "Mapping[str, Any]" = self._fields
+        given = fields[name]
+        if isinstance(check, tuple) or check == "flag":
+            return given
+        if check == "positions":
+            return None if given is None else tuple(_number(p) for p in given)
+        if check == "scale":
+            return _scale_text(given, True)
+        return _number(given)
 
     def replace(self, **changes: object) -> "Convention":
         """A copy with the fields given changed (the same keywords as the constructor).
@@ -7428,13 +7381,13 @@ class Convention:
         which it replaces.
         """
         for name in changes:
-            if name not in _FIELDS:
+            if _check_of(name) is None:
                 raise TypeError(f"replace() got an unexpected keyword argument {name!r}")
-        return self._with(**{name: _FIELD_CHECKS[name](changes[name]) for name in changes})
+        return self._with(**{name: _checked_field(name, changes[name]) for name in changes})
 
     def _with(self, **checked: object) -> "Convention":
         """replace() with fields already checked (their inner forms)."""
-        fields: "Dict[str, object]" = dict(zip(_FIELDS, self._fields))
+        fields: "Dict[str, object]" = dict(self._fields)
         fields.update(checked)
         if checked.get("positions") is not None:
             # Positions replace these; given in the same call, they conflict (refused below).
@@ -7452,38 +7405,41 @@ class Convention:
         return not self == other  # MicroPython does not derive it from __eq__
 
     def __hash__(self) -> int:
-        return hash(self._fields)
+        return hash(self._table_key(None))
 
     def __repr__(self) -> str:
         shown = []
-        for name, field, default in zip(_FIELDS, self._fields, _DEFAULT_FIELDS):
-            if name in ("layout", "spacing", "base", "start", "odd") or field != default:
+        fields: "Mapping[str, object]" = self._fields
+        for name, _, default, _ in _FIELDS:
+            if name in ("layout", "spacing", "base", "start", "odd") or fields[name] != default:
                 shown.append(f"{name}={getattr(self, name)!r}")
         return f"Convention({', '.join(shown)})"
 
     def __str__(self) -> str:
-        first, second = ("sin", "cos") if self.layout != "cos-sin" else ("cos", "sin")
-        factor = "" if self._fields[11] == (1, 1, False) else f"{_scale_text(self._fields[11], False)} * "
-        if self.layout == "interleaved":
+        first, second = ("sin", "cos") if self._fields["layout"] != "cos-sin" else ("cos", "sin")
+        factor = "" if self._fields["scale"] == (1, 1, False) else f"{_scale_text(self._fields['scale'], False)} * "
+        if self._fields["layout"] == "interleaved":
             columns = f"PE(p, 2i) = {factor}sin(p * w_i), PE(p, 2i + 1) = {factor}cos(p * w_i)"
         else:
             columns = f"PE(p, i) = {factor}{first}(p * w_i), PE(p, h + i) = {factor}{second}(p * w_i)"
-        exponent = "-2i/d" if self.spacing == "paper" else f"-i/(h - {_fraction_text(self._fields[2])})"
-        frequency = f"{_fraction_text(self._fields[3])}**({exponent})"
-        if self._fields[4] != (1, 1):
-            frequency = f"{_fraction_text(self._fields[4])} * {frequency}"
-        if self.full_turns:
+        exponent = (
+            "-2i/d" if self._fields["spacing"] == "paper" else f"-i/(h - {_fraction_text(self._fields['shift'])})"
+        )
+        frequency = f"{_fraction_text(self._fields['base'])}**({exponent})"
+        if self._fields["angle_scale"] != (1, 1):
+            frequency = f"{_fraction_text(self._fields['angle_scale'])} * {frequency}"
+        if self._fields["full_turns"]:
             frequency = f"2 pi * {frequency}"
         return f"{columns}; w_i = {frequency}; p = {self._positions_text()}; {self._odd_text()}"
 
     def _positions_text(self) -> str:
-        given = self._fields[9]
+        given = self._fields["positions"]
         if given is not None:
             shown = ", ".join(_fraction_text(p) for p in given[:3])
             return shown + (", ..." if len(given) > 3 else "") if given else "(none)"
-        start, step = self._fields[6], self._fields[7]
+        start, step = self._fields["start"], self._fields["step"]
         terms = [_fraction_text(_add(start, _times(step, k))) for k in range(3)]
-        if self.descending:
+        if self._fields["descending"]:
             return f"..., {terms[2]}, {terms[1]}, {terms[0]} (descending: the last row is {terms[0]})"
         return f"{', '.join(terms)}, ..."
 
@@ -7493,7 +7449,7 @@ class Convention:
             "zero": "an odd d_model gets a column of zeros",
             "error": "no odd d_model",
             "round-up": "an odd d_model is computed as d_model + 1 columns, the last dropped",
-        }[self.odd]
+        }[self._fields["odd"]]
 
     def _name(self, d_model: "Optional[int]" = None) -> str:
         """The preset this is (the one named, if it is among them), or its fields."""
@@ -7507,46 +7463,52 @@ class Convention:
             if self._preset in PRESETS
             else max(PRESETS, key=lambda name: sum(1 for x, y in zip(PRESETS[name]._table_key(d_model), key) if x == y))
         )
+        mine: "Mapping[str, object]" = self._fields
+        theirs: "Mapping[str, object]" = PRESETS[origin]._fields
         changed = [
             f"{name}={_short(getattr(self, name))}".replace("'", "")
-            for name, mine, theirs in zip(_FIELDS, self._fields, PRESETS[origin]._fields)
-            if mine != theirs and not (name == "odd" and d_model is not None and d_model % 2 == 0)
+            for name, _, _, _ in _FIELDS
+            if mine[name] != theirs[name] and not (name == "odd" and d_model is not None and d_model % 2 == 0)
         ]
         return f"{origin} ({', '.join(changed)})" if changed else origin
 
     def _presets(self, d_model: "Optional[int]" = None) -> "List[str]":
         """Every preset whose table this one's is (for d_model, or for every d_model)."""
         key = self._table_key(d_model)
-        if self._fields[9] is None:
+        if self._fields["positions"] is None:
             return [name for name, preset in PRESETS.items() if preset._table_key(d_model) == key]
         # Positions given one by one are the data, not the convention: the rest must match.
-        mine = _without_positions(key)
-        return [name for name, preset in PRESETS.items() if _without_positions(preset._table_key(d_model)) == mine]
+        mine = self._table_key(d_model, False)
+        return [name for name, preset in PRESETS.items() if preset._table_key(d_model, False) == mine]
 
-    def _table_key(self, d_model: "Optional[int]") -> "Tuple[object, ...]":
-        """What sets the table of this width: equal keys, equal tables (any width when d_model is None)."""
-        if d_model is None:
-            return self._fields
-        fields = list(self._fields)
-        fields[11] = self._scale_square(d_model)
-        if fields[1] == "tensor2tensor" and (self.odd != "sine" or d_model % 2 == 0) and d_model > 1:
-            # i/(h - shift) with shift 0 is 2i/(2h): the paper's spacing for these rules.
-            if fields[2] == (0, 1):
-                fields[1], fields[2] = "paper", (1, 1)
-        if d_model % 2 == 0:
-            fields[10] = "sine"  # an even width has no odd rule
-        elif self.odd == "round-up" and fields[1] == "tensor2tensor":
-            fields[10] = "sine" if self.layout != "cos-sin" else fields[10]
-        if fields[1] == "tensor2tensor" and self._pairs(d_model) == 1:
-            fields[2] = (1, 1)  # one pair: its exponent is 0 whatever the shift
-        return tuple(fields)
+    def _table_key(self, d_model: "Optional[int]", positions: bool = True) -> "Tuple[object, ...]":
+        """What sets the table of this width: equal keys, equal tables (any width when d_model is None).
+
+        Without positions, the key leaves out start, step, descending and positions.
+        """
+        fields: "Dict[str, object]" = dict(self._fields)
+        if d_model is not None:
+            fields["scale"] = self._scale_square(d_model)
+            odd = self._fields["odd"]
+            if fields["spacing"] == "tensor2tensor" and (odd != "sine" or d_model % 2 == 0) and d_model > 1:
+                # i/(h - shift) with shift 0 is 2i/(2h): the paper's spacing for these rules.
+                if fields["shift"] == (0, 1):
+                    fields["spacing"], fields["shift"] = "paper", (1, 1)
+            if d_model % 2 == 0:
+                fields["odd"] = "sine"  # an even width has no odd rule
+            elif odd == "round-up" and fields["spacing"] == "tensor2tensor" and self._fields["layout"] != "cos-sin":
+                fields["odd"] = "sine"
+            if fields["spacing"] == "tensor2tensor" and self._pairs(d_model) == 1:
+                fields["shift"] = (1, 1)  # one pair: its exponent is 0 whatever the shift
+        dropped = () if positions else ("start", "step", "descending", "positions")
+        return tuple(fields[name] for name, _, _, _ in _FIELDS if name not in dropped)
 
     # The table's structure for a width d_model: h pairs, a frequency
     # exponent t per pair, and a plan of (kind, pair) per column.
 
     def _pairs(self, d_model: int) -> int:
         """h, the number of frequencies."""
-        return d_model // 2 if self.odd in ("zero", "error") else (d_model + 1) // 2
+        return d_model // 2 if self._fields["odd"] in ("zero", "error") else (d_model + 1) // 2
 
     def _exponents(self, d_model: int) -> "List[_Fraction]":
         """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
@@ -7560,15 +7522,15 @@ class Convention:
     def _exponent(self, d_model: int, pair: int) -> "_Fraction":
         """One pair's exponent, as _exponents(d_model)[pair] (a single value needs no list of them all)."""
         h = self._pairs(d_model)
-        if self.spacing == "paper":
-            return 2 * pair, d_model if self.odd == "sine" else 2 * h
+        if self._fields["spacing"] == "paper":
+            return 2 * pair, d_model if self._fields["odd"] == "sine" else 2 * h
         if h <= 1:
             return 0, 1
-        n, m = self._fields[2]
+        n, m = self._fields["shift"]
         if h * m - n <= 0:
             raise ValueError(
                 f"shift must be less than the number of frequencies ({h}, for d_model {d_model}),"
-                f" got {_fraction_text(self._fields[2])}"
+                f" got {_fraction_text(self._fields['shift'])}"
             )
         return pair * m, h * m - n
 
@@ -7579,15 +7541,17 @@ class Convention:
     def _column(self, dim: int, d_model: int) -> "_Column":
         """(kind, pair) of one column: value() needs no plan of the whole width (a board's heap may lack it)."""
         h = self._pairs(d_model)
-        cosines = d_model // 2 if self.odd == "sine" else h
-        if self.layout == "interleaved":
+        cosines = d_model // 2 if self._fields["odd"] == "sine" else h
+        if self._fields["layout"] == "interleaved":
             # A sine and a cosine per pair while the cosines last, then the remaining sines.
             if dim < 2 * cosines:
                 return (_SINE if dim % 2 == 0 else _COSINE), dim // 2
             pair = cosines + dim - 2 * cosines
             return (_SINE, pair) if pair < h else (_ZERO, 0)
         first, second = (
-            ((_SINE, h), (_COSINE, cosines)) if self.layout == "sin-cos" else ((_COSINE, cosines), (_SINE, h))
+            ((_SINE, h), (_COSINE, cosines))
+            if self._fields["layout"] == "sin-cos"
+            else ((_COSINE, cosines), (_SINE, h))
         )
         if dim < first[1]:
             return first[0], dim
@@ -7595,17 +7559,19 @@ class Convention:
 
     def _frequencies(self) -> "_Frequencies":
         """The exact frequency law, shared by conventions with the same one (its caches with it)."""
-        key = (self._fields[3], self._fields[4], self.full_turns)
+        key = (self._fields["base"], self._fields["angle_scale"], self._fields["full_turns"])
         found = _LAWS.get(key)
         if found is None:
             if len(_LAWS) > _CACHE_LIMIT // 16:
                 _LAWS.clear()
-            found = _LAWS[key] = _Frequencies(self._fields[3], self._fields[4], self.full_turns)
+            found = _LAWS[key] = _Frequencies(
+                self._fields["base"], self._fields["angle_scale"], self._fields["full_turns"]
+            )
         return found
 
     def _scale_square(self, d_model: int) -> "_Fraction":
         """The square of the output scale for this width, a fraction in lowest terms."""
-        p, q, per_width = self._fields[11]
+        p, q, per_width = self._fields["scale"]
         return _reduced(p, q * d_model) if per_width else (p, q)
 
     def _float_scale(self, d_model: int) -> float:
@@ -7614,8 +7580,8 @@ class Convention:
 
     def _float_frequencies(self, d_model: int) -> "List[float]":
         """Each pair's frequency in float64, as the fast path computes it (0 past float64's range)."""
-        base = _to_float(self._fields[3])
-        factor = _to_float(self._fields[4]) * (2 * math.pi if self.full_turns else 1.0)
+        base = _to_float(self._fields["base"])
+        factor = _to_float(self._fields["angle_scale"]) * (2 * math.pi if self._fields["full_turns"] else 1.0)
         frequencies = []
         for a, b in self._exponents(d_model):
             try:
@@ -7627,11 +7593,11 @@ class Convention:
 
     def _denominators(self, d_model: int) -> "List[float]":
         """Each pair's angle divisor, base**t / angle_scale, in float64: the fast path's angle is p / divisor."""
-        base = _to_float(self._fields[3])
+        base = _to_float(self._fields["base"])
         denominators = [_denominator(exponent, base) for exponent in self._exponents(d_model)]
-        if self._fields[4] == (1, 1) and not self.full_turns:
+        if self._fields["angle_scale"] == (1, 1) and not self._fields["full_turns"]:
             return denominators
-        factor = _to_float(self._fields[4]) * (2 * math.pi if self.full_turns else 1.0)
+        factor = _to_float(self._fields["angle_scale"]) * (2 * math.pi if self._fields["full_turns"] else 1.0)
         return [denominator / factor for denominator in denominators]
 
     # Positions: a progression start + r * step (counted down when
@@ -7639,14 +7605,14 @@ class Convention:
 
     def _positions_given(self) -> "Optional[Tuple[_Fraction, ...]]":
         """The positions given one by one, or None for a progression."""
-        return self._fields[9]
+        return self._fields["positions"]
 
     def _progression(self, seq_len: int) -> "Tuple[Tuple[int, int], int]":
         """((start, step), denominator) with integer start and step over a common denominator, when not given one by one."""
-        (a, b), (c, d) = self._fields[6], self._fields[7]
+        (a, b), (c, d) = self._fields["start"], self._fields["step"]
         denominator = b * d // _gcd(b, d)
         start, step = a * (denominator // b), c * (denominator // d)
-        if self.descending:
+        if self._fields["descending"]:
             start, step = start + (seq_len - 1) * step, -step
         return (start, step), denominator
 
@@ -7657,7 +7623,7 @@ class Convention:
             if not 0 <= r < len(given):
                 raise ValueError(f"pos must be less than the number of positions ({len(given)}), got {r}")
             return given[r]
-        if seq_len is None and self.descending:
+        if seq_len is None and self._fields["descending"]:
             raise ValueError(
                 "pos has no position in a descending convention without seq_len; use encoding() or rows(),"
                 " or descending=False with start and a negative step"
@@ -7677,57 +7643,65 @@ class Convention:
         return (_to_float((start + r * step, denominator)) for r in range(first, seq_len))
 
     def _check_rows(self, seq_len: int) -> None:
-        given = self._fields[9]
+        given = self._fields["positions"]
         if given is not None and len(given) != seq_len:
             raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
 
 
 def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
-    """The fields as a tuple in _FIELDS order, each checked (unless already), and the rules between them."""
-    # Each value is of the type its check returns, the type _Fields gives it: a check is chosen by name.
-    values: "Dict[str, Any]" = fields if checked else {name: _FIELD_CHECKS[name](fields[name]) for name in _FIELDS}
+    """Every field by name, each given one checked (unless already), the others their defaults; the rules between them."""
+    # Each value is of the type its check returns, the type _Fields gives it.
+    values: "Any" = {
+        name: default if name not in fields else fields[name] if checked else _checked_field(name, fields[name])
+        for name, _, default, _ in _FIELDS
+    }
     shift = values["shift"]
-    if values["spacing"] == "paper" and isinstance(shift, tuple) and shift != (1, 1):
+    if values["spacing"] == "paper" and shift != (1, 1):
         raise ValueError(f"shift goes with spacing tensor2tensor, got shift={_fraction_text(shift)} with spacing paper")
-    # start, step and descending as the defaults have them.
-    if (
-        values["positions"] is not None
-        and (values["start"], values["step"], values["descending"]) != _DEFAULT_FIELDS[6:9]
+    if values["positions"] is not None and (values["start"], values["step"], values["descending"]) != (
+        (0, 1),
+        (1, 1),
+        False,
     ):
         raise ValueError("positions replace start, step and descending: give one or the other")
-    return tuple(values[name] for name in _FIELDS)
+    return values  # type: ignore[no-any-return]
 
 
-def _without_positions(key: "Tuple[object, ...]") -> "Tuple[object, ...]":
-    """A table key without start, step, descending and positions (fields 6 to 9)."""
-    return key[:6] + key[10:]
+def _choices(name: str) -> "Tuple[str, ...]":
+    """The values a named field (layout, spacing, odd) may take."""
+    check = _check_of(name)
+    return check if isinstance(check, tuple) else ()
+
+
+def _checked_field(name: str, given: object) -> object:
+    """One field as the Convention holds it, checked by its row of _FIELDS: a choice, a flag, a fraction..."""
+    check = _check_of(name)
+    if isinstance(check, tuple):
+        return _check_choice(name, given, check)
+    if check == "flag":
+        return _check_flag(name)(given)
+    if check == "positive":
+        return _positive(name)(given)
+    if check == "step":
+        return _check_step(given)
+    if check == "positions":
+        return _check_positions(given)
+    if check == "scale":
+        return _check_scale(given)
+    return _rational(name, given)
+
+
+def _check_of(name: str) -> "Optional[Union[str, Tuple[str, ...]]]":
+    """A field's check in _FIELDS (its choices, or the kind of its value), or None if name is no field."""
+    for row in _FIELDS:
+        if row[0] == name:
+            return row[1]
+    return None
 
 
 # ---------------------------------------------------------------------------
 # Validation
 # ---------------------------------------------------------------------------
-
-
-_DEFAULT_FIELDS = (
-    "interleaved",
-    "paper",
-    (1, 1),
-    (10000, 1),
-    (1, 1),
-    False,
-    (0, 1),
-    (1, 1),
-    False,
-    None,
-    "sine",
-    (1, 1, False),
-)
-
-
-# The values a Convention's three named fields may take.
-_ODD_RULES = ("sine", "zero", "error", "round-up")
-_SPACINGS = ("paper", "tensor2tensor")
-_LAYOUTS = ("interleaved", "sin-cos", "cos-sin")
 
 
 def _check_integer(name: str, given: object, minimum: int) -> int:
@@ -7879,22 +7853,6 @@ def _check_positions(positions: object) -> "Optional[Tuple[_Fraction, ...]]":
     return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))
 
 
-_FIELD_CHECKS: "Dict[str, Callable[[object], object]]" = {
-    "layout": lambda x: _check_choice("layout", x, _LAYOUTS),
-    "spacing": lambda x: _check_choice("spacing", x, _SPACINGS),
-    "shift": lambda x: _rational("shift", x),
-    "base": _positive("base"),
-    "angle_scale": _positive("angle_scale"),
-    "full_turns": _check_flag("full_turns"),
-    "start": lambda x: _rational("start", x),
-    "step": _check_step,
-    "descending": _check_flag("descending"),
-    "positions": _check_positions,
-    "odd": lambda x: _check_choice("odd", x, _ODD_RULES),
-    "scale": _check_scale,
-}
-
-
 def _iterate(thing: object) -> "Optional[Iterator[object]]":
     """An iterator over thing, or None if it has none."""
     iterable: "Any" = thing  # whatever iter() accepts; it raises TypeError for the rest
@@ -7917,6 +7875,22 @@ def _iterate(thing: object) -> "Optional[Iterator[object]]":
 # adds half a unit.  This holds for F < 2**20, far beyond any precision the Ziv loop reaches.
 # No math function, no float arithmetic but the last exact scaling, and no decimal or fractions:
 # the bits are the same on every runtime.
+
+
+if TYPE_CHECKING:
+    # The kernel's other values, each a pair of ints with its own meaning:
+    # a float's exact value m * 2**e, as (m, e);
+    _Dyadic = Tuple[int, int]
+    # a number W * 2**(k - F) held at F fraction bits, as (W, k): a frequency, an exponential;
+    _Scaled = Tuple[int, int]
+    # a fixed-point number X at F fraction bits and its error bound in units, as (X, error);
+    _Bounded = Tuple[int, int]
+    # a pair's cosine and sine at F fraction bits, as (cos, sin);
+    _CosSin = Tuple[int, int]
+    # a real number known to lie in [a, b] * 2**-G, as (a, b);
+    _Interval = Tuple[int, int]
+    # a table column's kind (_SINE, _COSINE or _ZERO) and the pair whose angle it takes, as (kind, pair).
+    _Column = Tuple[int, int]
 
 
 _SINE, _COSINE, _ZERO = 0, 1, 2

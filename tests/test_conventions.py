@@ -159,10 +159,103 @@ def test_a_convention_shows_its_choices_and_its_formula() -> None:
     assert "p = 999.5, 0.3, 1/3, ..." in str(given)
 
 
+# The one declaration of a Convention's fields, and what follows from it.  Its names are written out here,
+# from the paper's and the frameworks' vocabulary, so that a row lost or reordered in _FIELDS fails.
+FIELD_NAMES = [
+    "layout",
+    "spacing",
+    "shift",
+    "base",
+    "angle_scale",
+    "full_turns",
+    "start",
+    "step",
+    "descending",
+    "positions",
+    "odd",
+    "scale",
+]
+
+
+def test_the_fields_are_declared_once_and_the_stub_the_types_and_the_options_follow() -> None:
+    import argparse
+    import ast
+
+    assert [row[0] for row in pe_reference._FIELDS] == FIELD_NAMES
+    stub = ast.parse((Path(__file__).parent.parent / "stubs" / "pe_reference-stubs" / "__init__.pyi").read_text())
+    classes = {node.name: node for node in stub.body if isinstance(node, ast.ClassDef)}
+    init = next(n for n in classes["Convention"].body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    assert [a.arg for a in init.args.kwonlyargs] == FIELD_NAMES
+    properties = [
+        n.name
+        for n in classes["Convention"].body
+        if isinstance(n, ast.FunctionDef)
+        and any(isinstance(d, ast.Name) and d.id == "property" for d in n.decorator_list)
+    ]
+    assert properties == FIELD_NAMES
+    changes = [
+        n.target.id for n in classes["_Changes"].body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    ]
+    assert changes == FIELD_NAMES
+    # The module's own static type of the checked fields (its TYPE_CHECKING block).
+    module = ast.parse(Path(pe_reference.__file__).read_text(encoding="utf-8"))
+    typed = next(
+        node.value
+        for node in ast.walk(module)
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "_Fields"
+    )
+    assert isinstance(typed, ast.Call) and isinstance(typed.args[1], ast.Dict)
+    assert [key.value for key in typed.args[1].keys if isinstance(key, ast.Constant)] == FIELD_NAMES
+    # The command line: one option a field, in this order, with the table's help.
+    parser = pe_reference._parser("pe_reference")
+    options = [a for a in parser._actions if a.dest in FIELD_NAMES]
+    assert [a.dest for a in options] == FIELD_NAMES
+    assert [a.help for a in options] == [row[3] for row in pe_reference._FIELDS]
+    assert all(isinstance(a, argparse._StoreConstAction) == (a.dest in ("full_turns", "descending")) for a in options)
+
+
+def test_each_field_is_read_and_checked_as_its_row_says() -> None:
+    # A default is what a Convention() holds; every public attribute is a field, as given.
+    plain = Convention()
+    assert [getattr(plain, name) for name in FIELD_NAMES] == [
+        "interleaved",
+        "paper",
+        1,
+        10000,
+        1,
+        False,
+        0,
+        1,
+        False,
+        None,
+        "sine",
+        1,
+    ]
+    given = Convention(spacing="tensor2tensor", shift="1/3", base=0.5, positions=[3, "2.5"], scale="sqrt(2/d)")
+    assert (given.shift, given.base, given.positions, given.scale) == ("1/3", 0.5, (3, 2.5), "sqrt(2/d)")
+    with pytest.raises(AttributeError, match="no attribute 'basis'"):
+        given.basis  # noqa: B018
+    # Each kind of check refuses what its row forbids, naming the field.
+    for name, bad, error in [
+        ("layout", "diagonal", ValueError),
+        ("base", 0, ValueError),
+        ("angle_scale", -1, ValueError),
+        ("full_turns", 1, TypeError),
+        ("step", 0, ValueError),
+        ("positions", "0,1", TypeError),
+        ("shift", "x", ValueError),
+        ("scale", [], TypeError),
+    ]:
+        with pytest.raises(error, match=name):
+            Convention(**{name: bad})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'basis'"):
+        Convention(basis=2)
+
+
 def test_a_convention_cannot_change() -> None:
     convention = pe_reference.Convention()
     with pytest.raises(AttributeError):
-        convention.start = 3  # type: ignore[misc]
+        convention.start = 3  # type: ignore[attr-defined]
     assert convention.replace(start=3) == pe_reference.Convention(start=3) != convention
     assert convention.start == 0
     assert hash(convention.replace()) == hash(convention)

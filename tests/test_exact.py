@@ -305,6 +305,7 @@ def test_a_decimal_may_carry_a_sign_and_a_plus_changes_nothing(text: str, value:
 def test_a_conventions_number_reads_back_as_exactly_what_was_given(given: Fraction) -> None:
     # A float when one holds it exactly, else its decimal or n/m text: either way the same number.
     start = Convention(start=given).start
+    assert isinstance(start, (int, float, str))
     assert Fraction(start) == given, start
 
 

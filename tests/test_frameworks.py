@@ -88,7 +88,7 @@ def test_a_framework_table_passes_with_its_preset(case: str) -> None:
         report = compare(table, preset=preset_of(case), dtype="float32", **fields)
         assert report.ok, f"{case} d_model {d_model}\n{report}"
         # The same with the columns in another order does not pass: the check can tell.
-        layout = PRESETS[preset_of(case)].replace(**fields).layout
+        layout = str(PRESETS[preset_of(case)].replace(**fields).layout)
         other = {"interleaved": "sin-cos", "sin-cos": "cos-sin", "cos-sin": "interleaved"}[layout]
         assert not compare(table, preset=preset_of(case), dtype="float32", **dict(fields, layout=other)).ok, case
 
