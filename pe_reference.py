@@ -510,7 +510,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         given = _rope_positions(positions, shape[0])
         dtype = args.dtype or "float64"
         request = _Request(shape[0], shape[1], None, args.exact, dtype, output_format, args.digits, args.header)
-        request.rope = (setup, args.rope, given, vectors, args.rope_scaling)
+        request.rope, request.rope_scaling = _RopeRequest(setup, args.rope, vectors, given), args.rope_scaling
         next(request.rows(), None)
     except (TypeError, ValueError) as error:
         parser.error(str(error))
@@ -1087,8 +1087,9 @@ _ROPE_VECTOR_SCHEMA = "pe_reference.rope-vectors/1"
 
 def _write_rope_vectors(out: "IO[str]", request: "_Request") -> None:
     """Golden test vectors of a rotary cache or rotated vectors: the parameters, and every element's bits in the four formats."""
-    assert request.rope is not None
-    setup, kind, positions, vectors, scaling = request.rope
+    rope, scaling = request.rope, request.rope_scaling
+    assert rope is not None
+    setup, kind, positions, vectors = rope.setup, rope.kind, rope.positions, rope.vectors
     seq_len = request.seq_len
     shown = [str(r) for r in range(seq_len)] if positions is None else [_fraction_text(p) for p in positions]
     out.write("{\n")
@@ -1113,7 +1114,7 @@ def _write_rope_vectors(out: "IO[str]", request: "_Request") -> None:
         precision, _, exponent_bits = _DTYPES[dtype]
         digits = (exponent_bits + precision) // 4
         out.write(("," if index else "") + f'\n"{dtype}": [')
-        for r, row in enumerate(_rope_rows(setup, kind, seq_len, positions, vectors, True, dtype)):
+        for r, row in enumerate(rope.rows(seq_len, True, dtype)):
             cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
             out.write(("," if r else "") + f"\n[{cells}]")
         out.write("\n]")
@@ -1179,9 +1180,9 @@ def _write_csv(out: "IO[str]", request: "_Request") -> None:
 def _column_names(request: "_Request") -> "List[str]":
     """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
     if request.rope is not None:
-        if request.rope[1] == "rotated":
+        if request.rope.kind == "rotated":
             return ["x_" + str(c) for c in range(request.d_model)]
-        return [request.rope[1] + "_" + str(k) for k in request.rope[0].columns()]
+        return [request.rope.kind + "_" + str(k) for k in request.rope.setup.columns()]
     names = []
     for kind, pair in request.convention._plan(request.d_model):
         names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
@@ -1230,19 +1231,19 @@ class _Request:
         self.digits: "Optional[int]" = digits
         self.header: "bool" = header
         self.explain: "bool" = explain
-        #: With --rope: (the rotary embedding, "cos", "sin" or "rotated", its positions, the vectors, the scaling's JSON).
-        self.rope: "Optional[Tuple[_Rope, str, Optional[List[_Fraction]], Optional[List[List[float]]], Optional[str]]]" = None
+        #: With --rope: the rotary table asked for, and the scaling's JSON as given.
+        self.rope: "Optional[_RopeRequest]" = None
+        self.rope_scaling: "Optional[str]" = None
 
     def rows(self) -> "Iterator[List[float]]":
         if self.rope is not None:
-            setup, kind, positions, vectors, _ = self.rope
-            return _rope_rows(setup, kind, self.seq_len, positions, vectors, self.exact, self.dtype)
+            return self.rope.rows(self.seq_len, self.exact, self.dtype)
         return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
 
     def position_text(self, r: int) -> str:
         """Row r's position as the first column and the plots show it."""
         if self.rope is not None:
-            positions = self.rope[2]
+            positions = self.rope.positions
             return str(r) if positions is None else _fraction_text(positions[r])
         return _fraction_text(self.convention._position(r, self.seq_len))
 
@@ -1900,13 +1901,14 @@ def compare_rope(
         (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -_INF < v < _INF
     ]
     rows_with_not_finite = set(r for r, _, _ in not_finite)
-    comparison = _rope_comparison(rounded, setup, kind, vectors, given, dtype, atol, ulps, rows_with_not_finite)
+    request = _RopeRequest(setup, kind, vectors, given)
+    comparison = _rope_comparison(rounded, request, dtype, atol, ulps, rows_with_not_finite)
     allowance = comparison.allowance
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     diagnosis: "Optional[str]" = None
     causes: "Tuple[str, ...]" = ()
     if comparison.failures:
-        diagnosis, causes = _diagnose_rope(rounded, setup, kind, vectors, given, dtype, allowance)
+        diagnosis, causes = _diagnose_rope(rounded, request, dtype, allowance)
     report = Report(
         shape=(seq_len, width),
         convention=setup.name(what),
@@ -2196,13 +2198,7 @@ def _rope_head_dim(kind: str, layout: object, width: int) -> int:
 
 
 def _diagnose_rope(
-    table: "List[List[float]]",
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[_Fraction]]",
-    dtype: str,
-    allowance: "_Allowance",
+    table: "List[List[float]]", request: "_RopeRequest", dtype: str, allowance: "_Allowance"
 ) -> "Tuple[str, Tuple[str, ...]]":
     """What explains a rotary table that fails: (the diagnosis in words, the cause keys).
 
@@ -2223,12 +2219,13 @@ def _diagnose_rope(
 
     Long because its numbered steps run in order on one sample of rows.
     """
+    setup, kind, vectors, positions = request.setup, request.kind, request.vectors, request.positions
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     name = setup.name(what)
     held = _narrowest_format(table, dtype)
     stored: "Tuple[str, ...]" = ()
     if held is not None:
-        if not _rope_failures(table, setup, kind, vectors, positions, held):
+        if not _rope_failures(table, request, held):
             return (
                 f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: checked as {held},"
                 " it passes (its values were rounded to that format).",
@@ -2243,11 +2240,7 @@ def _diagnose_rope(
         reproduced, compared = _reproduced(table, candidate, sample, dtype)
         return reproduced / compared if compared else 0.0
 
-    nothing = share(
-        _rope_candidate(
-            "", (), len(table[0]), setup, kind, vectors, floats, positions, {}, setup.attention_value, dtype
-        )
-    )
+    nothing = share(_rope_candidate("", (), len(table[0]), request, floats, {}, setup.attention_value, dtype))
     if nothing >= _EXPLAINED_SHARE:
         # The table agrees with the cache computed in floating point, sampled: no change would explain more.
         return (
@@ -2270,22 +2263,13 @@ def _diagnose_rope(
             continue
         at = floats if read is None else [float(position) for position, _ in read]
         description = f"the {name} {_join(words, ', ')}{stored_words}"
+        story = _RopeRequest(variant, kind, None, read)
         candidate = _rope_candidate(
-            description,
-            causes + stored,
-            len(table[0]),
-            variant,
-            kind,
-            None,
-            at,
-            read,
-            {},
-            variant.attention_value,
-            dtype,
+            description, causes + stored, len(table[0]), story, at, {}, variant.attention_value, dtype
         )
 
-        def check(variant: "_Rope" = variant, read: "Optional[List[_Fraction]]" = read) -> "_Comparison":
-            return _rope_comparison(table, variant, kind, None, read, dtype, None, None, set())
+        def check(story: "_RopeRequest" = story) -> "_Comparison":
+            return _rope_comparison(table, story, dtype, None, None, set())
 
         candidate.local, candidate.check = True, check
         candidate.call = _rope_call(variant, len(table), kind, dtype, read is not None)
@@ -2297,11 +2281,8 @@ def _diagnose_rope(
                     f"the {name} {text}{stored_words}",
                     causes + stored,
                     len(table[0]),
-                    variant,
-                    kind,
-                    vectors,
+                    _RopeRequest(variant, kind, vectors, positions),
                     floats,
-                    positions,
                     steps,
                     factor,
                     dtype,
@@ -2315,25 +2296,15 @@ def _diagnose_rope(
     return "Diagnosis: " + told, found
 
 
-def _rope_failures(
-    table: "_Table",
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[_Fraction]]",
-    dtype: str,
-) -> int:
+def _rope_failures(table: "_Table", request: "_RopeRequest", dtype: str) -> int:
     """How many elements fail the default rule when the table is checked in dtype (no diagnosis)."""
     rounded = [_round_row(row, dtype) for row in table]
-    return _rope_comparison(rounded, setup, kind, vectors, positions, dtype, None, None, set()).failures
+    return _rope_comparison(rounded, request, dtype, None, None, set()).failures
 
 
 def _rope_comparison(
     rounded: "List[List[float]]",
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
-    positions: "Optional[List[_Fraction]]",
+    request: "_RopeRequest",
     dtype: str,
     atol: "Optional[float]",
     ulps: "Optional[float]",
@@ -2341,18 +2312,18 @@ def _rope_comparison(
 ) -> "_Comparison":
     """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
     count = len(rounded)
-    allowance = setup.default_allowance(count, positions, dtype, vectors)
+    allowance = request.setup.default_allowance(count, request.positions, dtype, request.vectors)
     comparison = _Comparison(allowance, dtype, atol, ulps)
 
     def exact_row(r: int) -> "List[float]":
         # The whole cache up to row r: a dynamic scaling's frequencies depend on the last position.
-        for i, row in enumerate(_rope_rows(setup, kind, count, positions, vectors, True, dtype)):
+        for i, row in enumerate(request.rows(count, True, dtype)):
             if i == r:
                 return row
         raise IndexError(r)
 
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
-        return _rope_rows(setup, kind, count, positions, vectors, True, rounding)
+        return request.rows(count, True, rounding)
 
     references = _references(exact_rows, dtype, exact_row, None)
     for r, (row, (exact, expect, _)) in enumerate(zip(rounded, references)):
@@ -2360,23 +2331,30 @@ def _rope_comparison(
     return comparison
 
 
-def _rope_rows(
-    setup: "_Rope",
-    kind: str,
-    count: int,
-    positions: "Optional[List[_Fraction]]",
-    vectors: "Optional[List[List[float]]]",
-    exact: bool,
-    dtype: str,
-) -> "Iterator[List[float]]":
-    """The rows of a cos or sin cache, or of the rotated vectors: what the command line prints."""
-    if kind == "rotated":
-        assert vectors is not None
-        return _rotated(setup, vectors, positions, exact, dtype)
-    h = setup.pairs
-    if kind == "cos":  # not slice(): MicroPython cannot make slice objects
-        return (_rope_arrange(setup, row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
-    return (_rope_arrange(setup, row[h:]) for row in _rope_pairs(setup, count, positions, exact, dtype))
+class _RopeRequest:
+    """A rotary table as a call asks for it, passed whole: the embedding, the kind ("cos", "sin" or
+    "rotated"), the vectors before rotation (for "rotated" only) and the positions (None: 0, 1, 2, ...).
+    """
+
+    def __init__(
+        self,
+        setup: "_Rope",
+        kind: str,
+        vectors: "Optional[List[List[float]]]",
+        positions: "Optional[List[_Fraction]]",
+    ) -> None:
+        self.setup, self.kind, self.vectors, self.positions = setup, kind, vectors, positions
+
+    def rows(self, count: int, exact: bool, dtype: str) -> "Iterator[List[float]]":
+        """The rows of the cos or sin cache, or of the rotated vectors: what the command line prints."""
+        setup, positions = self.setup, self.positions
+        if self.kind == "rotated":
+            assert self.vectors is not None
+            return _rotated(setup, self.vectors, positions, exact, dtype)
+        h = setup.pairs
+        if self.kind == "cos":  # not slice(): MicroPython cannot make slice objects
+            return (_rope_arrange(setup, row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
+        return (_rope_arrange(setup, row[h:]) for row in _rope_pairs(setup, count, positions, exact, dtype))
 
 
 def _rotated(
@@ -2521,11 +2499,8 @@ def _rope_candidate(
     description: str,
     causes: "Tuple[str, ...]",
     width: int,
-    setup: "_Rope",
-    kind: str,
-    vectors: "Optional[List[List[float]]]",
+    request: "_RopeRequest",
     floats: "List[float]",
-    positions: "Optional[List[_Fraction]]",
     steps: "Dict[str, str]",
     factor: float,
     dtype: str,
@@ -2534,6 +2509,7 @@ def _rope_candidate(
     float64 (_pipeline: the setup, the steps rounded, the attention factor), then rounded to dtype; each
     element's allowance 2**-18 (1 + |angle|) A (float32 arithmetic in the rest of a pipeline; for rotated
     vectors, times the pair's size |x_a| + |x_b|) plus an ulp of dtype at the value."""
+    setup, kind, vectors, positions = request.setup, request.kind, request.vectors, request.positions
     frequencies = setup.float_frequencies(_last_position(positions, len(floats)))
     h = setup.pairs
     law = (_to_float(setup.base), [k / h for k in range(h)])

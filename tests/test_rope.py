@@ -1024,7 +1024,8 @@ def rope_share(
 ) -> float:
     """The share of one row at position ``at`` that the rotary candidate without a change reproduces."""
     vectors = None if vector is None else [vector]
-    candidate = pe_reference._rope_candidate("", (), len(row), setup, kind, vectors, [at], None, {}, 1.0, dtype)
+    request = pe_reference._RopeRequest(setup, kind, vectors, None)
+    candidate = pe_reference._rope_candidate("", (), len(row), request, [at], {}, 1.0, dtype)
     reproduced, compared = pe_reference._reproduced([row], candidate, [0], dtype)
     return reproduced / compared
 
