@@ -2,7 +2,7 @@
 
 Usage::
 
-    python tests/mutation.py [--mutants 300] [--seed 14] [--section WORD] [--report FILE]
+    python tests/mutation.py [--mutants 300] [--seed N] [--section WORD] [--report FILE]
                              [--equivalent FILE] [--only KEY ...] [--jobs N] [--list]
 
 A mutant is one change to one node of the module's syntax tree, written back into the source in
@@ -33,10 +33,12 @@ first header form the section "Module header".  A section's nearest tests are ch
 its title (the first rule that matches, see NEAREST below; an unknown title gets FALLBACK), so the
 sections may be reordered and renamed without touching this script.
 
-The sample is stratified: each section gets a share of ``--mutants`` proportional to its number of
-candidate mutants, and at least ``--minimum`` (all of them when it has fewer); a section's
+The sample is stratified: each section gets a share of ``--mutants`` in proportion to its number of
+candidate mutants (largest remainders; ``--minimum`` can set a floor, 0 by default); a section's
 mutants are taken in the order of a hash of the seed and each mutant's key, so a seed and a source
-give the same sample, and an edit changes the sample only where it changes the candidates.
+give the same sample, and an edit changes the sample only where it changes the candidates.  Without
+``--seed`` each run draws a fresh seed and prints it (and the report gives it): a sample no test was
+written for, which ``--seed N`` draws again.
 
 Each mutant is run in a copy of the working tree (the files git tracks and the untracked ones it
 does not ignore), made once in a temporary folder: the mutated pe_reference.py is written there and
@@ -68,6 +70,7 @@ import hashlib
 import itertools
 import os
 import queue
+import random
 import re
 import shutil
 import signal
@@ -650,8 +653,12 @@ def changed_lines(source: str, mutant: Mutant) -> str:
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python tests/mutation.py", description=__doc__.split("\n")[0])
     parser.add_argument("--mutants", type=int, default=300, help="mutants to sample in all (default 300)")
-    parser.add_argument("--minimum", type=int, default=15, help="mutants at least in each section (default 15)")
-    parser.add_argument("--seed", type=int, default=14, help="the sample's seed (default 14)")
+    parser.add_argument(
+        "--minimum", type=int, default=0, help="mutants at least in each section (default 0: in proportion alone)"
+    )
+    parser.add_argument(
+        "--seed", type=int, help="the sample's seed (default: a fresh one, printed, to give again for the same sample)"
+    )
     parser.add_argument("--section", action="append", default=[], help="run only sections whose title has WORD")
     parser.add_argument("--only", action="append", default=[], help="run only the mutant with this key")
     parser.add_argument("--report", help="write the figures and the survivors to this Markdown file")
@@ -671,6 +678,9 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_arguments(argv)
+    if args.seed is None:
+        # A fresh sample each run, so that the tests cannot be fitted to one; printed below and in the report.
+        args.seed = random.SystemRandom().randrange(1, 10**9)
     with open(os.path.join(ROOT, MODULE), encoding="utf-8") as handle:
         source = handle.read()
     sections = sections_of(source.splitlines())
@@ -686,7 +696,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = [m for m in chosen if m.key in wanted] + [m for m in mutants if m.key in wanted and m not in chosen]
     tests_of = {section.title: section.tests for section in sections}
     candidates_of = {section.title: sum(1 for m in mutants if m.section == section.title) for section in sections}
-    print(f"{len(mutants)} candidate mutants, {len(chosen)} chosen (seed {args.seed})")
+    print(
+        f"{len(mutants)} candidate mutants, {len(chosen)} chosen (seed {args.seed}: --seed {args.seed} samples them again)"
+    )
     for section in sections:
         picked = sum(1 for m in chosen if m.section == section.title)
         print(

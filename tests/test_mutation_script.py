@@ -68,3 +68,24 @@ def test_a_comment_added_to_a_line_keeps_its_keys_and_a_hash_in_a_string_is_code
     assert keys(commented) == keys(SOURCE)
     assert mutation.code_of("x = '#' + y  # note") == "x = '#' + y"
     assert mutation.code_of('x = "a\\"#"  # note') == 'x = "a\\"#"'
+
+
+def test_the_sample_is_in_proportion_to_each_sections_candidates_and_its_seed_fresh_by_default() -> None:
+    # Two sections, one with three times the other's candidates: a sample of 8 takes 6 and 2.
+    source = "".join(f"def f{k}(x):\n    return x + {k + 2}\n\n\n" for k in range(40))
+    finder = mutation.Finder(source)
+    found = finder.candidates()
+    split = source.splitlines().index("def f30(x):") + 1
+    first, second = mutation.Section("First", 1), mutation.Section("Second", split)
+    first.last, second.last = split - 1, len(source.splitlines())
+    mutation.assign_sections(found, [first, second])
+    counts = [sum(1 for m in found if m.section == title) for title in ("First", "Second")]
+    assert counts[0] == 3 * counts[1] > 0
+    chosen = mutation.sample(finder, found, [first, second], 8, 0, 5)
+    assert [sum(1 for m in chosen if m.section == title) for title in ("First", "Second")] == [6, 2]
+    # Another seed, another sample of the same shares.
+    other = mutation.sample(finder, found, [first, second], 8, 0, 6)
+    assert {m.key for m in other} != {m.key for m in chosen}
+    # No seed given: main() draws one; no floor per section unless asked.
+    defaults = mutation.parse_arguments([])
+    assert defaults.seed is None and defaults.minimum == 0
