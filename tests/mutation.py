@@ -29,9 +29,8 @@ Sections are read from the module's headers, a block of three comment lines::
     # ---------------------------------------------------------------------------
 
 Every top-level statement belongs to the section whose header precedes it; the lines above the
-first header form the section "Module header".  A section's nearest tests are chosen by words of
-its title (the first rule that matches, see NEAREST below; an unknown title gets FALLBACK), so the
-sections may be reordered and renamed without touching this script.
+first header form the section "Module header".  Sections are what the sample and the report count by;
+they may be reordered and renamed without touching this script.
 
 The sample is stratified: each section gets a share of ``--mutants`` in proportion to its number of
 candidate mutants (largest remainders; ``--minimum`` can set a floor, 0 by default); a section's
@@ -40,17 +39,22 @@ give the same sample, and an edit changes the sample only where it changes the c
 ``--seed`` each run draws a fresh seed and prints it (and the report gives it): a sample no test was
 written for, which ``--seed N`` draws again.
 
+A mutant's tests are found by coverage, not by a map written by hand: the whole suite runs once under
+coverage.py (``pip install coverage``, the ``mutation`` extra) with a context per test function, and a
+mutant runs the module's own examples and the test functions that ran any of its lines, fastest first,
+at most ``--most-tests`` (40).  That run is kept in the system's temporary folder while the module and
+the tests are unchanged; the unmutated module must pass it.  A line only subprocesses run (``python -m
+pe_reference`` from a test) has no test function: its mutants run the examples alone.
+
 Each mutant is run in a copy of the working tree (the files git tracks and the untracked ones it
 does not ignore), made once in a temporary folder: the mutated pe_reference.py is written there and
-``python -m pytest -x -q -p no:cacheprovider <nearest tests>`` runs in that folder with PYTHONPATH
+``python -m pytest -x -q -p no:cacheprovider <its tests>`` runs in that folder with PYTHONPATH
 set to it, so the tests and their subprocesses import the mutant (not an installed copy).  A mutant
 is killed when the tests fail, and counted as a timeout (killed too, shown apart) when they run
-longer than ``--timeout-factor`` times the unmutated run of the same tests plus 10 seconds (or than
-``--timeout`` seconds: a re-run of known mutants, with the clean runs known to pass, skips them).  Before
-the sample, the unmutated copy must pass each section's tests, and a mutant that makes
-``encoding()`` raise must be killed.  ``--jobs N`` runs N mutants at once, each in its own copy
-(the unmutated runs that set the timeouts still run one at a time); the figures are the same, only
-the order of the lines printed per mutant changes.
+longer than ``--timeout-factor`` times the seconds its tests took in the coverage run plus 20 seconds
+(or than ``--timeout`` seconds).  Before the sample, a mutant that makes ``encoding()`` raise must be
+killed.  ``--jobs N`` runs N mutants at once, each in its own copy; the figures are the same, only the
+order of the lines printed per mutant changes.
 
 A mutant's key names the function (qualified, ``module`` outside any), the kind, the change,
 and six hex digits of a hash of the mutated line's text and of where the change starts in it, as in
@@ -79,7 +83,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = "pe_reference.py"
@@ -88,108 +92,8 @@ if ROOT not in sys.path:
 
 from tests.helpers import section_headers  # noqa: E402  (after the path)
 
-# Title words -> the test files nearest the code under that title; the first rule that matches wins
-# (so "Exact numbers" is matched before "Exact kernel", and "Float64 kernel" before "kernel").
-# The files are ordered fast first: with -x the first failure ends the run.  Files that do not
-# exist are skipped.  Left out everywhere:
-# test_project.py (mypy and the docs, a minute), test_boards.py (MicroPython builds) but for Portability,
-# test_rope_cases.py (50 seconds of whole-model cases; tests/test_rope.py stands for it) and
-# test_frameworks.py and test_peers.py (torch-built tables; test_diagnosis.py checks those presets).
-NEAREST: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
-    # Rotary embeddings: the cache, rotation, scalings, its oracle and its command.
-    (
-        ("rotary", "rope"),
-        ("test_rope.py",),
-    ),
-    # The diagnosis: candidates, mistakes, damage; the oracle tests exercise it through compare().
-    (
-        ("diagnos",),
-        ("test_oracle.py", "test_diagnosis.py"),
-    ),
-    # The oracle: compare(), Report, tolerances, allowances, table coercion.
-    (
-        ("oracle", "compare"),
-        ("test_oracle.py", "test_diagnosis.py"),
-    ),
-    # Fractions: the Convention fields' numbers and their parsing.
-    (
-        ("exact numbers", "fraction"),
-        ("test_exact.py", "test_conventions.py", "test_errors.py", "test_derivation.py"),
-    ),
-    # The float64 path: encoding() without exact=True, and the formula as the paper writes it.
-    (
-        ("float64 kernel", "fast path", "the formula"),
-        ("test_conventions.py", "test_api.py", "test_seeds.py"),
-    ),
-    # derivation()'s text.
-    (
-        ("derivation",),
-        ("test_derivation.py", "test_api.py"),
-    ),
-    # Readers of tables to check (npy, csv, json) and the golden vectors.
-    (
-        ("input", "output", "parser", "vectors"),
-        ("test_io.py", "test_check.py", "test_reliability.py", "test_rope.py"),
-    ),
-    # PNG pictures.
-    (
-        ("picture", "png"),
-        ("test_pictures.py",),
-    ),
-    # The command line.
-    (
-        ("command line", "cli"),
-        ("test_cli.py", "test_check.py", "test_errors.py", "test_rope.py"),
-    ),
-    # Convention: presets, fields, the text it shows.
-    (
-        ("convention",),
-        ("test_conventions.py", "test_errors.py"),
-    ),
-    # Argument checks.
-    (
-        ("validation",),
-        ("test_errors.py", "test_api.py", "test_conventions.py"),
-    ),
-    # IEEE bits and rounding to each format: the kernel's rules and the oracle's rounding of bfloat16 rows.
-    (
-        ("binary formats", "ieee"),
-        ("test_exact.py", "test_oracle.py", "test_api.py"),
-    ),
-    # The fixed-point kernel: correctly rounded values in every format, tables across anchors.
-    (
-        ("kernel", "exact"),
-        ("test_exact.py", "test_conventions.py"),
-    ),
-    # encoding(), rows(), value(), derivation(); compare(), Report, rope(), compare_rope(), main(): the public
-    # functions come first in the module; the slower oracle and rotary files last.
-    (
-        ("public api", "api"),
-        (
-            "test_api.py",
-            "test_derivation.py",
-            "test_cli.py",
-            "test_seeds.py",
-            "test_errors.py",
-            "test_conventions.py",
-            "test_oracle.py",
-            "test_rope.py",
-        ),
-    ),
-    # The shims decided once at import: what CPython takes of them, and the MicroPython builds that take the
-    # others (test_boards.py, 10 seconds).
-    (
-        ("portability",),
-        ("test_api.py", "test_exact.py", "test_boards.py"),
-    ),
-    # The lines above the first header: constants the whole module uses (NaN in compare's reports, the
-    # broken pipe of the command line, the imports only a type checker runs).
-    (
-        ("module header",),
-        ("test_api.py", "test_oracle.py", "test_cli.py", "test_seeds.py", "test_errors.py", "test_reliability.py"),
-    ),
-]
-FALLBACK = ("test_api.py", "test_seeds.py", "test_errors.py", "test_exact.py", "test_oracle.py", "test_cli.py")
+# The tests a mutant runs are those whose functions ran its lines in one run of the whole suite under
+# coverage.py (coverage_map), fastest first, at most --most-tests of them.
 # The module's own examples run first for every section: a second, cheap.
 ALWAYS = (MODULE,)
 # Slow tests of what no section's mutants change: left out of every run.
@@ -200,13 +104,12 @@ DESELECT = (
 
 
 class Section:
-    """A titled run of top-level lines, and the tests nearest it."""
+    """A titled run of top-level lines."""
 
     def __init__(self, title: str, first: int) -> None:
         self.title = title
         self.first = first
         self.last = first
-        self.tests: list[str] = []
 
 
 class Mutant:
@@ -262,16 +165,90 @@ def sections_of(lines: list[str]) -> list[Section]:
     for index in range(len(found) - 1):
         found[index].last = found[index + 1].first - 1
     found[-1].last = len(lines)
-    for section in found:
-        section.tests = nearest_tests(section.title)
     return found
 
 
-def nearest_tests(title: str) -> list[str]:
-    lowered = title.lower()
-    chosen = next((files for words, files in NEAREST if any(word in lowered for word in words)), FALLBACK)
-    present = [os.path.join("tests", name) for name in chosen if os.path.exists(os.path.join(ROOT, "tests", name))]
-    return list(ALWAYS) + present
+class Coverage:
+    """Which test functions run each line of the module, and the seconds each took: one run of the suite.
+
+    The run is coverage.py's, with a context per test function (``dynamic_context = test_function``), in
+    a copy of the tree; pytest's JUnit XML gives the seconds.  Its result is kept in the system's temporary
+    folder under a hash of the module's and the tests' text, and used again while neither changes.  Lines
+    run only in a subprocess (``python -m pe_reference`` from a test) are not attributed to a test.
+    """
+
+    def __init__(self, lines: dict[int, list[str]], seconds: dict[str, float]) -> None:
+        self.lines = lines
+        self.seconds = seconds
+
+    def tests(self, first: int, last: int, most: int) -> list[str]:
+        """The test functions that ran any of the lines first to last, fastest first, at most ``most``."""
+        found = sorted({test for line in range(first, last + 1) for test in self.lines.get(line, [])})
+        return sorted(found, key=lambda test: (self.seconds.get(test, 0.0), test))[:most]
+
+    @staticmethod
+    def build(root: str, python: str, folder: str) -> Coverage:
+        import json
+
+        digest = hashlib.sha256()
+        for name in [MODULE] + sorted(n for n in tracked_files(root) if n.startswith("tests/") and n.endswith(".py")):
+            with open(os.path.join(root, name), "rb") as handle:
+                digest.update(name.encode() + b"\0" + handle.read())
+        digest.update(repr(DESELECT).encode())
+        cached = os.path.join(tempfile.gettempdir(), f"pe_reference-mutation-coverage-{digest.hexdigest()[:16]}.json")
+        if os.path.exists(cached):
+            with open(cached, encoding="utf-8") as handle:
+                kept = json.load(handle)
+            return Coverage({int(k): v for k, v in kept["lines"].items()}, kept["seconds"])
+        copy = copy_tree(root, os.path.join(folder, "coverage"))
+        data, junit, settings = (os.path.join(folder, name) for name in ("coverage.data", "junit.xml", "coveragerc"))
+        with open(settings, "w", encoding="utf-8") as handle:
+            handle.write(f"[run]\ndynamic_context = test_function\ndata_file = {data}\ninclude = {copy}/{MODULE}\n")
+        deselected = [option for test in DESELECT for option in ("--deselect", test)]
+        command = [python, "-m", "coverage", "run", f"--rcfile={settings}", "-m", "pytest", "-q", "-p"]
+        command += ["no:cacheprovider", f"--junitxml={junit}", *deselected, "tests"]
+        print(
+            "coverage: running the whole suite once under coverage.py (the unmutated module must pass it)", flush=True
+        )
+        environment = dict(os.environ, PYTHONPATH=copy, PYTHONDONTWRITEBYTECODE="1")
+        environment.pop("PYTEST_ADDOPTS", None)
+        process = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True)
+        if process.returncode != 0:
+            raise SystemExit("coverage: the unmutated module fails the suite:\n" + process.stdout[-2000:])
+        lines, seconds = Coverage.read(data, junit, copy)
+        with open(cached, "w", encoding="utf-8") as handle:
+            json.dump({"lines": lines, "seconds": seconds}, handle)
+        return Coverage(lines, seconds)
+
+    @staticmethod
+    def read(data_file: str, junit: str, copy: str) -> tuple[dict[int, list[str]], dict[str, float]]:
+        """Lines to pytest node ids (a test function: every parameter of it), and each one's seconds."""
+        import xml.etree.ElementTree as ElementTree
+
+        import coverage
+
+        def node(dotted: str) -> str:
+            """tests.test_api.test_encoding -> tests/test_api.py::test_encoding (a class's method: ::Class::name)."""
+            parts = dotted.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                if os.path.exists(os.path.join(copy, *parts[:cut]) + ".py"):
+                    return "/".join(parts[:cut]) + ".py::" + "::".join(parts[cut:])
+            return ""
+
+        data = coverage.CoverageData(basename=data_file)
+        data.read()
+        module = next(name for name in data.measured_files() if name.endswith(MODULE))
+        lines: dict[int, list[str]] = {}
+        for line, contexts in data.contexts_by_lineno(module).items():
+            found = sorted({node(context) for context in contexts if context} - {""})
+            if found:
+                lines[line] = found
+        seconds: dict[str, float] = {}
+        for case in ElementTree.parse(junit).iter("testcase"):
+            test = node(case.get("classname", "") + "." + case.get("name", "").split("[")[0])
+            if test:
+                seconds[test] = seconds.get(test, 0.0) + float(case.get("time", "0"))
+        return lines, seconds
 
 
 class Offsets:
@@ -663,12 +640,20 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", action="append", default=[], help="run only the mutant with this key")
     parser.add_argument("--report", help="write the figures and the survivors to this Markdown file")
     parser.add_argument("--equivalent", help="a report whose table lines name equivalent mutants by key")
-    parser.add_argument("--timeout-factor", type=float, default=3.0, help="timeout: this times the clean run + 10 s")
     parser.add_argument(
-        "--timeout", type=float, help="a fixed timeout in seconds instead, without the clean runs (for re-runs)"
+        "--timeout-factor", type=float, default=3.0, help="timeout: this times its tests' seconds unmutated + 20 s"
+    )
+    parser.add_argument(
+        "--most-tests",
+        type=int,
+        default=40,
+        help="test functions a mutant runs at most, the fastest of those that ran its lines",
+    )
+    parser.add_argument(
+        "--timeout", type=float, help="a fixed timeout in seconds instead of one from the tests' seconds"
     )
     parser.add_argument("--list", action="store_true", help="print the sections, their tests and the sample; run none")
-    parser.add_argument("--clean", action="store_true", help="time the unmutated runs and the self-check only")
+    parser.add_argument("--clean", action="store_true", help="the coverage run and the self-check only")
     parser.add_argument("--python", default=sys.executable, help="the interpreter that runs pytest")
     parser.add_argument(
         "--jobs", type=int, default=1, help="mutants run at once, each in its own copy (default 1; at most the cores)"
@@ -694,7 +679,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only:
         wanted = set(args.only)
         chosen = [m for m in chosen if m.key in wanted] + [m for m in mutants if m.key in wanted and m not in chosen]
-    tests_of = {section.title: section.tests for section in sections}
     candidates_of = {section.title: sum(1 for m in mutants if m.section == section.title) for section in sections}
     print(
         f"{len(mutants)} candidate mutants, {len(chosen)} chosen (seed {args.seed}: --seed {args.seed} samples them again)"
@@ -702,8 +686,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for section in sections:
         picked = sum(1 for m in chosen if m.section == section.title)
         print(
-            f"  {section.title!r}: lines {section.first}-{section.last}, {candidates_of[section.title]} candidates, "
-            f"{picked} chosen; tests {' '.join(section.tests)}"
+            f"  {section.title!r}: lines {section.first}-{section.last}, {candidates_of[section.title]} candidates, {picked} chosen"
         )
     if args.list:
         for mutant in chosen:
@@ -711,20 +694,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     equivalent = equivalent_keys(args.equivalent)
     with tempfile.TemporaryDirectory(prefix="mutation-") as folder:
+        covered = Coverage.build(ROOT, args.python, folder)
+
+        def tests_of(mutant: Mutant) -> list[str]:
+            """The module's examples, and the test functions that ran the mutant's lines."""
+            last = source.count("\n", 0, mutant.end) + 1
+            return list(ALWAYS) + covered.tests(mutant.line, last, args.most_tests)
+
+        def timeout_of(tests: list[str]) -> float:
+            if args.timeout is not None:
+                return float(args.timeout)
+            return float(args.timeout_factor) * sum(covered.seconds.get(test, 1.0) for test in tests) + 20
+
         copy = copy_tree(ROOT, folder)
         runner = Runner(copy, source, args.python)
-        clean: dict[str, float] = {}
-        needed = sorted({m.section for m in chosen}, key=[s.title for s in sections].index)
         runner.write(source)
-        for title in needed if args.timeout is None else []:
-            outcome, seconds, tail = runner.run(tests_of[title], None)
-            print(f"clean run of {title!r}: {outcome} in {seconds:.1f} s")
-            if outcome != "passed":
-                print(tail)
-                print("the unmutated module fails its nearest tests: no mutant can be judged", file=sys.stderr)
-                return 2
-            clean[title] = seconds
-        if not self_check(runner, source, sections):
+        if not self_check(runner, source, tests_of):
             return 2
         if args.clean:
             return 0
@@ -743,8 +728,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             own = free.get()
             try:
                 own.write(mutant.apply(source))
-                timeout = args.timeout if args.timeout is not None else args.timeout_factor * clean[mutant.section] + 10
-                outcome, seconds, tail = own.run(tests_of[mutant.section], timeout)
+                tests = tests_of(mutant)
+                outcome, seconds, tail = own.run(tests, timeout_of(tests))
                 own.write(source)
             finally:
                 free.put(own)
@@ -789,7 +774,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def self_check(runner: Runner, source: str, sections: list[Section]) -> bool:
+def self_check(runner: Runner, source: str, tests_of: Callable[[Mutant], list[str]]) -> bool:
     """A mutant that makes encoding() raise is killed: the tests import the copy, not an installed module."""
     tree = ast.parse(source)
     offsets = Offsets(source)
@@ -803,9 +788,9 @@ def self_check(runner: Runner, source: str, sections: list[Section]) -> bool:
     else:
         print("self-check: no function encoding() at the top level", file=sys.stderr)
         return False
-    owner = next(s for s in reversed(sections) if s.first <= node.lineno <= s.last)
+    probe = Mutant(first, start, end, "raise RuntimeError('mutation self-check')", "del", "raise")
     runner.write(mutated)
-    outcome, _, _ = runner.run(owner.tests, None)
+    outcome, _, _ = runner.run(tests_of(probe), None)
     runner.write(source)
     print(f"self-check: a mutant whose encoding() raises is {'killed' if outcome == 'failed' else outcome}")
     if outcome != "failed":
