@@ -113,10 +113,12 @@ if TYPE_CHECKING:
 
 
 # The module reads top-down.  The formula comes first; after it, every section uses only the sections
-# below it, and within a section every function sits below the functions that call it: a reader who
-# follows a call never turns back (tests/test_project.py checks both).  Python needs a few things the
-# other way round, which the same test allows: what runs at import (a default value, a base class, the
-# presets at the very end) comes after what it uses.  Each section starts with a header like this map's:
+# below it, and within a section every function and class sits below those that call it: a reader who
+# follows a call never turns back.  A class keeps its own order of methods, except on encoding's path to
+# the sine, where they too sit below their callers.  tests/test_project.py checks all three.  Python needs
+# a few things the other way round, which the same test allows: what runs at import (a default value, a
+# base class, the presets at the very end) comes after what it uses.  Each section starts with a header
+# like this map's:
 #
 #   The formula         the paper's table in plain float64, the fast path of the default convention
 #   Command line        main, the parser, the rules between options, the commands
@@ -1151,9 +1153,9 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
     out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
     out.write(
         f'"parameters": {{"seq_len": {seq_len}, "d_model": {d_model}, "convention": "{convention._name(d_model)}", '
-        f'"layout": "{convention.layout}", "spacing": "{convention.spacing}", "shift": "{_fraction_text(fields["shift"])}", '
+        f'"layout": "{fields["layout"]}", "spacing": "{fields["spacing"]}", "shift": "{_fraction_text(fields["shift"])}", '
         f'"base": "{_fraction_text(fields["base"])}", "angle_scale": "{_fraction_text(fields["angle_scale"])}", '
-        f'"full_turns": {"true" if convention.full_turns else "false"}, "odd": "{convention.odd}", '
+        f'"full_turns": {"true" if fields["full_turns"] else "false"}, "odd": "{fields["odd"]}", '
         f'"scale": "{_scale_text(fields["scale"], False)}", "positions": [{positions}]}},\n'
     )
     out.write('"columns": [\n' + ",\n".join(columns) + "\n],\n")
@@ -1685,7 +1687,7 @@ def compare(
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
         ulps = _check_tolerance("ulps", ulps)
-    if asked.odd == "error" and d_model % 2:
+    if asked._fields["odd"] == "error" and d_model % 2:
         # The convention has no table of this width: nothing to compare with.
         for _ in table.read():
             pass  # counts what is not finite
@@ -3834,7 +3836,7 @@ def _candidates(
             convention._exponents(d_model)
         except ValueError:
             return  # a shift too large for this width
-        if key in seen or (convention.odd == "error" and d_model % 2):
+        if key in seen or (convention._fields["odd"] == "error" and d_model % 2):
             return
         seen.add(key)
         causes = tuple(field for field, _ in _changed_fields(context, convention, d_model))
@@ -3856,7 +3858,7 @@ def _candidates(
         for preset in PRESETS.values():
             yield preset, ""
             if context._fields["base"] != preset._fields["base"]:
-                yield preset.replace(base=context.base), ""
+                yield preset.replace(base=context._shown("base")), ""
 
     def nearby() -> "Iterator[_Made]":
         if given is not None:
@@ -3874,12 +3876,12 @@ def _candidates(
                             context.replace(layout=layout, spacing=spacing, shift=1, start=_number(first), odd=odd),
                             "",
                         )
-        yield context.replace(descending=not context.descending), ""
+        yield context.replace(descending=not context._fields["descending"]), ""
 
     def bases() -> "Iterator[_Made]":
         for other in _BASES:
             if (other, 1) != reference._fields["base"]:
-                words = f"the {reference._name(d_model)} convention with base {other:g} instead of {reference.base}"
+                words = f"the {reference._name(d_model)} convention with base {other:g} instead of {reference._shown('base')}"
                 yield reference.replace(base=other), words
 
     def mistakes() -> "Iterator[_Made]":
@@ -4073,7 +4075,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
                             angle_scale=angle_scale,
                             full_turns=full_turns,
                             start=0,
-                            step=context.step,
+                            step=context._shown("step"),
                             descending=descending,
                             positions=None,
                             odd=odd,
@@ -4244,10 +4246,12 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
         # Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
         exponents = convention._exponents(d_model)
         base = _to_float(convention._fields["base"])
-        factor = _to_float(convention._fields["angle_scale"]) * (2 * math.pi if convention.full_turns else 1.0)
+        factor = _to_float(convention._fields["angle_scale"]) * (
+            2 * math.pi if convention._fields["full_turns"] else 1.0
+        )
         exponent = [a / b for a, b in exponents]
         odd_cosines = [
-            (dim if convention.layout == "interleaved" else exponents[pair][0] + 1) / exponents[pair][1]
+            (dim if convention._fields["layout"] == "interleaved" else exponents[pair][0] + 1) / exponents[pair][1]
             if kind == _COSINE
             else exponent[pair]
             if kind == _SINE
@@ -4302,7 +4306,7 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
             yield candidate
 
     def cosine_first() -> "Iterator[_Candidate]":
-        if convention.layout != "interleaved":
+        if convention._fields["layout"] != "interleaved":
             return
         swapped = [
             (_COSINE if kind == _SINE else _SINE, pair) if kind != _ZERO else (kind, pair) for kind, pair in plan
@@ -4346,7 +4350,9 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
                 yield _rounded_step(convention, seq_len, d_model, narrow, taken)
 
     def transposed() -> "Iterator[_Candidate]":
-        transposable = convention._fields["positions"] is None and not (convention.odd == "error" and seq_len % 2)
+        transposable = convention._fields["positions"] is None and not (
+            convention._fields["odd"] == "error" and seq_len % 2
+        )
         if seq_len * d_model > 1 << 20 or seq_len == d_model or not transposable:
             return
         try:
@@ -4924,7 +4930,7 @@ def _call(convention: "Convention", seq_len: int, d_model: int, dtype: str) -> s
     options: "List[Tuple[str, object]]" = [] if name == "paper" else [("preset", name)]
     options.extend(changed)
     if convention._fields["positions"] is not None and all(field != "positions" for field, _ in changed):
-        options.append(("positions", convention.positions))
+        options.append(("positions", convention._shown("positions")))
     if dtype != "float64":
         options.append(("dtype", dtype))
     # Positions given one by one are the caller's data: named, not written out.
@@ -4975,7 +4981,7 @@ def _changed_fields(origin: "Convention", convention: "Convention", d_model: int
         return fields
 
     ours, theirs = key(convention), key(origin)
-    return [(row[0], getattr(convention, row[0])) for row in _FIELDS if ours[row[0]] != theirs[row[0]]]
+    return [(row[0], convention._shown(row[0])) for row in _FIELDS if ours[row[0]] != theirs[row[0]]]
 
 
 def _join(items: "List[str]", separator: str) -> str:
@@ -6727,7 +6733,7 @@ def _fast_rows(
     cos = math.cos
     plan = convention._plan(d_model)
     scale = convention._float_scale(d_model)
-    layout = convention.layout
+    layout = convention._fields["layout"]
     sines = sum(1 for kind, _ in plan if kind == _SINE)
     cosines = sum(1 for kind, _ in plan if kind == _COSINE)
     padding = [0.0] * (d_model - sines - cosines)
@@ -7168,7 +7174,7 @@ def _convention(
     changes = {name: given for name, given in shortcuts.items() if name != "preset" and given is not None}
     asked = chosen.replace(**changes) if changes else chosen
     asked._preset = chosen._preset
-    if refuse_odd and asked.odd == "error" and d_model % 2:
+    if refuse_odd and asked._fields["odd"] == "error" and d_model % 2:
         raise ValueError(
             f"d_model must be even in the {asked._name()} convention, which has no odd rule, got {d_model}"
         )
@@ -7336,10 +7342,18 @@ class Convention:
         self._preset: "Optional[str]" = None
 
     def __getattr__(self, name: str) -> object:
-        """A field as given: a choice or a flag as it is, a number as the int, float or decimal text it is."""
-        check = None if name.startswith("_") else _check_of(name)
-        if check is None:
+        """A field, read as an attribute: its value as given (_shown)."""
+        if name.startswith("_") or _check_of(name) is None:
             raise AttributeError(f"'Convention' object has no attribute {name!r}")
+        return self._shown(name)
+
+    def _shown(self, name: str) -> object:
+        """A field as given: a choice or a flag as it is, a number as the int, float or decimal text it is.
+
+        The module reads its conventions' fields here and in _fields, never as attributes: MicroPython
+        lets an attribute be set on a convention (it ignores __slots__), and none such is read.
+        """
+        check = _check_of(name)
         fields: "Mapping[str, Any]" = self._fields
         given = fields[name]
         if isinstance(check, tuple) or check == "flag":
@@ -7388,7 +7402,7 @@ class Convention:
         fields: "Mapping[str, object]" = self._fields
         for name, _, default, _ in _FIELDS:
             if name in ("layout", "spacing", "base", "start", "odd") or fields[name] != default:
-                shown.append(f"{name}={getattr(self, name)!r}")
+                shown.append(f"{name}={self._shown(name)!r}")
         return f"Convention({', '.join(shown)})"
 
     def __str__(self) -> str:
@@ -7442,7 +7456,7 @@ class Convention:
         mine: "Mapping[str, object]" = self._fields
         theirs: "Mapping[str, object]" = PRESETS[origin]._fields
         changed = [
-            f"{name}={_short(getattr(self, name))}".replace("'", "")
+            f"{name}={_short(self._shown(name))}".replace("'", "")
             for name, _, _, _ in _FIELDS
             if mine[name] != theirs[name] and not (name == "odd" and d_model is not None and d_model % 2 == 0)
         ]
@@ -7482,34 +7496,6 @@ class Convention:
     # The table's structure for a width d_model: h pairs, a frequency
     # exponent t per pair, and a plan of (kind, pair) per column.
 
-    def _pairs(self, d_model: int) -> int:
-        """h, the number of frequencies."""
-        return d_model // 2 if self._fields["odd"] in ("zero", "error") else (d_model + 1) // 2
-
-    def _exponents(self, d_model: int) -> "List[_Fraction]":
-        """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
-
-        The paper's spacing is 2i/d, over the d_model columns for the
-        ``sine`` rule and over 2h columns otherwise; tensor2tensor's is
-        i/(h - shift) (i/1 for a single pair, as tensor2tensor guards it).
-        """
-        return [self._exponent(d_model, i) for i in range(self._pairs(d_model))]
-
-    def _exponent(self, d_model: int, pair: int) -> "_Fraction":
-        """One pair's exponent, as _exponents(d_model)[pair] (a single value needs no list of them all)."""
-        h = self._pairs(d_model)
-        if self._fields["spacing"] == "paper":
-            return 2 * pair, d_model if self._fields["odd"] == "sine" else 2 * h
-        if h <= 1:
-            return 0, 1
-        n, m = self._fields["shift"]
-        if h * m - n <= 0:
-            raise ValueError(
-                f"shift must be less than the number of frequencies ({h}, for d_model {d_model}),"
-                f" got {_fraction_text(self._fields['shift'])}"
-            )
-        return pair * m, h * m - n
-
     def _plan(self, d_model: int) -> "List[_Column]":
         """(kind, pair) of each column: _SINE, _COSINE or _ZERO, and the pair's index."""
         return [self._column(dim, d_model) for dim in range(d_model)]
@@ -7544,11 +7530,6 @@ class Convention:
                 self._fields["base"], self._fields["angle_scale"], self._fields["full_turns"]
             )
         return found
-
-    def _scale_square(self, d_model: int) -> "_Fraction":
-        """The square of the output scale for this width, a fraction in lowest terms."""
-        p, q, per_width = self._fields["scale"]
-        return _reduced(p, q * d_model) if per_width else (p, q)
 
     def _float_scale(self, d_model: int) -> float:
         p, q = self._scale_square(d_model)
@@ -7623,6 +7604,39 @@ class Convention:
         if given is not None and len(given) != seq_len:
             raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
 
+    def _exponents(self, d_model: int) -> "List[_Fraction]":
+        """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
+
+        The paper's spacing is 2i/d, over the d_model columns for the
+        ``sine`` rule and over 2h columns otherwise; tensor2tensor's is
+        i/(h - shift) (i/1 for a single pair, as tensor2tensor guards it).
+        """
+        return [self._exponent(d_model, i) for i in range(self._pairs(d_model))]
+
+    def _exponent(self, d_model: int, pair: int) -> "_Fraction":
+        """One pair's exponent, as _exponents(d_model)[pair] (a single value needs no list of them all)."""
+        h = self._pairs(d_model)
+        if self._fields["spacing"] == "paper":
+            return 2 * pair, d_model if self._fields["odd"] == "sine" else 2 * h
+        if h <= 1:
+            return 0, 1
+        n, m = self._fields["shift"]
+        if h * m - n <= 0:
+            raise ValueError(
+                f"shift must be less than the number of frequencies ({h}, for d_model {d_model}),"
+                f" got {_fraction_text(self._fields['shift'])}"
+            )
+        return pair * m, h * m - n
+
+    def _pairs(self, d_model: int) -> int:
+        """h, the number of frequencies."""
+        return d_model // 2 if self._fields["odd"] in ("zero", "error") else (d_model + 1) // 2
+
+    def _scale_square(self, d_model: int) -> "_Fraction":
+        """The square of the output scale for this width, a fraction in lowest terms."""
+        p, q, per_width = self._fields["scale"]
+        return _reduced(p, q * d_model) if per_width else (p, q)
+
 
 def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
     """Every field by name, each given one checked (unless already), the others their defaults; the rules between them."""
@@ -7664,6 +7678,7 @@ def _checked_field(name: str, given: object) -> object:
         return _check_positions(given)
     if check == "scale":
         return _check_scale(given)
+    assert check == "number", check  # _FIELDS names no other kind
     return _rational(name, given)
 
 
@@ -8736,7 +8751,7 @@ def _narrowest_format(table: "_Table", dtype: str) -> "Optional[str]":
 
 
 def _five_bits(x: float, up: bool) -> float:
-    """x > 0 to 5 significant bits, rounded down (up if up): within 1/16 of x, and the same for its band.
+    """x >= 0 to 5 significant bits, rounded down (up if up): within 1/16 of x, the same for its band (0 stays 0).
 
     The oracle and the diagnosis make a bound once per band of positions, at the band's end that
     keeps it a bound for every position in the band: the start for what grows with the position,

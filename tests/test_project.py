@@ -369,12 +369,10 @@ def test_every_function_sits_below_the_functions_that_call_it() -> None:
         and where[name].index < definition.index
     ]
     assert not upward, upward
-    imported = [d for d in found if d.at_import and isinstance(d.node, ast.ClassDef)]
-    assert all(where[name].index < d.index for d in imported for name in d.at_import)
 
 
 def the_walk(function: str, parameter: str) -> List[Tuple[str, str]]:
-    """The functions a parameter's value reaches, each entered once, and each call the walk follows.
+    """The calls a parameter's value takes: each function entered once for each of its parameters the value reaches.
 
     From ``function``, every call with an argument that reads ``parameter`` (or a local name computed
     from it) enters the callee with the matching parameter; a call to a class enters its __init__, and
@@ -406,13 +404,13 @@ def the_walk(function: str, parameter: str) -> List[Tuple[str, str]]:
                 return methods[target.attr][0], 1
         return None, 0
 
-    entered: List[str] = []
+    entered: List[Tuple[str, str]] = []
     followed: List[Tuple[str, str]] = []
 
     def enter(name: str, tracked: str) -> None:
-        if name in entered:
+        if (name, tracked) in entered:
             return
-        entered.append(name)
+        entered.append((name, tracked))
         node = functions[name]
         tainted, grown = {tracked}, True
         while grown:
@@ -457,10 +455,13 @@ def test_a_reader_follows_encodings_d_model_down_the_file_to_the_sine() -> None:
     followed = the_walk("encoding", "d_model")
     formula = {"_denominator", "_paper_row"}
     upward = [f"{a} (line {lines[a]}) calls {b} (line {lines[b]})" for a, b in followed if lines[b] < lines[a]]
-    assert upward == ["_fast_rows (line %d) calls _paper_row (line %d)" % (lines["_fast_rows"], lines["_paper_row"])]
+    assert set(upward) == {
+        "_fast_rows (line %d) calls _paper_row (line %d)" % (lines["_fast_rows"], lines["_paper_row"])
+    }
     reached = {b for _, b in followed}
-    # The walk reaches both sines: the formula's (back at the top, read first) and the exact kernel's.
-    assert formula & reached and "_sin_cos" in reached and len(reached) > 20
+    # The walk reaches both sines (the formula's, back at the top, read first, and the exact kernel's),
+    # through Convention's methods, which sit below their callers on this path too.
+    assert formula & reached and "_sin_cos" in reached and "Convention._pairs" in reached and len(reached) > 40
 
 
 def test_a_reader_of_the_first_200_lines_sees_the_formula_computed() -> None:
