@@ -41,10 +41,12 @@ written for, which ``--seed N`` draws again.
 
 A mutant's tests are found by coverage, not by a map written by hand: the whole suite runs once under
 coverage.py (``pip install coverage``, the ``mutation`` extra) with a context per test function, and a
-mutant runs the module's own examples and the test functions that ran any of its lines, fastest first,
-at most ``--most-tests`` (40).  That run is kept in the system's temporary folder while the module and
-the tests are unchanged; the unmutated module must pass it.  A line only subprocesses run (``python -m
-pe_reference`` from a test) has no test function: its mutants run the examples alone.
+mutant runs the module's own examples (``python -m doctest``) and the test functions that ran any of
+its lines, fastest first, at most ``--most-tests`` (40).  A line run only at import (a constant, the
+presets) runs no test function: its mutants take the tests of the lines that read what its statement
+binds.  A line only subprocesses run (``python -m pe_reference`` from a test) has no test function:
+its mutants run the examples alone.  The coverage run is kept in the system's temporary folder while
+no tracked file changes; the unmutated module must pass it.
 
 Each mutant is run in a copy of the working tree (the files git tracks and the untracked ones it
 does not ignore), made once in a temporary folder: the mutated pe_reference.py is written there and
@@ -93,9 +95,9 @@ if ROOT not in sys.path:
 from tests.helpers import section_headers  # noqa: E402  (after the path)
 
 # The tests a mutant runs are those whose functions ran its lines in one run of the whole suite under
-# coverage.py (coverage_map), fastest first, at most --most-tests of them.
-# The module's own examples run first for every section: a second, cheap.
-ALWAYS = (MODULE,)
+# coverage.py (Coverage), fastest first, at most --most-tests of them; first, the module's own examples
+# as a learner runs them (python -m doctest), a second.
+ALWAYS = ("tests/test_doctest_plain.py::test_python_m_doctest_passes[pe_reference.py]",)
 # Slow tests of what no section's mutants change: left out of every run.
 DESELECT = (
     "tests/test_cli.py::test_output_memory_is_one_row",  # 11 s: the memory of streaming, measured
@@ -172,9 +174,12 @@ class Coverage:
     """Which test functions run each line of the module, and the seconds each took: one run of the suite.
 
     The run is coverage.py's, with a context per test function (``dynamic_context = test_function``), in
-    a copy of the tree; pytest's JUnit XML gives the seconds.  Its result is kept in the system's temporary
-    folder under a hash of the module's and the tests' text, and used again while neither changes.  Lines
-    run only in a subprocess (``python -m pe_reference`` from a test) are not attributed to a test.
+    a copy of the tree; pytest's JUnit XML gives the seconds and the tests that exist.  Its result is kept
+    in the system's temporary folder under a hash of every tracked file and the interpreter, and used
+    again while none changes.  Lines run only in a subprocess (``python -m pe_reference`` from a test) are
+    attributed to no test.  Nor are lines run only at import (constants, the presets): a test that
+    imports the module again would be credited with all of them, so such a test is left out of every
+    line's list, and a top-level statement's mutants run the tests of the lines that read what it binds.
     """
 
     def __init__(self, lines: dict[int, list[str]], seconds: dict[str, float]) -> None:
@@ -186,15 +191,50 @@ class Coverage:
         found = sorted({test for line in range(first, last + 1) for test in self.lines.get(line, [])})
         return sorted(found, key=lambda test: (self.seconds.get(test, 0.0), test))[:most]
 
+    def import_tests(self, source: str, first: int, most: int) -> list[str]:
+        """For a line run at import: the tests of the lines that read what its top-level statement binds.
+
+        A name read only by another statement run at import (the presets, made by _make_presets) leads
+        on to the lines that read what that one binds, three steps at most.
+        """
+        tree = ast.parse(source)
+        statements = {n.lineno: n for n in tree.body}
+        loads: dict[str, list[int]] = {}
+        for x in ast.walk(tree):
+            if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load):
+                loads.setdefault(x.id, []).append(x.lineno)
+
+        def holder(line: int) -> ast.stmt | None:
+            return next((n for n in statements.values() if n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+
+        found: set[str] = set()
+        todo, seen = [holder(first)], set()
+        for _ in range(3):
+            lines: list[int] = []
+            for statement in todo:
+                if statement is None or statement.lineno in seen:
+                    continue
+                seen.add(statement.lineno)
+                names = {x.id for x in ast.walk(statement) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+                if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+                    names = {statement.name}
+                lines += [line for name in names for line in loads.get(name, [])]
+            found |= {test for line in lines for test in self.lines.get(line, [])}
+            todo = [holder(line) for line in lines if not self.lines.get(line)]
+        return sorted(found, key=lambda test: (self.seconds.get(test, 0.0), test))[:most]
+
     @staticmethod
     def build(root: str, python: str, folder: str) -> Coverage:
         import json
 
-        digest = hashlib.sha256()
-        for name in [MODULE] + sorted(n for n in tracked_files(root) if n.startswith("tests/") and n.endswith(".py")):
+        try:
+            import coverage  # noqa: F401  (only to say early that it is missing)
+        except ImportError:
+            raise SystemExit("coverage: the mutation script needs coverage.py: pip install coverage") from None
+        digest = hashlib.sha256(f"{python}|{DESELECT!r}".encode())
+        for name in tracked_files(root):
             with open(os.path.join(root, name), "rb") as handle:
                 digest.update(name.encode() + b"\0" + handle.read())
-        digest.update(repr(DESELECT).encode())
         cached = os.path.join(tempfile.gettempdir(), f"pe_reference-mutation-coverage-{digest.hexdigest()[:16]}.json")
         if os.path.exists(cached):
             with open(cached, encoding="utf-8") as handle:
@@ -214,41 +254,61 @@ class Coverage:
         environment.pop("PYTEST_ADDOPTS", None)
         process = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True)
         if process.returncode != 0:
-            raise SystemExit("coverage: the unmutated module fails the suite:\n" + process.stdout[-2000:])
+            raise SystemExit(
+                f"coverage: the run failed (exit {process.returncode}):\n{process.stdout[-2000:]}{process.stderr[-2000:]}"
+            )
         lines, seconds = Coverage.read(data, junit, copy)
-        with open(cached, "w", encoding="utf-8") as handle:
+        with open(cached + ".part", "w", encoding="utf-8") as handle:
             json.dump({"lines": lines, "seconds": seconds}, handle)
+        os.replace(cached + ".part", cached)  # whole or not at all, if the run is stopped
         return Coverage(lines, seconds)
 
     @staticmethod
     def read(data_file: str, junit: str, copy: str) -> tuple[dict[int, list[str]], dict[str, float]]:
         """Lines to pytest node ids (a test function: every parameter of it), and each one's seconds."""
-        import xml.etree.ElementTree as ElementTree
-
         import coverage
 
-        def node(dotted: str) -> str:
-            """tests.test_api.test_encoding -> tests/test_api.py::test_encoding (a class's method: ::Class::name)."""
-            parts = dotted.split(".")
-            for cut in range(len(parts) - 1, 0, -1):
-                if os.path.exists(os.path.join(copy, *parts[:cut]) + ".py"):
-                    return "/".join(parts[:cut]) + ".py::" + "::".join(parts[cut:])
-            return ""
-
+        seconds = junit_seconds(junit, copy)
         data = coverage.CoverageData(basename=data_file)
         data.read()
         module = next(name for name in data.measured_files() if name.endswith(MODULE))
-        lines: dict[int, list[str]] = {}
-        for line, contexts in data.contexts_by_lineno(module).items():
-            found = sorted({node(context) for context in contexts if context} - {""})
-            if found:
-                lines[line] = found
-        seconds: dict[str, float] = {}
-        for case in ElementTree.parse(junit).iter("testcase"):
-            test = node(case.get("classname", "") + "." + case.get("name", "").split("[")[0])
-            if test:
-                seconds[test] = seconds.get(test, 0.0) + float(case.get("time", "0"))
-        return lines, seconds
+        by_line = {
+            line: sorted({node_id(context, copy) for context in contexts if context} & set(seconds))
+            for line, contexts in data.contexts_by_lineno(module).items()
+        }
+        # A test that runs the module's import again is credited with every top-level line: left out.
+        top = {node.lineno for node in ast.parse(open(module, encoding="utf-8").read()).body}
+        counts: dict[str, int] = {}
+        for line in top:
+            for test in by_line.get(line, []):
+                counts[test] = counts.get(test, 0) + 1
+        again = {test for test, count in counts.items() if count >= 0.9 * len(top)}
+        lines = {line: [t for t in tests if t not in again] for line, tests in by_line.items()}
+        return {line: tests for line, tests in lines.items() if tests}, seconds
+
+
+def node_id(dotted: str, root: str) -> str:
+    """A coverage context to a pytest node id: tests.test_api.test_encoding -> tests/test_api.py::test_encoding.
+
+    A test class's method becomes tests/test_x.py::TestY::test_z; '' if no module of root matches.
+    """
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        if os.path.exists(os.path.join(root, *parts[:cut]) + ".py"):
+            return "/".join(parts[:cut]) + ".py::" + "::".join(parts[cut:])
+    return ""
+
+
+def junit_seconds(path: str, root: str) -> dict[str, float]:
+    """Each test function's seconds in pytest's JUnit XML, its parameters' summed, by node id."""
+    import xml.etree.ElementTree as ElementTree
+
+    seconds: dict[str, float] = {}
+    for case in ElementTree.parse(path).iter("testcase"):
+        test = node_id(case.get("classname", "") + "." + case.get("name", "").split("[")[0], root)
+        if test:
+            seconds[test] = seconds.get(test, 0.0) + float(case.get("time", "0"))
+    return seconds
 
 
 class Offsets:
@@ -598,6 +658,8 @@ class Runner:
             return "passed", seconds, tail
         if process.returncode in (1, 2, 3):
             return "failed", seconds, tail
+        if process.returncode == 5:
+            return "passed", seconds, tail  # no test collected: nothing could catch the mutant
         return "error", seconds, tail
 
 
@@ -652,7 +714,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--timeout", type=float, help="a fixed timeout in seconds instead of one from the tests' seconds"
     )
-    parser.add_argument("--list", action="store_true", help="print the sections, their tests and the sample; run none")
+    parser.add_argument("--list", action="store_true", help="print the sections and the sample; run none")
     parser.add_argument("--clean", action="store_true", help="the coverage run and the self-check only")
     parser.add_argument("--python", default=sys.executable, help="the interpreter that runs pytest")
     parser.add_argument(
@@ -672,10 +734,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     finder = Finder(source)
     mutants = finder.candidates()
     assign_sections(mutants, sections)
-    chosen = sample(finder, mutants, sections, args.mutants, args.minimum, args.seed)
     if args.section:
+        # The sections asked for are sampled alone: --mutants is shared among them.
         words = [word.lower() for word in args.section]
-        chosen = [m for m in chosen if any(word in m.section.lower() for word in words)]
+        sections = [section for section in sections if any(word in section.title.lower() for word in words)]
+        mutants = [m for m in mutants if any(word in m.section.lower() for word in words)]
+    chosen = sample(finder, mutants, sections, args.mutants, args.minimum, args.seed)
     if args.only:
         wanted = set(args.only)
         chosen = [m for m in chosen if m.key in wanted] + [m for m in mutants if m.key in wanted and m not in chosen]
@@ -697,9 +761,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         covered = Coverage.build(ROOT, args.python, folder)
 
         def tests_of(mutant: Mutant) -> list[str]:
-            """The module's examples, and the test functions that ran the mutant's lines."""
+            """The module's examples, and the test functions that ran the mutant's lines (or read what they make)."""
             last = source.count("\n", 0, mutant.end) + 1
-            return list(ALWAYS) + covered.tests(mutant.line, last, args.most_tests)
+            found = covered.tests(mutant.line, last, args.most_tests)
+            if not found or not mutant.function:  # run at import: no test function ran it
+                found = sorted(set(found) | set(covered.import_tests(source, mutant.line, args.most_tests)))
+            return list(ALWAYS) + found
 
         def timeout_of(tests: list[str]) -> float:
             if args.timeout is not None:
@@ -815,6 +882,7 @@ def summary(
         + "".join(f" --section '{word}'" for word in args.section)
         + "".join(f" --only {key}" for key in args.only)
         + (f" --timeout {args.timeout:g}" if args.timeout is not None else "")
+        + f" --most-tests {args.most_tests} --timeout-factor {args.timeout_factor:g}"
         + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
         + "`"
         + f" ({len(results)} mutants, {elapsed / 60:.1f} minutes)",

@@ -1,7 +1,8 @@
-"""The mutation script's keys and sample hold while other lines of the module move."""
+"""The mutation script: keys and samples that hold while other lines move, and the tests coverage picks."""
 
 import importlib.util
 import os
+from pathlib import Path
 from typing import List
 
 from tests.helpers import ROOT
@@ -89,3 +90,27 @@ def test_the_sample_is_in_proportion_to_each_sections_candidates_and_its_seed_fr
     # No seed given: main() draws one; no floor per section unless asked.
     defaults = mutation.parse_arguments([])
     assert defaults.seed is None and defaults.minimum == 0
+
+
+def test_coverage_contexts_become_node_ids_and_constants_take_the_tests_of_their_readers(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    assert mutation.node_id("tests.test_a.test_f", str(tmp_path)) == "tests/test_a.py::test_f"
+    assert mutation.node_id("tests.test_a.TestG.test_g", str(tmp_path)) == "tests/test_a.py::TestG::test_g"
+    assert mutation.node_id("conftest.testing_value", str(tmp_path)) == ""
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite><testcase classname="tests.test_a" name="test_f[1]" time="0.5"/>'
+        '<testcase classname="tests.test_a" name="test_f[2]" time="0.25"/>'
+        '<testcase classname="tests.test_a.TestG" name="test_g" time="2"/></testsuite></testsuites>'
+    )
+    assert mutation.junit_seconds(str(junit), str(tmp_path)) == {
+        "tests/test_a.py::test_f": 0.75,
+        "tests/test_a.py::TestG::test_g": 2.0,
+    }
+    # A constant runs at import, a function made at import (PRESETS) too: the tests of their readers.
+    source = "LIMIT = 3\n\n\ndef make():\n    return {'a': LIMIT}\n\n\nTABLE = make()\n\n\ndef use(k):\n    return TABLE[k]\n"
+    covered = mutation.Coverage({5: ["t::make"], 12: ["t::use_a", "t::use_b"]}, {"t::use_a": 2.0, "t::use_b": 1.0})
+    assert covered.import_tests(source, 1, 10) == ["t::make"]  # LIMIT is read in make()
+    assert covered.import_tests(source, 8, 10) == ["t::use_b", "t::use_a"]  # TABLE's readers, fastest first
+    assert covered.tests(11, 12, 1) == ["t::use_b"]  # at most one: the fastest
