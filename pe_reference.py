@@ -113,10 +113,10 @@ if TYPE_CHECKING:
 
 
 # The module reads top-down.  The formula comes first; after it, every section uses only the sections
-# below it, and within a section every function and class sits below those that call it: a reader who
-# follows a call never turns back.  A class keeps its own order of methods, except on encoding's path to
-# the sine, where they too sit below their callers.  tests/test_project.py checks all three.  Python needs
-# a few things the other way round, which the same test allows: what runs at import (a default value, a
+# below it, within a section every function and class sits below those that call it, and within a
+# class every method below the methods that call it: a reader who follows a call never turns back
+# (tests/test_project.py checks all three, and walks encoding's d_model to the sine).  Python needs a
+# few things the other way round, which the same test allows: what runs at import (a default value, a
 # base class, the presets at the very end) comes after what it uses.  Each section starts with a header
 # like this map's:
 #
@@ -826,16 +826,6 @@ class _Canvas:
         self.height = height
         self.pixels = bytearray(bytes(background) * (width * height))
 
-    def rectangle(self, x: int, y: int, width: int, height: int, colour: "Tuple[int, int, int]") -> None:
-        x0, y0 = max(x, 0), max(y, 0)
-        x1, y1 = min(x + width, self.width), min(y + height, self.height)
-        if x1 <= x0 or y1 <= y0:
-            return
-        span = bytes(colour) * (x1 - x0)
-        for row in range(y0, y1):
-            start = (row * self.width + x0) * 3
-            self.pixels[start : start + len(span)] = span
-
     def point(self, x: int, y: int, colour: "Tuple[int, int, int]") -> None:
         if 0 <= x < self.width and 0 <= y < self.height:
             start = (y * self.width + x) * 3
@@ -868,6 +858,16 @@ class _Canvas:
                     if bits & (16 >> column):
                         self.rectangle(x + (index * 6 + column) * scale, y + row * scale, scale, scale, colour)
         return _text_width(text, scale)
+
+    def rectangle(self, x: int, y: int, width: int, height: int, colour: "Tuple[int, int, int]") -> None:
+        x0, y0 = max(x, 0), max(y, 0)
+        x1, y1 = min(x + width, self.width), min(y + height, self.height)
+        if x1 <= x0 or y1 <= y0:
+            return
+        span = bytes(colour) * (x1 - x0)
+        for row in range(y0, y1):
+            start = (row * self.width + x0) * 3
+            self.pixels[start : start + len(span)] = span
 
     def png(self) -> bytes:
         import struct
@@ -1237,11 +1237,6 @@ class _Request:
         self.rope: "Optional[_RopeRequest]" = None
         self.rope_scaling: "Optional[str]" = None
 
-    def rows(self) -> "Iterator[List[float]]":
-        if self.rope is not None:
-            return self.rope.rows(self.seq_len, self.exact, self.dtype)
-        return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
-
     def position_text(self, r: int) -> str:
         """Row r's position as the first column and the plots show it."""
         if self.rope is not None:
@@ -1263,6 +1258,11 @@ class _Request:
             return
         for index in indices:
             yield next(_rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype, index))
+
+    def rows(self) -> "Iterator[List[float]]":
+        if self.rope is not None:
+            return self.rope.rows(self.seq_len, self.exact, self.dtype)
+        return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
 
     def formatter(self) -> "Callable[[float], str]":
         """The function that writes one value: fixed-point, hex bits, or the shortest round trip."""
@@ -1986,29 +1986,8 @@ class Report:
         #: A narrower format that holds every value of a failing list or text table checked as float64, or None.
         self.narrower: "Optional[str]" = None
 
-    @property
-    def ok(self) -> bool:
-        return self.failures == 0 and self.uncheckable is None
-
-    @property
-    def count(self) -> int:
-        return self.shape[0] * self.shape[1]
-
     def __repr__(self) -> str:
         return f"<Report {'ok' if self.ok else 'mismatch'}: {self.failures} of {self.count} outside tolerance>"
-
-    def tolerance(self) -> str:
-        """The rule an element must meet, in words."""
-        if self.atol is None and self.ulps is None:
-            if self.rule is not None:
-                return self.rule
-            return _Allowance([], [], self.dtype).rule
-        parts = []
-        if self.atol is not None:
-            parts.append("atol=0, exact" if self.atol == 0 else f"atol={self.atol:.3g}")
-        if self.ulps is not None:
-            parts.append(f"ulps={self.ulps:g}")
-        return " or ".join(parts)
 
     def __str__(self) -> str:
         row_list, columns = self.shape
@@ -2060,6 +2039,27 @@ class Report:
         if self.diagnosis:
             lines.append(self.diagnosis)
         return "\n".join(lines)
+
+    def tolerance(self) -> str:
+        """The rule an element must meet, in words."""
+        if self.atol is None and self.ulps is None:
+            if self.rule is not None:
+                return self.rule
+            return _Allowance([], [], self.dtype).rule
+        parts = []
+        if self.atol is not None:
+            parts.append("atol=0, exact" if self.atol == 0 else f"atol={self.atol:.3g}")
+        if self.ulps is not None:
+            parts.append(f"ulps={self.ulps:g}")
+        return " or ".join(parts)
+
+    @property
+    def count(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    @property
+    def ok(self) -> bool:
+        return self.failures == 0 and self.uncheckable is None
 
 
 # ---------------------------------------------------------------------------
@@ -3146,43 +3146,6 @@ class _Rope:
         given["kind"] = kind
         return given, setup
 
-    def _parameter(self, key: str, default: "Optional[_Fraction]" = None) -> "_Fraction":
-        if key not in self.given:
-            if default is None:
-                raise ValueError(f"scaling for rope_type {self.kind} needs {key!r}, got none")
-            return default
-        return _positive(f"scaling[{key!r}]")(self.given[key])
-
-    def _whole(self, key: str) -> "_Fraction":
-        number = self._parameter(key)
-        if number[1] != 1:
-            raise ValueError(f"scaling[{key!r}] must be a whole number, got {_short(self.given[key])}")
-        return number
-
-    def _factor_or_ratio(self) -> "_Fraction":
-        """factor, or max_position_embeddings / original_max_position_embeddings as HF takes it."""
-        if "factor" in self.given:
-            return self._parameter("factor")
-        if "max_position_embeddings" in self.given:
-            n, m = self._whole("max_position_embeddings")
-            return _reduced(n * self.length[1], m * self.length[0])
-        return (1, 1)
-
-    def _list(self, key: str) -> "List[_Fraction]":
-        entries = self.given[key]
-        tolist = getattr(entries, "tolist", None)
-        if callable(tolist):
-            entries = tolist()
-        items = _iterate(entries)
-        if isinstance(entries, (str, bytes)) or items is None:
-            raise TypeError(
-                f"scaling[{key!r}] must be a list of numbers, got {type(entries).__name__} {_short(entries)}"
-            )
-        numbers = [_positive(f"scaling[{key!r}][{i}]")(x) for i, x in enumerate(items)]
-        if len(numbers) != self.pairs:
-            raise ValueError(f"scaling[{key!r}] must have head_dim / 2 = {self.pairs} numbers, got {len(numbers)}")
-        return numbers
-
     def _default(self) -> None:
         pass
 
@@ -3282,10 +3245,90 @@ class _Rope:
             else:
                 self.attention = _reduced(ratio[1] + ratio[0], ratio[1])  # its square, 1 + R
 
+    def _factor_or_ratio(self) -> "_Fraction":
+        """factor, or max_position_embeddings / original_max_position_embeddings as HF takes it."""
+        if "factor" in self.given:
+            return self._parameter("factor")
+        if "max_position_embeddings" in self.given:
+            n, m = self._whole("max_position_embeddings")
+            return _reduced(n * self.length[1], m * self.length[0])
+        return (1, 1)
+
+    def _whole(self, key: str) -> "_Fraction":
+        number = self._parameter(key)
+        if number[1] != 1:
+            raise ValueError(f"scaling[{key!r}] must be a whole number, got {_short(self.given[key])}")
+        return number
+
+    def _list(self, key: str) -> "List[_Fraction]":
+        entries = self.given[key]
+        tolist = getattr(entries, "tolist", None)
+        if callable(tolist):
+            entries = tolist()
+        items = _iterate(entries)
+        if isinstance(entries, (str, bytes)) or items is None:
+            raise TypeError(
+                f"scaling[{key!r}] must be a list of numbers, got {type(entries).__name__} {_short(entries)}"
+            )
+        numbers = [_positive(f"scaling[{key!r}][{i}]")(x) for i, x in enumerate(items)]
+        if len(numbers) != self.pairs:
+            raise ValueError(f"scaling[{key!r}] must have head_dim / 2 = {self.pairs} numbers, got {len(numbers)}")
+        return numbers
+
     def _given_attention(self) -> None:
         n, m = self._parameter("attention_factor")
         self.attention = (n * n, m * m)
         self.attention_value = _to_float((n, m))
+
+    def _parameter(self, key: str, default: "Optional[_Fraction]" = None) -> "_Fraction":
+        if key not in self.given:
+            if default is None:
+                raise ValueError(f"scaling for rope_type {self.kind} needs {key!r}, got none")
+            return default
+        return _positive(f"scaling[{key!r}]")(self.given[key])
+
+    def name(self, what: str) -> str:
+        scaling = "" if self.kind == "default" else f", {self.kind} scaling"
+        return f"RoPE {what} ({self.layout} layout, base {_fraction_text(self.base)}{scaling})"
+
+    def default_allowance(
+        self,
+        seq_len: int,
+        positions: "Optional[List[_Fraction]]",
+        dtype: str,
+        vectors: "Optional[List[List[float]]]",
+    ) -> "_Allowance":
+        """The default rule's allowance for this cache or its rotated vectors: A the attention factor, W |x[a]| + |x[b]|."""
+        by_pair = self.float_frequencies(_last_position(positions, seq_len))
+        frequencies = [by_pair[k] for k in self.columns()]
+        floats = [float(r) for r in range(seq_len)] if positions is None else [_to_float(p) for p in positions]
+        weights: "Optional[List[List[float]]]" = None
+        if vectors is not None:
+            partner = [0] * self.head_dim
+            for a, b in self.partners():
+                partner[a], partner[b] = b, a
+            weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(self.head_dim)] for row in vectors]
+        return _Allowance(frequencies, floats, dtype, self.attention_value, weights)
+
+    def float_frequencies(self, last: "_Fraction") -> "List[float]":
+        """Each pair's frequency in float64, from the same exact choices (bands, ramps, growth)."""
+        law = self.law(last)
+        h = self.pairs
+        base = _to_float(self.base)
+        growth = _to_float(law.growth) if law.growth is not None else 1.0
+        frequencies = []
+        for k in range(h):
+            w = math.pow(base, -k / h) * _to_float(law.multipliers[k])
+            if law.growth is not None and k:
+                w *= math.pow(growth, -k / (h - 1))
+            if self.llama3 is not None and self.llama3.bands(k) == "blend":
+                low, high, f = _to_float(self.llama3.low), _to_float(self.llama3.high), _to_float(self.factor)
+                s = (_to_float(self.llama3.length) * w / (2 * math.pi) - low) / (high - low)
+                w = (1 - s) * w / f + s * w
+            if self.ramp is not None and self.ramp.region(k) == "ramp":
+                w *= self._float_ramp_multiplier(k)
+            frequencies.append(w)
+        return frequencies
 
     def law(self, last: "_Fraction") -> "_RopeFrequencies":
         """The frequency law for rows whose largest position is ``last`` (dynamic and longrope look at last + 1)."""
@@ -3310,26 +3353,6 @@ class _Rope:
             found = self.laws[key] = _RopeFrequencies(self.base, self.pairs, multipliers, growth, blend)
         return found
 
-    def float_frequencies(self, last: "_Fraction") -> "List[float]":
-        """Each pair's frequency in float64, from the same exact choices (bands, ramps, growth)."""
-        law = self.law(last)
-        h = self.pairs
-        base = _to_float(self.base)
-        growth = _to_float(law.growth) if law.growth is not None else 1.0
-        frequencies = []
-        for k in range(h):
-            w = math.pow(base, -k / h) * _to_float(law.multipliers[k])
-            if law.growth is not None and k:
-                w *= math.pow(growth, -k / (h - 1))
-            if self.llama3 is not None and self.llama3.bands(k) == "blend":
-                low, high, f = _to_float(self.llama3.low), _to_float(self.llama3.high), _to_float(self.factor)
-                s = (_to_float(self.llama3.length) * w / (2 * math.pi) - low) / (high - low)
-                w = (1 - s) * w / f + s * w
-            if self.ramp is not None and self.ramp.region(k) == "ramp":
-                w *= self._float_ramp_multiplier(k)
-            frequencies.append(w)
-        return frequencies
-
     def _float_ramp_multiplier(self, k: int) -> float:
         """1 - ramp_k (1 - 1/f) for YaRN's real bounds, in float64, from the exact bounds' intervals."""
         assert self.ramp is not None
@@ -3352,29 +3375,6 @@ class _Rope:
         """Each pair's two columns (a, b): out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos + x[a] sin."""
         h = self.pairs
         return [(k, k + h) for k in range(h)] if self.layout == "half" else [(2 * k, 2 * k + 1) for k in range(h)]
-
-    def name(self, what: str) -> str:
-        scaling = "" if self.kind == "default" else f", {self.kind} scaling"
-        return f"RoPE {what} ({self.layout} layout, base {_fraction_text(self.base)}{scaling})"
-
-    def default_allowance(
-        self,
-        seq_len: int,
-        positions: "Optional[List[_Fraction]]",
-        dtype: str,
-        vectors: "Optional[List[List[float]]]",
-    ) -> "_Allowance":
-        """The default rule's allowance for this cache or its rotated vectors: A the attention factor, W |x[a]| + |x[b]|."""
-        by_pair = self.float_frequencies(_last_position(positions, seq_len))
-        frequencies = [by_pair[k] for k in self.columns()]
-        floats = [float(r) for r in range(seq_len)] if positions is None else [_to_float(p) for p in positions]
-        weights: "Optional[List[List[float]]]" = None
-        if vectors is not None:
-            partner = [0] * self.head_dim
-            for a, b in self.partners():
-                partner[a], partner[b] = b, a
-            weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(self.head_dim)] for row in vectors]
-        return _Allowance(frequencies, floats, dtype, self.attention_value, weights)
 
 
 class _YarnRamp:
@@ -3403,12 +3403,8 @@ class _YarnRamp:
         self.length, self.fast, self.slow, self.factor = length, fast, slow, factor
         self.decided: "Dict[int, str]" = {}
 
-    def bounds(self, G: int) -> "Tuple[_Interval, _Interval]":
-        """The intervals of low and high, clamped, in units of 2**-G."""
-        low = _yarn_interval(self.pairs, self.length, self.fast, self.base, G)
-        high = _yarn_interval(self.pairs, self.length, self.slow, self.base, G)
-        top = (self.head_dim - 1) << G
-        return (max(low[0], 0), max(low[1], 0)), (min(high[0], top), min(high[1], top))
+    def blends(self, k: int) -> bool:
+        return self.region(k) == "ramp"
 
     def region(self, k: int) -> str:
         """ "extrapolate" (ramp 0: w), "interpolate" (ramp 1: w / f) or "ramp", decided exactly."""
@@ -3429,24 +3425,6 @@ class _YarnRamp:
                 continue
             self.decided[k] = found
             return found
-
-    def ramp(self, k: int, G: int) -> "Optional[_Interval]":
-        """(k - low) / (high - low) lies in [a, b] * 2**-G; None while high - low is not known to be non-zero.
-
-        Either order of the bounds is allowed, as HF's formula allows it
-        (clamping can put high below low): the quotient lies between the
-        corner quotients of the numerator's and the denominator's intervals.
-        """
-        (low_a, low_b), (high_a, high_b) = self.bounds(G)
-        point = k << G
-        denominators = (high_a - low_b, high_b - low_a)
-        if denominators[0] <= 0 <= denominators[1]:
-            return None
-        corners = [((point - low) << G, d) for low in (low_a, low_b) for d in denominators]
-        return min(n // d for n, d in corners), max(-((-n) // d) for n, d in corners)
-
-    def blends(self, k: int) -> bool:
-        return self.region(k) == "ramp"
 
     def frequency(self, k: int, F: int) -> "_Scaled":
         """w_k M, M = 1 - ramp (1 - 1/f) >= min(1, 1/f), relative error below 2 * 2**-F.
@@ -3472,6 +3450,28 @@ class _YarnRamp:
             G *= 2
         W, e = self.plain.frequency((k, self.pairs), G)
         return _times_multiplier(W, e, M, G, F)
+
+    def ramp(self, k: int, G: int) -> "Optional[_Interval]":
+        """(k - low) / (high - low) lies in [a, b] * 2**-G; None while high - low is not known to be non-zero.
+
+        Either order of the bounds is allowed, as HF's formula allows it
+        (clamping can put high below low): the quotient lies between the
+        corner quotients of the numerator's and the denominator's intervals.
+        """
+        (low_a, low_b), (high_a, high_b) = self.bounds(G)
+        point = k << G
+        denominators = (high_a - low_b, high_b - low_a)
+        if denominators[0] <= 0 <= denominators[1]:
+            return None
+        corners = [((point - low) << G, d) for low in (low_a, low_b) for d in denominators]
+        return min(n // d for n, d in corners), max(-((-n) // d) for n, d in corners)
+
+    def bounds(self, G: int) -> "Tuple[_Interval, _Interval]":
+        """The intervals of low and high, clamped, in units of 2**-G."""
+        low = _yarn_interval(self.pairs, self.length, self.fast, self.base, G)
+        high = _yarn_interval(self.pairs, self.length, self.slow, self.base, G)
+        top = (self.head_dim - 1) << G
+        return (max(low[0], 0), max(low[1], 0)), (min(high[0], top), min(high[1], top))
 
 
 def _yarn_bound(pairs: int, length: "_Fraction", beta: "_Fraction", base: "_Fraction", ceiling: bool) -> int:
@@ -3545,19 +3545,6 @@ class _Llama3:
         self.blend_bits = _bit_length(_ceiling(factor) * (_ceiling(self.slope) * (5 * _ceiling(high) + 3) + 4)) + 2
         self.decided: "Dict[int, str]" = {}
 
-    def ratio(self, k: int, G: int) -> "Tuple[int, int, int, int]":
-        """(X, error, W, e): X = L0 w_k / (2 pi) with G fraction bits, within error units, and w_k = W 2**(e - G).
-
-        w within a relative 1.7 * 2**-G and pi within 1 unit (a relative
-        2**-G / 3): X within a relative 2.1 * 2**-G, plus 1 for the floor.
-        """
-        W, e = self.plain.frequency((k, self.pairs), G)
-        numerator = self.length[0] * W
-        denominator = 2 * self.length[1] * _pi(G)
-        shift = e + G
-        X = (numerator << shift) // denominator if shift >= 0 else numerator // (denominator << -shift)
-        return X, ((3 * X) >> G) + 2, W, e
-
     def blends(self, k: int) -> bool:
         return self.bands(k) == "blend"
 
@@ -3608,6 +3595,19 @@ class _Llama3:
         above_low = X * ld - (ln_ << G)  # (X - low) 2**G, times ld
         M = (fd << G) // fn + (qn * above_low) // (qd * ld)
         return _times_multiplier(W, e, M, G, F)
+
+    def ratio(self, k: int, G: int) -> "Tuple[int, int, int, int]":
+        """(X, error, W, e): X = L0 w_k / (2 pi) with G fraction bits, within error units, and w_k = W 2**(e - G).
+
+        w within a relative 1.7 * 2**-G and pi within 1 unit (a relative
+        2**-G / 3): X within a relative 2.1 * 2**-G, plus 1 for the floor.
+        """
+        W, e = self.plain.frequency((k, self.pairs), G)
+        numerator = self.length[0] * W
+        denominator = 2 * self.length[1] * _pi(G)
+        shift = e + G
+        X = (numerator << shift) // denominator if shift >= 0 else numerator // (denominator << -shift)
+        return X, ((3 * X) >> G) + 2, W, e
 
 
 def _ceiling(x: "_Fraction") -> int:
@@ -5896,24 +5896,6 @@ class _Comparison:
             self._misses = self._misses + 1 if reached else 0
         return damaged, judged, not reached
 
-    def _reach(self, bound: "List[float]") -> "Tuple[float, int]":
-        """How far the exact values' rounding to dtype can be from a float64 row within bound of them: (in value, in place).
-
-        |exact| <= A (1 + 2**-53) <= A + B for A the factor, and rounding is monotone: no exact value's rounding
-        is further from 0 than A + B's.  In value: B and half a unit of dtype at A and at its subnormals, doubled
-        for the rounding of these sums and for a binade A's float64 rounding may have left; infinite where A + B
-        rounds past the format (an exact value's rounding may be infinite there).  In place: the place of A + B
-        rounded to dtype.  Kept for the same bound, with its largest B.
-        """
-        if self._reached[0] is not bound:
-            precision, smallest, _ = _DTYPES[self.dtype]
-            factor, most = self.allowance.factor, max(bound)
-            half = factor * _power_of_two(-precision) + _power_of_two(smallest - precision)
-            rounded = _round_row([factor + most], self.dtype)
-            margin = 2.0 * (most + half) if rounded[0] < _INF else _INF
-            self._reached = (bound, margin, _ordered(rounded, self.dtype, False)[0], most)
-        return self._reached[1], self._reached[2]
-
     def _beyond_places(
         self, row: "List[float]", exact: "Sequence[float]", bound: "List[float]", largest: float
     ) -> bool:
@@ -5963,6 +5945,24 @@ class _Comparison:
             if abs(places[0] - places[1]) > most or abs(places[0] - places[2]) > most:
                 return True
         return False
+
+    def _reach(self, bound: "List[float]") -> "Tuple[float, int]":
+        """How far the exact values' rounding to dtype can be from a float64 row within bound of them: (in value, in place).
+
+        |exact| <= A (1 + 2**-53) <= A + B for A the factor, and rounding is monotone: no exact value's rounding
+        is further from 0 than A + B's.  In value: B and half a unit of dtype at A and at its subnormals, doubled
+        for the rounding of these sums and for a binade A's float64 rounding may have left; infinite where A + B
+        rounds past the format (an exact value's rounding may be infinite there).  In place: the place of A + B
+        rounded to dtype.  Kept for the same bound, with its largest B.
+        """
+        if self._reached[0] is not bound:
+            precision, smallest, _ = _DTYPES[self.dtype]
+            factor, most = self.allowance.factor, max(bound)
+            half = factor * _power_of_two(-precision) + _power_of_two(smallest - precision)
+            rounded = _round_row([factor + most], self.dtype)
+            margin = 2.0 * (most + half) if rounded[0] < _INF else _INF
+            self._reached = (bound, margin, _ordered(rounded, self.dtype, False)[0], most)
+        return self._reached[1], self._reached[2]
 
 
 def _ordered(values: "List[float]", dtype: str, places: bool) -> "Sequence[int]":
@@ -7347,23 +7347,6 @@ class Convention:
             raise AttributeError(f"'Convention' object has no attribute {name!r}")
         return self._shown(name)
 
-    def _shown(self, name: str) -> object:
-        """A field as given: a choice or a flag as it is, a number as the int, float or decimal text it is.
-
-        The module reads its conventions' fields here and in _fields, never as attributes: MicroPython
-        lets an attribute be set on a convention (it ignores __slots__), and none such is read.
-        """
-        check = _check_of(name)
-        fields: "Mapping[str, Any]" = self._fields
-        given = fields[name]
-        if isinstance(check, tuple) or check == "flag":
-            return given
-        if check == "positions":
-            return None if given is None else tuple(_number(p) for p in given)
-        if check == "scale":
-            return _scale_text(given, True)
-        return _number(given)
-
     def replace(self, **changes: object) -> "Convention":
         """A copy with the fields given changed (the same keywords as the constructor).
 
@@ -7493,6 +7476,23 @@ class Convention:
         dropped = () if positions else ("start", "step", "descending", "positions")
         return tuple(fields[name] for name, _, _, _ in _FIELDS if name not in dropped)
 
+    def _shown(self, name: str) -> object:
+        """A field as given: a choice or a flag as it is, a number as the int, float or decimal text it is.
+
+        The module reads its conventions' fields here and in _fields, never as attributes: MicroPython
+        lets an attribute be set on a convention (it ignores __slots__), and none such is read.
+        """
+        check = _check_of(name)
+        fields: "Mapping[str, Any]" = self._fields
+        given = fields[name]
+        if isinstance(check, tuple) or check == "flag":
+            return given
+        if check == "positions":
+            return None if given is None else tuple(_number(p) for p in given)
+        if check == "scale":
+            return _scale_text(given, True)
+        return _number(given)
+
     # The table's structure for a width d_model: h pairs, a frequency
     # exponent t per pair, and a plan of (kind, pair) per column.
 
@@ -7535,6 +7535,11 @@ class Convention:
         p, q = self._scale_square(d_model)
         return 1.0 if p == q else math.sqrt(p / q)
 
+    def _scale_square(self, d_model: int) -> "_Fraction":
+        """The square of the output scale for this width, a fraction in lowest terms."""
+        p, q, per_width = self._fields["scale"]
+        return _reduced(p, q * d_model) if per_width else (p, q)
+
     def _float_frequencies(self, d_model: int) -> "List[float]":
         """Each pair's frequency in float64, as the fast path computes it (0 past float64's range)."""
         base = _to_float(self._fields["base"])
@@ -7556,53 +7561,6 @@ class Convention:
             return denominators
         factor = _to_float(self._fields["angle_scale"]) * (2 * math.pi if self._fields["full_turns"] else 1.0)
         return [denominator / factor for denominator in denominators]
-
-    # Positions: a progression start + r * step (counted down when
-    # descending), or given one by one.
-
-    def _positions_given(self) -> "Optional[Tuple[_Fraction, ...]]":
-        """The positions given one by one, or None for a progression."""
-        return self._fields["positions"]
-
-    def _progression(self, seq_len: int) -> "Tuple[Tuple[int, int], int]":
-        """((start, step), denominator) with integer start and step over a common denominator, when not given one by one."""
-        (a, b), (c, d) = self._fields["start"], self._fields["step"]
-        denominator = b * d // _gcd(b, d)
-        start, step = a * (denominator // b), c * (denominator // d)
-        if self._fields["descending"]:
-            start, step = start + (seq_len - 1) * step, -step
-        return (start, step), denominator
-
-    def _position(self, r: int, seq_len: "Optional[int]") -> "_Fraction":
-        """The position of row r, a fraction."""
-        given = self._positions_given()
-        if given is not None:
-            if not 0 <= r < len(given):
-                raise ValueError(f"pos must be less than the number of positions ({len(given)}), got {r}")
-            return given[r]
-        if seq_len is None and self._fields["descending"]:
-            raise ValueError(
-                "pos has no position in a descending convention without seq_len; use encoding() or rows(),"
-                " or descending=False with start and a negative step"
-            )
-        (start, step), denominator = self._progression(seq_len or 0)
-        return _reduced(start + r * step, denominator)
-
-    def _float_positions(self, seq_len: int, first: int = 0) -> "Iterator[float]":
-        """The positions of rows first to seq_len - 1 as floats (their nearest)."""
-        given = self._positions_given()
-        if given is not None:
-            return (_to_float(p) for p in given[first:seq_len])
-        (start, step), denominator = self._progression(seq_len)
-        end = start + seq_len * step
-        if denominator == 1 and -(1 << 1000) < start < 1 << 1000 and -(1 << 1000) < end < 1 << 1000:
-            return (float(p) for p in range(start + first * step, end, step))
-        return (_to_float((start + r * step, denominator)) for r in range(first, seq_len))
-
-    def _check_rows(self, seq_len: int) -> None:
-        given = self._fields["positions"]
-        if given is not None and len(given) != seq_len:
-            raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
 
     def _exponents(self, d_model: int) -> "List[_Fraction]":
         """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
@@ -7632,10 +7590,52 @@ class Convention:
         """h, the number of frequencies."""
         return d_model // 2 if self._fields["odd"] in ("zero", "error") else (d_model + 1) // 2
 
-    def _scale_square(self, d_model: int) -> "_Fraction":
-        """The square of the output scale for this width, a fraction in lowest terms."""
-        p, q, per_width = self._fields["scale"]
-        return _reduced(p, q * d_model) if per_width else (p, q)
+    def _position(self, r: int, seq_len: "Optional[int]") -> "_Fraction":
+        """The position of row r, a fraction."""
+        given = self._positions_given()
+        if given is not None:
+            if not 0 <= r < len(given):
+                raise ValueError(f"pos must be less than the number of positions ({len(given)}), got {r}")
+            return given[r]
+        if seq_len is None and self._fields["descending"]:
+            raise ValueError(
+                "pos has no position in a descending convention without seq_len; use encoding() or rows(),"
+                " or descending=False with start and a negative step"
+            )
+        (start, step), denominator = self._progression(seq_len or 0)
+        return _reduced(start + r * step, denominator)
+
+    def _float_positions(self, seq_len: int, first: int = 0) -> "Iterator[float]":
+        """The positions of rows first to seq_len - 1 as floats (their nearest)."""
+        given = self._positions_given()
+        if given is not None:
+            return (_to_float(p) for p in given[first:seq_len])
+        (start, step), denominator = self._progression(seq_len)
+        end = start + seq_len * step
+        if denominator == 1 and -(1 << 1000) < start < 1 << 1000 and -(1 << 1000) < end < 1 << 1000:
+            return (float(p) for p in range(start + first * step, end, step))
+        return (_to_float((start + r * step, denominator)) for r in range(first, seq_len))
+
+    # Positions: a progression start + r * step (counted down when
+    # descending), or given one by one.
+
+    def _positions_given(self) -> "Optional[Tuple[_Fraction, ...]]":
+        """The positions given one by one, or None for a progression."""
+        return self._fields["positions"]
+
+    def _progression(self, seq_len: int) -> "Tuple[Tuple[int, int], int]":
+        """((start, step), denominator) with integer start and step over a common denominator, when not given one by one."""
+        (a, b), (c, d) = self._fields["start"], self._fields["step"]
+        denominator = b * d // _gcd(b, d)
+        start, step = a * (denominator // b), c * (denominator // d)
+        if self._fields["descending"]:
+            start, step = start + (seq_len - 1) * step, -step
+        return (start, step), denominator
+
+    def _check_rows(self, seq_len: int) -> None:
+        given = self._fields["positions"]
+        if given is not None and len(given) != seq_len:
+            raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
 
 
 def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":
@@ -8367,6 +8367,15 @@ class _RopeFrequencies(_Frequencies):
         self.blend = blend
         self.log2: "Dict[int, int]" = {}
 
+    def log2_angle(self, position: "_Fraction", exponent: "_Fraction") -> int:
+        """An integer within 3 of log2(|position| * w_k): the position's within 1, the frequency's within 2."""
+        k = exponent[0]
+        e = self.log2.get(k)
+        if e is None:
+            e = self.log2[k] = self.frequency(exponent, 64)[1]
+        n, m = position
+        return _bit_length(abs(n)) - _bit_length(m) + e
+
     def frequency(self, exponent: "_Fraction", F: int) -> "_Scaled":
         """(W, k): w = W * 2**(k - F) within a relative 4 * 2**-F.
 
@@ -8401,15 +8410,6 @@ class _RopeFrequencies(_Frequencies):
             found = (_round_shift(W, G - F), e)
         self.frequencies[key] = found
         return found
-
-    def log2_angle(self, position: "_Fraction", exponent: "_Fraction") -> int:
-        """An integer within 3 of log2(|position| * w_k): the position's within 1, the frequency's within 2."""
-        k = exponent[0]
-        e = self.log2.get(k)
-        if e is None:
-            e = self.log2[k] = self.frequency(exponent, 64)[1]
-        n, m = position
-        return _bit_length(abs(n)) - _bit_length(m) + e
 
 
 def _ln_ratio(ratio: "_Fraction", F: int) -> int:

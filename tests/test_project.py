@@ -371,6 +371,29 @@ def test_every_function_sits_below_the_functions_that_call_it() -> None:
     assert not upward, upward
 
 
+def test_every_method_sits_below_the_methods_of_its_class_that_call_it() -> None:
+    upward = []
+    for node in TREE.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        order = [m.name for m in node.body if isinstance(m, ast.FunctionDef)]
+        for method in node.body:
+            if not isinstance(method, ast.FunctionDef):
+                continue
+            for x in ast.walk(method):
+                if (
+                    isinstance(x, ast.Attribute)
+                    and isinstance(x.value, ast.Name)
+                    and x.value.id in ("self", "cls", node.name)
+                    and x.attr in order
+                    and order.index(x.attr) < order.index(method.name)
+                ):
+                    upward.append(f"{node.name}.{method.name} uses {x.attr}, above it")
+    assert not upward, upward
+    # Not vacuous: methods call methods of their class.
+    assert sum(1 for x in ast.walk(TREE) if isinstance(x, ast.Attribute) and getattr(x.value, "id", "") == "self") > 500
+
+
 def the_walk(function: str, parameter: str) -> List[Tuple[str, str]]:
     """The calls a parameter's value takes: each function entered once for each of its parameters the value reaches.
 
