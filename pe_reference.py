@@ -3823,7 +3823,7 @@ def _candidates(
     """
     seq_len, d_model = len(table), len(table[0])
     found: "List[_Candidate]" = []
-    seen = set()
+    seen: "Set[Tuple[object, ...]]" = set()
     given = context._fields["positions"]
     reference = asked if asked is not None else context.replace(odd="sine")
     fitted_conventions = _fit(table, context, dtype)
@@ -5464,13 +5464,14 @@ class _Allowance:
         self.precision = _DTYPES[dtype][0]
         computing = self.precision if self.precision >= 24 else 24
         #: The format the table is computed in: its own, or float32 for a narrow one.
-        self.computing = "float64" if computing == 53 else "float32"
-        self.unit = _power_of_two(5 - computing)
+        # Annotated, not inferred: mypy 1.14 (the last for Python 3.8) meets their readers first, above.
+        self.computing: "str" = "float64" if computing == 53 else "float32"
+        self.unit: "float" = _power_of_two(5 - computing)
         self.factor = abs(factor)
         self.storing = _power_of_two(-self.precision)
         self.weights = weights
         #: The rule in words, as the report's first line gives it.
-        self.rule = (
+        self.rule: "str" = (
             f"default tolerance 2**{5 - computing} * (1 + |angle|)"
             + ("" if self.factor == 1.0 else f" * {self.factor:.6g}")
             + ("" if weights is None else " * (|x[a]| + |x[b]|)")
