@@ -6099,9 +6099,9 @@ def _references(
         for r, p in enumerate(positions):
             values = made(p)
             # B for a position at least |p| and within 1/16 of it (5 bits, rounded up), kept for the rows that follow.
-            if _five_bits(abs(p), True) != top:
-                top = _five_bits(abs(p), True)
-                bounds = bound(top)
+            band = _five_bits(abs(p), True)
+            if band != top:
+                top, bounds = band, bound(band)
             yield values, rounding(r, values, bounds), bounds
         return
     rows = exact_rows("float64")
@@ -7364,9 +7364,9 @@ class Convention:
         fields: "Dict[str, object]" = dict(self._fields)
         fields.update(checked)
         if checked.get("positions") is not None:
-            # Positions replace these; given in the same call, they conflict (refused below).
-            for name, default in (("start", (0, 1)), ("step", (1, 1)), ("descending", False)):
-                if name not in checked:
+            # Positions replace these (their defaults); given in the same call, they conflict (refused below).
+            for name, _, default, _ in _FIELDS:
+                if name in ("start", "step", "descending") and name not in checked:
                     fields[name] = default
         copy = Convention()
         copy._fields = _checked_fields(fields, checked=True)
@@ -7649,11 +7649,8 @@ def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fie
     shift = values["shift"]
     if values["spacing"] == "paper" and shift != (1, 1):
         raise ValueError(f"shift goes with spacing tensor2tensor, got shift={_fraction_text(shift)} with spacing paper")
-    if values["positions"] is not None and (values["start"], values["step"], values["descending"]) != (
-        (0, 1),
-        (1, 1),
-        False,
-    ):
+    replaced = [(values[name], default) for name, _, default, _ in _FIELDS if name in ("start", "step", "descending")]
+    if values["positions"] is not None and any(value != default for value, default in replaced):
         raise ValueError("positions replace start, step and descending: give one or the other")
     return values  # type: ignore[no-any-return]
 

@@ -85,7 +85,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = "pe_reference.py"
@@ -185,11 +185,16 @@ class Coverage:
     def __init__(self, lines: dict[int, list[str]], seconds: dict[str, float]) -> None:
         self.lines = lines
         self.seconds = seconds
+        self.tree: ast.Module | None = None  # the module's, parsed once, for import_tests
+
+    def fastest(self, lines: Iterable[int], most: int) -> list[str]:
+        """The test functions that ran any of the lines, fastest first, at most ``most``."""
+        found = {test for line in lines for test in self.lines.get(line, [])}
+        return sorted(found, key=lambda test: (self.seconds.get(test, 0.0), test))[:most]
 
     def tests(self, first: int, last: int, most: int) -> list[str]:
         """The test functions that ran any of the lines first to last, fastest first, at most ``most``."""
-        found = sorted({test for line in range(first, last + 1) for test in self.lines.get(line, [])})
-        return sorted(found, key=lambda test: (self.seconds.get(test, 0.0), test))[:most]
+        return self.fastest(range(first, last + 1), most)
 
     def import_tests(self, source: str, first: int, most: int) -> list[str]:
         """For a line run at import: the tests of the lines that read what its top-level statement binds.
@@ -197,7 +202,9 @@ class Coverage:
         A name read only by another statement run at import (the presets, made by _make_presets) leads
         on to the lines that read what that one binds, three steps at most.
         """
-        tree = ast.parse(source)
+        if self.tree is None:
+            self.tree = ast.parse(source)
+        tree = self.tree
         statements = {n.lineno: n for n in tree.body}
         loads: dict[str, list[int]] = {}
         for x in ast.walk(tree):
@@ -207,7 +214,7 @@ class Coverage:
         def holder(line: int) -> ast.stmt | None:
             return next((n for n in statements.values() if n.lineno <= line <= (n.end_lineno or n.lineno)), None)
 
-        found: set[str] = set()
+        readers: list[int] = []
         todo, seen = [holder(first)], set()
         for _ in range(3):
             lines: list[int] = []
@@ -219,9 +226,9 @@ class Coverage:
                 if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
                     names = {statement.name}
                 lines += [line for name in names for line in loads.get(name, [])]
-            found |= {test for line in lines for test in self.lines.get(line, [])}
+            readers += lines
             todo = [holder(line) for line in lines if not self.lines.get(line)]
-        return sorted(found, key=lambda test: (self.seconds.get(test, 0.0), test))[:most]
+        return self.fastest(readers, most)
 
     @staticmethod
     def build(root: str, python: str, folder: str) -> Coverage:
@@ -277,7 +284,8 @@ class Coverage:
             for line, contexts in data.contexts_by_lineno(module).items()
         }
         # A test that runs the module's import again is credited with every top-level line: left out.
-        top = {node.lineno for node in ast.parse(open(module, encoding="utf-8").read()).body}
+        with open(module, encoding="utf-8") as handle:
+            top = {node.lineno for node in ast.parse(handle.read()).body}
         counts: dict[str, int] = {}
         for line in top:
             for test in by_line.get(line, []):
