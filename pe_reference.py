@@ -99,8 +99,6 @@ if TYPE_CHECKING:
 
     # An exact rational number (numerator, denominator > 0), in lowest terms once checked (_rational, _reduced).
     _Fraction = Tuple[int, int]
-    # The exact kernel's output scale: the square of a rational scale, or a transcendental attention factor.
-    _Scale = Union[_Fraction, "_AttentionFactor"]
     # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
     _Blend = Union["_Llama3", "_YarnRamp"]
     # Where a table to check comes from, and the table as the checker reads it (rounded to its format).
@@ -826,11 +824,6 @@ class _Canvas:
         self.height = height
         self.pixels = bytearray(bytes(background) * (width * height))
 
-    def point(self, x: int, y: int, colour: "Tuple[int, int, int]") -> None:
-        if 0 <= x < self.width and 0 <= y < self.height:
-            start = (y * self.width + x) * 3
-            self.pixels[start : start + 3] = bytes(colour)
-
     def line(self, x0: int, y0: int, x1: int, y1: int, colour: "Tuple[int, int, int]", thickness: int = 1) -> None:
         """Bresenham's line, ``thickness`` pixels wide."""
         dx, dy = abs(x1 - x0), -abs(y1 - y0)
@@ -1495,10 +1488,10 @@ def value(
     position = convention._position(pos, None)
     exponent = convention._exponent(d_model, pair)
     if exact:
-        scale = convention._scale_square(d_model)
+        scale = convention._output_scale(d_model)
         return _exact_value(position, kind, exponent, convention._frequencies(), scale, dtype)
     angle = _angle(position, convention._denominators(d_model)[pair])
-    result = (math.sin(angle) if kind == _SINE else math.cos(angle)) * convention._float_scale(d_model)
+    result = (math.sin(angle) if kind == _SINE else math.cos(angle)) * convention._output_scale(d_model).value
     return result if dtype == "float64" else _round_float(result, dtype)
 
 
@@ -2138,8 +2131,9 @@ def _power_is_exact(base: "_Fraction", exponent: "_Fraction", result: "_Fraction
 # modeling_rope_utils.py) change the frequencies, and some multiply every
 # value by an attention factor.  docs/rope.md gives each variant's formula
 # and source.  The exact kernel, further down, computes them: a _RopeFrequencies is
-# a frequency law like _Frequencies, one per pair, and an attention factor
-# that is not rational is an _AttentionFactor, computed to the bits asked.
+# a frequency law like _Frequencies, one per pair, and the attention factor
+# is an _OutputScale, like a convention's output scale: the root of a
+# fraction, or a transcendental number computed to the bits asked.
 
 
 # Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
@@ -2227,7 +2221,9 @@ def _diagnose_rope(
     held = _narrowest_format(table, dtype)
     stored: "Tuple[str, ...]" = ()
     if held is not None:
-        if not _rope_failures(table, request, held):
+        # Checked in the narrower format (no diagnosis): nothing fails the default rule.
+        held_table = [_round_row(row, held) for row in table]
+        if not _rope_comparison(held_table, request, held, None, None, set()).failures:
             return (
                 f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: checked as {held},"
                 " it passes (its values were rounded to that format).",
@@ -2242,7 +2238,7 @@ def _diagnose_rope(
         reproduced, compared = _reproduced(table, candidate, sample, dtype)
         return reproduced / compared if compared else 0.0
 
-    nothing = share(_rope_candidate("", (), len(table[0]), request, floats, {}, setup.attention_value, dtype))
+    nothing = share(_rope_candidate("", (), len(table[0]), request, floats, {}, setup.attention.value, dtype))
     if nothing >= _EXPLAINED_SHARE:
         # The table agrees with the cache computed in floating point, sampled: no change would explain more.
         return (
@@ -2267,7 +2263,7 @@ def _diagnose_rope(
         description = f"the {name} {_join(words, ', ')}{stored_words}"
         story = _RopeRequest(variant, kind, None, read)
         candidate = _rope_candidate(
-            description, causes + stored, len(table[0]), story, at, {}, variant.attention_value, dtype
+            description, causes + stored, len(table[0]), story, at, {}, variant.attention.value, dtype
         )
 
         def check(story: "_RopeRequest" = story) -> "_Comparison":
@@ -2296,12 +2292,6 @@ def _diagnose_rope(
     candidates = [c for _, c in sorted(enumerate(candidates), key=lambda item: (len(item[1].causes), item[0]))]
     told, found = _explanation(table, _scored(table, candidates, None, dtype, sample), None, dtype, (0, 0), len(sample))
     return "Diagnosis: " + told, found
-
-
-def _rope_failures(table: "_Table", request: "_RopeRequest", dtype: str) -> int:
-    """How many elements fail the default rule when the table is checked in dtype (no diagnosis)."""
-    rounded = [_round_row(row, dtype) for row in table]
-    return _rope_comparison(rounded, request, dtype, None, None, set()).failures
 
 
 def _rope_comparison(
@@ -2412,7 +2402,7 @@ def _rope_fast_pairs(
     setup: "_Rope", count: int, positions: "Optional[List[_Fraction]]", last: "_Fraction", dtype: str
 ) -> "Iterator[List[float]]":
     frequencies = setup.float_frequencies(last)
-    factor = setup.attention_value
+    factor = setup.attention.value
     floats = [float(p) for p in range(count)] if positions is None else [_to_float(p) for p in positions]
     largest = max(map(abs, floats)) * max(frequencies) if floats else 0.0
     if not largest < _INF:
@@ -2439,7 +2429,7 @@ def _rotated_element(
     position: "_Fraction",
     k: int,
     law: "_RopeFrequencies",
-    scale: "_Scale",
+    scale: "_OutputScale",
     dtype: str,
 ) -> float:
     """A (first cos + sign second sin), correctly rounded: from the row's cos and sin, else by the Ziv loop.
@@ -2458,19 +2448,19 @@ def _rotated_element(
         return 0.0
     X1, X2, q = _common_grid(first, second)
     if position[0] == 0:
-        if isinstance(scale, tuple):
-            root_p, root_q = _root(scale[0], 2), _root(scale[1], 2)
-            if root_p is not None and root_q is not None:
-                if q >= 0:
-                    return _round_fraction((X1 * root_p << q, root_q), dtype)
-                return _round_fraction((X1 * root_p, root_q << -q), dtype)
+        root = scale.root()
+        if root is not None:
+            root_p, root_q = root
+            if q >= 0:
+                return _round_fraction((X1 * root_p << q, root_q), dtype)
+            return _round_fraction((X1 * root_p, root_q << -q), dtype)
         if X1 == 0:
             return 0.0
     P = _TABLE_BITS
     bits = _DTYPES[dtype][0] + 32
     v, v_error, F = X1 * c + sign * X2 * s, (abs(X1) + abs(X2)) * error, P
     while True:
-        if scale != (1, 1):
+        if not scale.one:
             v, v_error = _scale_fixed(v, v_error, scale, _bit_length(abs(v) + v_error) + 2)
         F -= q
         if F < 0:
@@ -2733,7 +2723,7 @@ def _rope_fit(
                 except (ValueError, OverflowError, ZeroDivisionError):
                     continue
                 # The attention factor read: the variant's own, or one given (1 where YaRN's was dropped).
-                if abs(amplitude - variant.attention_value) > near * amplitude:
+                if abs(amplitude - variant.attention.value) > near * amplitude:
                     if variant.kind != "yarn":
                         continue
                     given = _number(_rational("attention_factor", _simplest(amplitude, near)))
@@ -2773,7 +2763,7 @@ def _rope_fit(
                 try:
                     variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
                     variant.factors_read = from_table
-                    if agrees(variant) and abs(amplitude - variant.attention_value) <= near * amplitude:
+                    if agrees(variant) and abs(amplitude - variant.attention.value) <= near * amplitude:
                         found.append(variant)
                 except (ValueError, OverflowError, ZeroDivisionError):
                     continue
@@ -2815,7 +2805,7 @@ def _rope_fit(
     if len(columns) != width:
         return stories
     by_speed = sorted((law[k], columns.index(k)) for k in range(setup.pairs))
-    amplitude = setup.attention_value
+    amplitude = setup.attention.value
 
     def position_of(row: "List[float]") -> float:
         estimate, quality = 0.0, 0.0
@@ -2864,7 +2854,7 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
         causes += ("base",)
     mine = dict((key, _short(entry)) for key, entry in found.given.items())
     theirs = dict((key, _short(entry)) for key, entry in asked.given.items())
-    attention = f"{found.attention_value:.6g}"
+    attention = f"{found.attention.value:.6g}"
     if found.factors_read:
         # LongRoPE's per-pair factors read from the table: their count and range, not each number.
         factors = [_to_float((n, m)) for m, n in found.multipliers]
@@ -2891,7 +2881,7 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
             words.append(f"without its {asked.kind} scaling")
         else:
             listed = ", ".join(f"{key} {entry}" for key, entry in mine.items())
-            if "attention_factor" not in mine and found.attention_value != 1.0:
+            if "attention_factor" not in mine and found.attention.value != 1.0:
                 listed += f"; its attention factor {attention}"
             other = f" instead of {asked.kind}" if asked.kind != "default" else ""
             words.append(f"with {found.kind} scaling ({listed}){other}")
@@ -2926,14 +2916,14 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
             f" not for the table's {seq_len} (base {grown(seq_len)})"
         )
         causes += ("scaling:length",)
-    expected = asked.attention_value
-    if expected != 1.0 and abs(found.attention_value - expected * expected) <= 1e-6 * expected * expected:
+    expected = asked.attention.value
+    if expected != 1.0 and abs(found.attention.value - expected * expected) <= 1e-6 * expected * expected:
         words.append(f"with its attention factor applied twice ({attention} instead of {expected:.6g})")
         causes += ("attention_factor:twice",)
-    elif abs(found.attention_value - expected) > 1e-9:
+    elif abs(found.attention.value - expected) > 1e-9:
         source = "" if "attention_factor" in found.given else f" (the {found.kind} default)"
         words.append(f"with attention factor {attention}{source} instead of {expected:.6g}")
-        causes += ("attention_factor:missing" if found.attention_value == 1.0 else "attention_factor",)
+        causes += ("attention_factor:missing" if found.attention.value == 1.0 else "attention_factor",)
     return words, causes
 
 
@@ -2981,7 +2971,7 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
         if layout != "pairs":
             other = "interleaved" if layout == "half" else "half"
             variant = _Rope(setup.head_dim, base, other, scaling)
-            yield f"in the {other} layout", ("layout",), variant, {}, setup.attention_value
+            yield f"in the {other} layout", ("layout",), variant, {}, setup.attention.value
 
     def bases() -> "Iterator[_RopeMade]":
         for b in _BASES:
@@ -2990,7 +2980,7 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
                     variant = _Rope(setup.head_dim, b, setup.layout, _without_theta(scaling))
                 except ValueError:
                     continue
-                yield f"with base {b}", ("base",), variant, {}, variant.attention_value
+                yield f"with base {b}", ("base",), variant, {}, variant.attention.value
 
     def scalings() -> "Iterator[_RopeMade]":
         if setup.kind != "default":
@@ -3001,10 +2991,10 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
                 variant = _Rope(setup.head_dim, base, setup.layout, scaled)
             except ValueError:
                 continue
-            yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention_value
+            yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention.value
 
     def attention_factor() -> "Iterator[_RopeMade]":
-        value = setup.attention_value
+        value = setup.attention.value
         if value != 1.0:
             yield f"without its attention factor {value:.6g}", ("attention_factor:missing",), setup, {}, 1.0
             yield "with its attention factor applied twice", ("attention_factor:twice",), setup, {}, value * value
@@ -3022,7 +3012,7 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
                     causes += (f"{key}:{fmt.split()[0]}",)
                     how = "computed in" if fmt.endswith("arithmetic") else "rounded to"
                     words.append(f"{said} {how} {fmt}")
-            yield "with " + _join(words, ", "), causes, setup, steps, setup.attention_value
+            yield "with " + _join(words, ", "), causes, setup, steps, setup.attention.value
 
     for family in (layouts, bases, scalings, attention_factor, rounded_steps):  # a new mistake: one line
         yield from family()
@@ -3058,8 +3048,7 @@ class _Rope:
         self.long_multipliers = self.multipliers
         self.llama3: "Optional[_Llama3]" = None
         self.ramp: "Optional[_YarnRamp]" = None
-        self.attention: "_Scale" = (1, 1)
-        self.attention_value = 1.0
+        self.attention = _OutputScale("square", ((1, 1),), 1.0)
         setup()  # the variant's numbers, read from given
         self.laws: "Dict[_Fraction, _RopeFrequencies]" = {}
         # The largest position the law is computed for, when not the rows' own (dynamic NTK at another length).
@@ -3075,7 +3064,7 @@ class _Rope:
         # Each variant, one row: its name, the keys it needs, those it may take, the method that reads them.
         # Made when called, not at import.
         variants: "Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...], Callable[[], None]], ...]" = (
-            ("default", (), (), self._default),
+            ("default", (), (), lambda: None),  # nothing to read
             ("linear", ("factor",), (), self._linear),
             ("dynamic", ("factor",), ("max_position_embeddings", "original_max_position_embeddings"), self._dynamic),
             (
@@ -3146,9 +3135,6 @@ class _Rope:
         given["kind"] = kind
         return given, setup
 
-    def _default(self) -> None:
-        pass
-
     def _linear(self) -> None:
         self.factor = self._parameter("factor")
         self.multipliers = [(self.factor[1], self.factor[0])] * self.pairs
@@ -3208,8 +3194,7 @@ class _Rope:
             if m1 != m2:
                 ln_factor = math.log(_to_float(self.factor))
                 result = (0.1 * _to_float(m1) * ln_factor + 1) / (0.1 * _to_float(m2) * ln_factor + 1)
-                self.attention = _AttentionFactor("yarn", (self.factor, m1, m2), result)
-                self.attention_value = result
+                self.attention = _OutputScale("yarn", (self.factor, m1, m2), result)
 
     def _llama3(self) -> None:
         self.factor = self._parameter("factor")
@@ -3238,12 +3223,11 @@ class _Rope:
                     "scaling['original_max_position_embeddings'] must be at least 2 for rope_type longrope, got 1"
                 )
             result = math.sqrt(1 + math.log(_to_float(self.factor)) / math.log(self.length[0]))
-            self.attention_value = result
             ratio = _log_ratio(self.factor, self.length[0])
             if ratio is None:
-                self.attention = _AttentionFactor("longrope", (self.factor, self.length), result)
+                self.attention = _OutputScale("longrope", (self.factor, self.length), result)
             else:
-                self.attention = _reduced(ratio[1] + ratio[0], ratio[1])  # its square, 1 + R
+                self.attention = _OutputScale("square", (_reduced(ratio[1] + ratio[0], ratio[1]),), result)  # 1 + R
 
     def _factor_or_ratio(self) -> "_Fraction":
         """factor, or max_position_embeddings / original_max_position_embeddings as HF takes it."""
@@ -3277,8 +3261,7 @@ class _Rope:
 
     def _given_attention(self) -> None:
         n, m = self._parameter("attention_factor")
-        self.attention = (n * n, m * m)
-        self.attention_value = _to_float((n, m))
+        self.attention = _OutputScale("square", ((n * n, m * m),), _to_float((n, m)))
 
     def _parameter(self, key: str, default: "Optional[_Fraction]" = None) -> "_Fraction":
         if key not in self.given:
@@ -3308,7 +3291,7 @@ class _Rope:
             for a, b in self.partners():
                 partner[a], partner[b] = b, a
             weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(self.head_dim)] for row in vectors]
-        return _Allowance(frequencies, floats, dtype, self.attention_value, weights)
+        return _Allowance(frequencies, floats, dtype, self.attention.value, weights)
 
     def float_frequencies(self, last: "_Fraction") -> "List[float]":
         """Each pair's frequency in float64, from the same exact choices (bands, ramps, growth)."""
@@ -4238,7 +4221,7 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
     seq_len, d_model = len(table), len(table[0])
     plan = convention._plan(d_model)
     name = convention._name(d_model)
-    scale = convention._float_scale(d_model)
+    scale = convention._output_scale(d_model).value
     precision = _DTYPES[dtype][0]
     sample = _sample_rows(seq_len)
 
@@ -4386,7 +4369,7 @@ def _float32_errors(table: "_Table", convention: "Convention", d_model: int) -> 
     seq_len = len(table)
     candidate = _convention_candidate("", convention, seq_len, d_model, ("errors:float32",))
     frequencies = _column_frequencies(convention, d_model)
-    scale = convention._float_scale(d_model)
+    scale = convention._output_scale(d_model).value
     large = False
     for r in sample:
         made = candidate.row(r, "float64")
@@ -4433,7 +4416,7 @@ def _rounded_step(
     """The candidate whose positions, frequencies, angles or output (the steps named, each to narrow) were rounded to a narrow format."""
     plan = convention._plan(d_model)
     frequencies = convention._float_frequencies(d_model)
-    scale = convention._float_scale(d_model)
+    scale = convention._output_scale(d_model).value
     limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
 
     arranged = _arranged(plan)
@@ -5107,7 +5090,7 @@ def _convention_candidate(
 ) -> "_Candidate":
     frequencies = convention._float_frequencies(d_model)
     plan = convention._plan(d_model)
-    scale = convention._float_scale(d_model)
+    scale = convention._output_scale(d_model).value
 
     arranged = _arranged(plan)
 
@@ -5258,7 +5241,7 @@ class _Candidate:
             return self.tolerances(r)
         assert self.convention is not None  # a candidate without tolerances has a convention
         if self.frequencies is None:
-            self.scale = self.convention._float_scale(d_model)
+            self.scale = self.convention._output_scale(d_model).value
             shared = ("frequencies", self.convention, d_model)  # one list per convention: its allowances shared
             self.frequencies = self.memo.get(shared) or _column_frequencies(self.convention, d_model)
             self.memo[shared] = self.frequencies
@@ -5410,7 +5393,10 @@ def _tally(
     seq_len, d_model = table.count, table.width
     exponents = asked._exponents(d_model)
     allowance = _Allowance(
-        _column_frequencies(asked, d_model), list(asked._float_positions(seq_len)), dtype, asked._float_scale(d_model)
+        _column_frequencies(asked, d_model),
+        list(asked._float_positions(seq_len)),
+        dtype,
+        asked._output_scale(d_model).value,
     )
     comparison = _Comparison(allowance, dtype, atol, ulps, measure)
 
@@ -5420,13 +5406,13 @@ def _tally(
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
         return _exact_rows(seq_len, d_model, asked, rounding)
 
-    plan, law, square = asked._plan(d_model), asked._frequencies(), asked._scale_square(d_model)
+    plan, law, scale = asked._plan(d_model), asked._frequencies(), asked._output_scale(d_model)
 
     def exact_element(r: int, c: int, rounding: str) -> float:
         kind, pair = plan[c]
         if kind == _ZERO:
             return 0.0  # a padding column
-        return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, square, rounding)
+        return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, scale, rounding)
 
     def settle(r: int, c: int) -> float:
         return exact_element(r, c, "float64")
@@ -6051,7 +6037,7 @@ def _references(
         index = [pair if kind == _SINE else pairs + pair if kind == _COSINE else 2 * pairs for kind, pair in plan]
         columns = [0.0 if kind == _ZERO else frequencies[pair] for kind, pair in plan]
         arrange = itemgetter(*index) if n > 1 else (lambda values: (values[index[0]],))
-        scale = convention._float_scale(d_model)
+        scale = convention._output_scale(d_model).value
         unit = scale * _power_of_two(-50)
 
         def made(p: float) -> "Sequence[float]":
@@ -6133,10 +6119,11 @@ def _sine_within_bound() -> bool:
     """
     if "sine" not in _RUNTIME:
         law, within = _Frequencies((1, 1), (1, 1), False), True  # frequency 1: the angle is the position
+        one = _OutputScale("square", ((1, 1),), 1.0)
         for k in range(-4, 21):
             for x in (math.ldexp(1.1, k), math.ldexp(1.7, k)):
                 for kind, f in ((_SINE, math.sin), (_COSINE, math.cos)):
-                    exact = _exact_value(_float_ratio("angle", x), kind, (0, 1), law, (1, 1), "float64")
+                    exact = _exact_value(_float_ratio("angle", x), kind, (0, 1), law, one, "float64")
                     within = within and abs(f(x) - exact) <= _power_of_two(-52)
         _RUNTIME["sine"] = within
     return _RUNTIME["sine"]
@@ -6733,7 +6720,7 @@ def _fast_rows(
     sin = math.sin
     cos = math.cos
     plan = convention._plan(d_model)
-    scale = convention._float_scale(d_model)
+    scale = convention._output_scale(d_model).value
     layout = convention._fields["layout"]
     sines = sum(1 for kind, _ in plan if kind == _SINE)
     cosines = sum(1 for kind, _ in plan if kind == _COSINE)
@@ -6791,7 +6778,7 @@ def _exact_rows(
     plan = convention._plan(d_model)
     exponents = convention._exponents(d_model)
     frequencies = convention._frequencies()
-    scale = convention._scale_square(d_model)
+    scale = convention._output_scale(d_model)
     given = convention._positions_given()
     if given is not None:
         fixed = _fixed_rows_of(given[first:seq_len], seq_len - first, plan, exponents, frequencies)
@@ -6989,7 +6976,7 @@ def _finish_rows(
     plan: "List[_Column]",
     exponents: "List[_Fraction]",
     frequencies: "_Frequencies",
-    scale: "_Scale",
+    scale: "_OutputScale",
     dtype: str,
 ) -> "Iterator[List[float]]":
     """Round each row of fixed-point values to dtype, times the output scale.
@@ -7000,12 +6987,8 @@ def _finish_rows(
     of _exact_value.
     """
     P = _TABLE_BITS
-    scaled = scale != (1, 1)
-    if isinstance(scale, tuple):
-        multiplier, multiplier_error = _isqrt((scale[0] << (2 * P)) // scale[1]), 0
-    else:
-        multiplier, multiplier_error = scale.fixed(P)
-    transcendental = not isinstance(scale, tuple)
+    scaled = not scale.one
+    multiplier, multiplier_error = scale.fixed(P)
     # The float64 finish needs |v| < 1.5 * 2**105 (a scale below 1.5), and an addition that rounds once.
     float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1) and _addition_rounds_once()
     high, low, smallest = _finish_constants()
@@ -7013,11 +6996,8 @@ def _finish_rows(
         if scaled:
             # As _scale_fixed, with the multiplier computed once.
             values = [(v * multiplier) >> P for v in values]
-            if transcendental:
-                # As _scale_fixed's transcendental case, with |v| <= 2**P + error.
-                error = ((error * multiplier + ((1 << P) + 2 * error) * multiplier_error) >> P) + 2
-            else:
-                error = error * ((multiplier + (1 << P) + 3) >> P) + 4
+            # As _scale_fixed's, with |v| <= 2**P + error.
+            error = ((error * multiplier + ((1 << P) + 2 * error) * multiplier_error) >> P) + 2
         if float64 and error < _HALF_WINDOW:
             # The finish and the window test stated beside _HALF_WINDOW,
             # written out: a call per value would cost a third more.
@@ -7066,7 +7046,7 @@ def _complete_row(
     plan: "List[_Column]",
     exponents: "List[_Fraction]",
     frequencies: "_Frequencies",
-    scale: "_Scale",
+    scale: "_OutputScale",
     dtype: str,
     error: int,
 ) -> None:
@@ -7532,9 +7512,10 @@ class Convention:
             )
         return found
 
-    def _float_scale(self, d_model: int) -> float:
-        p, q = self._scale_square(d_model)
-        return 1.0 if p == q else math.sqrt(p / q)
+    def _output_scale(self, d_model: int) -> "_OutputScale":
+        """The output scale for this width: exact for the kernel, its ``value`` in float64 for the fast path."""
+        p, q = square = self._scale_square(d_model)
+        return _OutputScale("square", (square,), 1.0 if p == q else math.sqrt(p / q))
 
     def _scale_square(self, d_model: int) -> "_Fraction":
         """The square of the output scale for this width, a fraction in lowest terms."""
@@ -7890,13 +7871,13 @@ def _exact_value(
     kind: int,
     exponent: "_Fraction",
     frequencies: "_Frequencies",
-    scale: "_Scale",
+    scale: "_OutputScale",
     dtype: str,
 ) -> float:
-    """One correctly rounded element, scale**0.5 * sin or cos, by the Ziv loop: more bits until the rounding is decided.
+    """One correctly rounded element, scale * sin or cos, by the Ziv loop: more bits until the rounding is decided.
 
     ``kind`` is _SINE, _COSINE or _ZERO (a padding column); ``scale`` is the
-    square of the output scale, a fraction.  An element that is rational
+    output scale.  An element that is rational
     (_rational_element) is rounded as the fraction it is.  Any other is
     irrational: for a non-zero angle that is an algebraic number, its sine
     and cosine are transcendental (Lindemann-Weierstrass); in full turns,
@@ -7913,14 +7894,12 @@ def _exact_value(
         return _round_fraction(fraction, dtype)
     precision = _DTYPES[dtype][0]
     tiny = frequencies.log2_angle(position, exponent) < -(2 * precision + 24 + exponent[0] // exponent[1])
-    if kind == _COSINE and tiny and isinstance(scale, tuple):
-        # cos of a tiny angle: scale**0.5 * (1 - theta**2 / 2 ...), just below the scale's root, closer to it
-        # than a quarter of the format's spacing; when that root is a number of the format or a midpoint,
-        # the loop could never tell, so round "just below" it here.
-        p, q = scale
-        root_p, root_q = _root(p, 2), _root(q, 2)
-        if root_p is not None and root_q is not None and root_q & (root_q - 1) == 0:
-            return _round_just_below((root_p, root_q), dtype)
+    root = scale.root() if kind == _COSINE and tiny else None
+    if root is not None and root[1] & (root[1] - 1) == 0:
+        # cos of a tiny angle: scale * (1 - theta**2 / 2 ...), just below the scale, closer to it than a
+        # quarter of the format's spacing; when the scale is a number of the format or a midpoint (a
+        # dyadic rational), the loop could never tell, so round "just below" it here.
+        return _round_just_below(root, dtype)
     bits = precision + 32
     margin = 16 + exponent[0] // exponent[1]
     while True:
@@ -7929,7 +7908,7 @@ def _exact_value(
         else:
             sine, cosine, F, error = _sin_cos(position, exponent, frequencies, bits)
             v = sine if kind == _SINE else cosine
-            if scale != (1, 1):
+            if not scale.one:
                 v, error = _scale_fixed(v, error, scale, F)
         result = _round_fixed(v, F, error, dtype)
         if result is not None:
@@ -7942,12 +7921,12 @@ def _rational_element(
     kind: int,
     exponent: "_Fraction",
     frequencies: "_Frequencies",
-    scale: "_Scale",
+    scale: "_OutputScale",
 ) -> "Optional[_Fraction]":
     """The element as a fraction (n, m) when it is rational, else None.
 
-    The element is scale**0.5 * sin or cos, so its square is a fraction
-    times the square of the sine or cosine.  The angle 0 gives sin 0 and
+    The element is scale * sin or cos, so its square is the scale's square
+    times that of the sine or cosine, when the scale is a root.  The angle 0 gives sin 0 and
     cos 1.  In full turns the angle is 2 pi x; when x is rational, sin**2 is
     (1 - cos(4 pi x)) / 2, rational exactly when 8 x or 12 x is whole
     (Niven's theorem on cos(4 pi x)).  Any other element is irrational.
@@ -7961,16 +7940,13 @@ def _rational_element(
         return None
     if unit is None:
         return None
-    sign, (a, b) = unit
+    sign, square = unit
     if sign == 0:
         return 0, 1
-    if not isinstance(scale, tuple):
-        return None  # a transcendental scale times a non-zero rational
-    a, b = _reduced(a * scale[0], b * scale[1])
-    root_a, root_b = _root(a, 2), _root(b, 2)
-    if root_a is None or root_b is None:
+    root = scale.root(square)
+    if root is None:
         return None
-    return sign * root_a, root_b
+    return sign * root[0], root[1]
 
 
 # cos(pi j / 6) for j = 0 .. 11 where it is rational, else None.  A tuple of constants, not a dict: a
@@ -7981,7 +7957,7 @@ _SIXTHS_COSINE = ((1, 1), None, (1, 2), (0, 1), (-1, 2), None, (-1, 1), None, (-
 def _turn_square(
     position: "_Fraction", kind: int, exponent: "_Fraction", frequencies: "_Frequencies"
 ) -> "Optional[Tuple[int, _Fraction]]":
-    """(sign, square) of sin or cos of 2 pi x, x = position * scale * base**(-t), when the square is rational; else None.
+    """(sign, square) of sin or cos of 2 pi x, x = position * angle_scale * base**(-t), when the square is rational; else None.
 
     With k = 24 x mod 24 whole, the angle is pi k / 12, and
     sin**2 = (1 - cos(pi k / 6)) / 2, cos**2 = (1 + cos(pi k / 6)) / 2.
@@ -7995,8 +7971,8 @@ def _turn_square(
     root_n, root_m = _root(base_n, b), _root(base_m, b)
     if root_n is None or root_m is None:
         return None  # base**t is irrational, and so is x
-    numerator = 24 * position[0] * frequencies.scale[0]
-    denominator = position[1] * frequencies.scale[1]
+    numerator = 24 * position[0] * frequencies.angle_scale[0]
+    denominator = position[1] * frequencies.angle_scale[1]
     # x * 24 = numerator * root_m**a / (denominator * root_n**a), root_n and root_m coprime:
     # whole only if root_n**a divides the numerator, which it cannot when it is larger.
     if root_n > 1 and a * (_bit_length(root_n) - 1) > _bit_length(abs(numerator)):
@@ -8016,22 +7992,6 @@ def _turn_square(
     return (0 if k % 12 == 6 else 1 if k < 6 or k > 18 else -1), (d + c, 2 * d)
 
 
-def _root(n: int, b: int) -> "Optional[int]":
-    """The integer b-th root of n >= 0 if n is a perfect b-th power, else None."""
-    if n < 2 or b == 1:
-        return n
-    if b >= _bit_length(n):
-        return None  # 2**b > n: no whole root but 1
-    low, high = 1, 1 << (_bit_length(n) // b + 1)
-    while low < high:
-        middle = (low + high) // 2
-        if middle**b < n:
-            low = middle + 1
-        else:
-            high = middle
-    return low if low**b == n else None
-
-
 def _power_mod(x: int, e: int, modulus: int) -> int:
     """x**e % modulus by squaring (MicroPython's pow may lack its third argument)."""
     result, x = 1 % modulus, x % modulus
@@ -8048,10 +8008,10 @@ def _tiny_angle(
     kind: int,
     exponent: "_Fraction",
     frequencies: "_Frequencies",
-    scale: "_Scale",
+    scale: "_OutputScale",
     bits: int,
 ) -> "Tuple[int, int, int]":
-    """(v, F, error): scale**0.5 * sin or cos of a tiny theta, |theta| < 2**-(bits + 12), as v / 2**F.
+    """(v, F, error): scale * sin or cos of a tiny theta, |theta| < 2**-(bits + 12), as v / 2**F.
 
     The fixed point of _sin_cos would need |log2 theta| bits; here the sine
     keeps relative precision instead.  sin theta = theta (1 - d) with
@@ -8059,17 +8019,13 @@ def _tiny_angle(
     theta in units of 2**-(Fw - k + s), relative error < 4 * 2**-Fw plus the
     floor, so error <= |v| / 2**(Fw - 3) + 2.  The cosine is 1 - d with
     d < theta**2 / 2, below a unit of 2**-bits: v = 2**bits, error 1; times
-    the scale's root to bits + 2 bits (error 2 + 1 for the floor).
+    the scale to bits + 2 bits (error e, from scale.fixed, and 3 to spare).
     """
     if kind == _COSINE:
         G = bits + 2
         # 1 - cos theta < theta**2 / 2 < 2**-(2 bits + 24): times the scale s, s >> (2 bits + 24) units more.
-        if not isinstance(scale, tuple):
-            s, e = scale.fixed(G)
-            return s, G, e + 3 + (s >> (2 * bits + 24))  # error: the root's e, + 3 to spare, + (1 - cos) s
-        p, q = scale
-        s = _isqrt((p << (2 * G)) // q)  # the root floored twice: error < 2 units
-        return s, G, 4 + (s >> (2 * bits + 24))  # error: the root's 2, + 2 to spare, + (1 - cos) s
+        s, e = scale.fixed(G)
+        return s, G, e + 3 + (s >> (2 * bits + 24))  # error: the scale's e, + 3 to spare, + (1 - cos) s
     Fw = bits + 16
     W, k = frequencies.frequency(exponent, Fw)
     n, m = position
@@ -8077,30 +8033,105 @@ def _tiny_angle(
     v = ((n * W) << extra) // m  # theta, for sin theta: their relative difference d is far below 2**-Fw
     F = Fw - k + extra
     error = ((v if v >= 0 else -v) >> (Fw - 3)) + 2  # w's relative error times |v|, + 1 for each floor
-    if scale != (1, 1):
+    if not scale.one:
         G = _bit_length(v if v >= 0 else -v) + 1
         v, error = _scale_fixed(v, error, scale, G)  # error: _scale_fixed's, with |v| <= 2**G
     return v, F, error
 
 
-def _scale_fixed(v: int, error: int, scale: "_Scale", F: int) -> "_Bounded":
-    """v * sqrt(p/q) in v's units, for |v| <= 2**F + error (sqrt(p/q) taken to F bits), and its error bound in units.
+def _scale_fixed(v: int, error: int, scale: "_OutputScale", F: int) -> "_Bounded":
+    """v times the scale in v's units, the scale taken to F bits, and its error bound in units.
 
-    s = isqrt(floor(p/q * 4**F)) is floor(sqrt(p/q) * 2**F) or one below.
-    With v = V + e and s = S - f (f <= 2): v s / 2**F is off by at most
-    |e| (s + 4) / 2**F + 2 |V| / 2**F + 1 for the floor, so the error is at
-    most error * ceil((s + 4) / 2**F) + 4 units.
+    With v = V + d (|d| <= error) and the scale's s = S + f (|f| <= e,
+    from scale.fixed): v s - V S = d s + f V, at most error s + e (|v| +
+    error) in units of 2**-2F; shifted down by F, + 1 for the floor of the
+    product and + 1 for that of the bound.
     """
-    if not isinstance(scale, tuple):
-        # A transcendental scale, s within e units: the product is off by
-        # at most (error s + (|v| + error) e) / 2**F, plus 1 for the floor.
-        s, e = scale.fixed(F)
-        # error: v's times s, + s's times |v| + v's, + 1 for each floor
-        return (v * s) >> F, ((error * s + ((v if v >= 0 else -v) + error) * e) >> F) + 2
-    p, q = scale
-    s = _isqrt((p << (2 * F)) // q)  # S - f, f <= 2 (the floor inside, and isqrt's)
-    # error: e s + f V (the docstring's) <= error (s + 4) + 2**(F+1) units of 2**-2F, + 1 (the floor); 4 >= 3
-    return (v * s) >> F, error * ((s + (1 << F) + 3) >> F) + 4
+    s, e = scale.fixed(F)
+    return (v * s) >> F, ((error * s + ((v if v >= 0 else -v) + error) * e) >> F) + 2
+
+
+class _OutputScale:
+    """The factor on every value of an exact table, to any precision: the root of a fraction, or an attention factor.
+
+    ``kind`` "square": ``numbers`` is (p/q,), and the scale is sqrt(p/q), a
+    convention's output scale or a rational attention factor.  "yarn":
+    (0.1 m1 ln f + 1) / (0.1 m2 ln f + 1), ``numbers`` (f, m1, m2), m2 = 0
+    for no denominator; "longrope": sqrt(1 + ln f / ln L0), (f, L0).  Either
+    of those is transcendental: ln f is (Lindemann), and so is a ratio of
+    logarithms that is irrational (Gelfond-Schneider), which _Rope checks
+    before it makes one (a rational ratio makes a "square").  ``value`` is
+    the scale in float64, for the fast path and the allowance.
+    """
+
+    def __init__(self, kind: str, numbers: "Tuple[_Fraction, ...]", value: float) -> None:
+        self.kind = kind
+        self.numbers = numbers
+        self.value = value
+        self.one = kind == "square" and numbers[0][0] == numbers[0][1]  # the scale is 1: no step to take
+        self.cache: "Dict[int, _Bounded]" = {}
+        # Guard bits: each step's error in units, bounded by the numbers' sizes (see fixed()).
+        sizes = sum(_bit_length(n // m + 1) for n, m in numbers)
+        self.guard = 24 + 2 * sizes
+
+    def root(self, times: "_Fraction" = (1, 1)) -> "Optional[_Fraction]":
+        """sqrt(p/q * times) in lowest terms when the scale is a root and that is rational, else None."""
+        if self.kind != "square":
+            return None  # transcendental: times a non-zero rational, irrational
+        (p, q), (n, m) = self.numbers[0], times
+        a, b = _reduced(p * n, q * m)
+        root_a, root_b = _root(a, 2), _root(b, 2)
+        if root_a is None or root_b is None:
+            return None
+        return root_a, root_b
+
+    def fixed(self, F: int) -> "_Bounded":
+        """(s, e): the scale times 2**F, within e units (below by less than 2 for a root, within 1 otherwise)."""
+        found = self.cache.get(F)
+        if found is not None:
+            return found
+        if self.kind == "square":
+            p, q = self.numbers[0]
+            # floor(p/q 4**F) is below by less than 1, its isqrt by less than 1 more: below by less than 2
+            found = self.cache[F] = (_isqrt((p << (2 * F)) // q), 2)
+            return found
+        G = F + self.guard
+        one = 1 << G
+        if self.kind == "yarn":
+            # ln f within 2 units; N = 1 + 0.1 m1 ln f within m1 + 1 units,
+            # D likewise (or exact); N / D >= ... with D >= 1: the quotient
+            # is off by at most (m1 + 1) + (N / D)(m2 + 1) + 1 units, far
+            # below 2**(guard - 2) units.
+            factor, m1, m2 = self.numbers
+            ln_factor = _ln_ratio(factor, G)
+            numerator = one + (m1[0] * ln_factor) // (10 * m1[1])
+            denominator = one + (m2[0] * ln_factor) // (10 * m2[1]) if m2[0] else one
+            v = (numerator << G) // denominator
+        else:
+            # R = ln f / ln L0 (L0 >= 2, ln L0 >= 0.69): off by at most
+            # (2 + 2R) / 0.69 + 1 units; the square root of (1 + R) halves
+            # that and adds 1 for the floor.
+            factor, length = self.numbers
+            ratio = (_ln_ratio(factor, G) << G) // _ln_ratio(length, G)
+            v = _isqrt((one + ratio) << G)
+        found = self.cache[F] = (_round_shift(v, self.guard), 1)
+        return found
+
+
+def _root(n: int, b: int) -> "Optional[int]":
+    """The integer b-th root of n >= 0 if n is a perfect b-th power, else None."""
+    if n < 2 or b == 1:
+        return n
+    if b >= _bit_length(n):
+        return None  # 2**b > n: no whole root but 1
+    low, high = 1, 1 << (_bit_length(n) // b + 1)
+    while low < high:
+        middle = (low + high) // 2
+        if middle**b < n:
+            low = middle + 1
+        else:
+            high = middle
+    return low if low**b == n else None
 
 
 def _sin_cos(
@@ -8187,27 +8218,27 @@ def _alternating_series(first: int, x_squared: int, n: int, F: int) -> "Tuple[in
 
 
 class _Frequencies:
-    """A convention's frequency law, exactly: w(t) = scale * base**(-t) (times 2*pi in full turns), with caches.
+    """A convention's frequency law, exactly: w(t) = angle_scale * base**(-t) (times 2*pi in full turns), with caches.
 
-    ``base`` and ``scale`` are positive fractions (n, m); t = a/b is a pair's
-    exponent, any non-negative fraction.
+    ``base`` and ``angle_scale`` are positive fractions (n, m); t = a/b is a
+    pair's exponent, any non-negative fraction.
     """
 
-    def __init__(self, base: "_Fraction", scale: "_Fraction", full_turns: bool) -> None:
+    def __init__(self, base: "_Fraction", angle_scale: "_Fraction", full_turns: bool) -> None:
         self.base = base
-        self.scale = scale
+        self.angle_scale = angle_scale
         self.full_turns = full_turns
         # floor(log2) of each, within 1, to size the working precision.
         self.log2_base = _bit_length(base[0]) - _bit_length(base[1])
-        self.log2_scale = _bit_length(scale[0]) - _bit_length(scale[1]) + (3 if full_turns else 0)
+        self.log2_scale = _bit_length(angle_scale[0]) - _bit_length(angle_scale[1]) + (3 if full_turns else 0)
         self.frequencies: "Dict[Tuple[int, int, int], _Scaled]" = {}
 
     def frequency(self, exponent: "_Fraction", F: int) -> "_Scaled":
         """Return (W, k): w = W * 2**(k - F) * (1 + rho), |rho| < 4 * 2**-F, for the exponent t = (a, b).
 
-        At G = F + 4 + log2(1 + t) bits: ln(scale) and ln(base) are each a
+        At G = F + 4 + log2(1 + t) bits: ln(angle_scale) and ln(base) are each a
         difference of two logarithms (error <= 2 units), so
-        y = ln(scale) - t ln(base), floored, is off by at most 3 + 2t units
+        y = ln(angle_scale) - t ln(base), floored, is off by at most 3 + 2t units
         of G bits, below 3/16 of a unit of F bits (2**(G-F) >= 16 (1 + t));
         rounded to F bits, by at most 0.69 units, which perturbs exp(y) by a
         relative 0.7 * 2**-F; _exp adds less than 2**-F (|rho| < 1.7 * 2**-F).
@@ -8223,7 +8254,7 @@ class _Frequencies:
             a, b = exponent
             G = F + 4 + _bit_length(a // b + 1)  # 2**(G - F) >= 16 (1 + t)
             # error <= 2 + 2 t (the two logarithms) + 1 (the floor) units of G bits, below 3/16 of a unit of F bits
-            y = _ln_ratio(self.scale, G) - (a * _ln_ratio(self.base, G)) // b
+            y = _ln_ratio(self.angle_scale, G) - (a * _ln_ratio(self.base, G)) // b
             # rounding y adds half a unit (0.69 in all: a relative 0.7 * 2**-F in exp), _exp a relative < 2**-F
             W, k = _exp(_round_shift(y, G - F), F)
             if self.full_turns:
@@ -8280,52 +8311,6 @@ def _atan_inverse_fixed(q: int, F: int) -> int:
         power //= square  # error < (carried) / q**2 + 1 (the floor) <= 1 / (1 - 1/q**2) < 2 units
         k += 1
     return total  # error < 3 units a term + 1 (the alternating tail)
-
-
-class _AttentionFactor:
-    """A transcendental attention factor, to any precision: YaRN's or LongRoPE's default.
-
-    ``fixed(F)`` returns (A, 1): A is the factor times 2**F, within 1 unit.
-    YaRN: (0.1 m1 ln f + 1) / (0.1 m2 ln f + 1), m2 = 0 for no denominator;
-    LongRoPE: sqrt(1 + ln f / ln L0).  Either is transcendental when it is
-    not rational: ln f is (Lindemann), and so is a ratio of logarithms
-    that is irrational (Gelfond-Schneider), which _Rope checks first.
-    """
-
-    def __init__(self, kind: str, numbers: "Tuple[_Fraction, ...]", result: float) -> None:
-        self.kind = kind
-        self.numbers = numbers
-        self.value = result  # in float64, for the fast path and the allowance
-        self.cache: "Dict[int, _Bounded]" = {}
-        # Guard bits: each step's error in units, bounded by the numbers' sizes (see fixed()).
-        sizes = sum(_bit_length(n // m + 1) for n, m in numbers)
-        self.guard = 24 + 2 * sizes
-
-    def fixed(self, F: int) -> "_Bounded":
-        found = self.cache.get(F)
-        if found is not None:
-            return found
-        G = F + self.guard
-        one = 1 << G
-        if self.kind == "yarn":
-            # ln f within 2 units; N = 1 + 0.1 m1 ln f within m1 + 1 units,
-            # D likewise (or exact); N / D >= ... with D >= 1: the quotient
-            # is off by at most (m1 + 1) + (N / D)(m2 + 1) + 1 units, far
-            # below 2**(guard - 2) units.
-            factor, m1, m2 = self.numbers
-            ln_factor = _ln_ratio(factor, G)
-            numerator = one + (m1[0] * ln_factor) // (10 * m1[1])
-            denominator = one + (m2[0] * ln_factor) // (10 * m2[1]) if m2[0] else one
-            v = (numerator << G) // denominator
-        else:
-            # R = ln f / ln L0 (L0 >= 2, ln L0 >= 0.69): off by at most
-            # (2 + 2R) / 0.69 + 1 units; the square root of (1 + R) halves
-            # that and adds 1 for the floor.
-            factor, length = self.numbers
-            ratio = (_ln_ratio(factor, G) << G) // _ln_ratio(length, G)
-            v = _isqrt((one + ratio) << G)
-        found = self.cache[F] = (_round_shift(v, self.guard), 1)
-        return found
 
 
 def _isqrt(n: int) -> int:

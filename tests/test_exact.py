@@ -459,6 +459,58 @@ def test_sin_and_cos_are_within_the_error_the_kernel_states(
             assert abs(cosine - mpmath.cos(theta) * scale) <= error
 
 
+OUTPUT_SCALES = [
+    # (the scale, its true value): roots of fractions, and YaRN's and LongRoPE's transcendental factors.
+    (pe_reference._OutputScale("square", ((2, 3),), 0.0), lambda: mpmath.sqrt(mpmath.mpf(2) / 3)),
+    (pe_reference._OutputScale("square", ((1, 512),), 0.0), lambda: mpmath.sqrt(mpmath.mpf(1) / 512)),
+    (pe_reference._OutputScale("square", ((9, 4),), 0.0), lambda: mpmath.mpf(3) / 2),
+    (
+        pe_reference._OutputScale("yarn", ((4, 1), (1, 1), (0, 1)), 0.0),
+        lambda: mpmath.mpf("0.1") * mpmath.log(4) + 1,
+    ),
+    (
+        pe_reference._OutputScale("yarn", ((16, 1), (3, 2), (1, 2)), 0.0),
+        lambda: (mpmath.mpf("0.15") * mpmath.log(16) + 1) / (mpmath.mpf("0.05") * mpmath.log(16) + 1),
+    ),
+    (
+        pe_reference._OutputScale("longrope", ((32, 1), (4096, 1)), 0.0),
+        lambda: mpmath.sqrt(1 + mpmath.log(32) / mpmath.log(4096)),
+    ),
+]
+
+
+@pytest.mark.parametrize("scale, true", OUTPUT_SCALES)
+def test_an_output_scale_and_a_value_times_it_are_within_the_errors_they_state(scale: Any, true: Any) -> None:
+    # fixed(F) is the scale times 2**F within e units; _scale_fixed(v, error, scale, F) is (V + d) times
+    # the scale in v's units, |d| <= error, within the bound it returns: checked at both ends of d, for
+    # values far below 2**F, near it and far above.
+    rng = random.Random(26)
+    for F in (8, 30, 61, 130):
+        s, e = scale.fixed(F)
+        with mpmath.workprec(F + 200):
+            exact = true()
+            assert abs(s - exact * mpmath.ldexp(1, F)) <= e, F
+            for _ in range(20):
+                V = rng.choice([1, -1]) * rng.randrange(1 << rng.choice([3, F, F + 1, F + 40]))
+                error = rng.choice([0, 1, 7, 1 << (F // 2)])
+                for v in (V - error, V + error):
+                    product, bound = pe_reference._scale_fixed(v, error, scale, F)
+                    assert abs(product - V * exact) <= bound, (F, V, v, error)
+
+
+@pytest.mark.parametrize(
+    "square, times, root",
+    [((9, 4), (1, 1), (3, 2)), ((2, 1), (2, 1), (2, 1)), ((2, 3), (1, 1), None), ((4, 18), (1, 2), (1, 3))],
+)
+def test_an_output_scale_knows_the_root_of_its_square_times_a_fraction_when_it_is_rational(
+    square: Tuple[int, int], times: Tuple[int, int], root: Any
+) -> None:
+    # sqrt(2) * sqrt(2) is 2: the root is of the product, in lowest terms, not the product of roots.
+    assert pe_reference._OutputScale("square", (square,), 0.0).root(times) == root
+    # A transcendental attention factor times a non-zero rational is never rational.
+    assert pe_reference._OutputScale("yarn", ((4, 1), (1, 1), (0, 1)), 0.0).root(times) is None
+
+
 def test_full_turns_at_each_twenty_fourth_of_a_turn_give_the_correctly_rounded_sine_and_cosine() -> None:
     # sin and cos of 2 pi j / 24: rational (0, +-1/2, +-1) at some j, where no series can decide and the
     # kernel must know the number; irrational at the others. Zeros are exact zeros.
