@@ -45,11 +45,13 @@ mutant runs the module's own examples (``python -m doctest``) and the test funct
 its lines, fastest first, at most ``--most-tests`` (40).  A line run only at import (a constant, the
 presets) runs no test function: its mutants take the tests of the lines that read what its statement
 binds.  A line only subprocesses run (``python -m pe_reference`` from a test) has no test function:
-its mutants run the examples alone.  The coverage run is kept in the system's temporary folder while
-no tracked file changes; the unmutated module must pass it.
+its mutants run the examples alone.  The coverage run shares the test files among ``--jobs``
+processes run at once (about equal in bytes); it is kept in the system's temporary folder while no
+file of the tree changes; the unmutated module must pass it.
 
 Each mutant is run in a copy of the working tree (the files git tracks and the untracked ones it
-does not ignore), made once in a temporary folder: the mutated pe_reference.py is written there and
+does not ignore), made once in a temporary folder before the coverage run (which runs in the
+first), so that editing the tree while the script runs changes nothing it measures: the mutated pe_reference.py is written there and
 ``python -m pytest -x -q -p no:cacheprovider <its tests>`` runs in that folder with PYTHONPATH
 set to it, so the tests and their subprocesses import the mutant (not an installed copy).  A mutant
 is killed when the tests fail, and counted as a timeout (killed too, shown apart) when they run
@@ -231,7 +233,8 @@ class Coverage:
         return self.fastest(readers, most)
 
     @staticmethod
-    def build(root: str, python: str, folder: str) -> Coverage:
+    def build(copy: str, python: str, folder: str, shards: int) -> Coverage:
+        """The coverage run in the copy, its test files shared among ``shards`` processes run at once."""
         import json
 
         try:
@@ -239,32 +242,46 @@ class Coverage:
         except ImportError:
             raise SystemExit("coverage: the mutation script needs coverage.py: pip install coverage") from None
         digest = hashlib.sha256(f"{python}|{DESELECT!r}".encode())
-        for name in tracked_files(root):
-            with open(os.path.join(root, name), "rb") as handle:
+        for name in copied_files(copy):
+            with open(os.path.join(copy, name), "rb") as handle:
                 digest.update(name.encode() + b"\0" + handle.read())
         cached = os.path.join(tempfile.gettempdir(), f"pe_reference-mutation-coverage-{digest.hexdigest()[:16]}.json")
         if os.path.exists(cached):
             with open(cached, encoding="utf-8") as handle:
                 kept = json.load(handle)
             return Coverage({int(k): v for k, v in kept["lines"].items()}, kept["seconds"])
-        copy = copy_tree(root, os.path.join(folder, "coverage"))
-        data, junit, settings = (os.path.join(folder, name) for name in ("coverage.data", "junit.xml", "coveragerc"))
-        with open(settings, "w", encoding="utf-8") as handle:
-            handle.write(f"[run]\ndynamic_context = test_function\ndata_file = {data}\ninclude = {copy}/{MODULE}\n")
-        deselected = [option for test in DESELECT for option in ("--deselect", test)]
-        command = [python, "-m", "coverage", "run", f"--rcfile={settings}", "-m", "pytest", "-q", "-p"]
-        command += ["no:cacheprovider", f"--junitxml={junit}", *deselected, "tests"]
+        groups = test_shards(copy, shards)
         print(
-            "coverage: running the whole suite once under coverage.py (the unmutated module must pass it)", flush=True
+            f"coverage: running the whole suite once under coverage.py, in {len(groups)} processes"
+            " (the unmutated module must pass it)",
+            flush=True,
         )
         environment = dict(os.environ, PYTHONPATH=copy, PYTHONDONTWRITEBYTECODE="1")
         environment.pop("PYTEST_ADDOPTS", None)
-        process = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True)
-        if process.returncode != 0:
-            raise SystemExit(
-                f"coverage: the run failed (exit {process.returncode}):\n{process.stdout[-2000:]}{process.stderr[-2000:]}"
-            )
-        lines, seconds = Coverage.read(data, junit, copy)
+        deselected = [option for test in DESELECT for option in ("--deselect", test)]
+        processes = []
+        for number, files in enumerate(groups):
+            data, junit, settings = (os.path.join(folder, f"{name}.{number}") for name in ("coverage", "junit", "rc"))
+            with open(settings, "w", encoding="utf-8") as handle:
+                handle.write(f"[run]\ndynamic_context = test_function\ndata_file = {data}\ninclude = {copy}/{MODULE}\n")
+            command = [python, "-m", "coverage", "run", f"--rcfile={settings}", "-m", "pytest", "-q", "-p"]
+            command += ["no:cacheprovider", f"--junitxml={junit}", *deselected, *files]
+            output = open(os.path.join(folder, f"output.{number}"), "w+", encoding="utf-8")
+            process = subprocess.Popen(command, cwd=copy, env=environment, stdout=output, stderr=subprocess.STDOUT)
+            processes.append((process, output, data, junit))
+        lines: dict[int, list[str]] = {}
+        seconds: dict[str, float] = {}
+        for process, output, data, junit in processes:
+            returncode = process.wait()
+            output.seek(0)
+            tail = output.read()[-3000:]
+            output.close()
+            if returncode != 0:
+                raise SystemExit(f"coverage: the run failed (exit {returncode}):\n{tail}")
+            shard_lines, shard_seconds = Coverage.read(data, junit, copy)
+            seconds.update(shard_seconds)
+            for line, tests in shard_lines.items():
+                lines[line] = sorted(set(lines.get(line, [])) | set(tests))
         with open(cached + ".part", "w", encoding="utf-8") as handle:
             json.dump({"lines": lines, "seconds": seconds}, handle)
         os.replace(cached + ".part", cached)  # whole or not at all, if the run is stopped
@@ -602,6 +619,25 @@ def tracked_files(root: str) -> list[str]:
     return sorted({line for line in process.stdout.splitlines() if line})
 
 
+def copied_files(copy: str) -> list[str]:
+    """The files of a copy made by copy_tree, relative to it, sorted."""
+    found = []
+    for directory, _, names in os.walk(copy):
+        found += [os.path.relpath(os.path.join(directory, name), copy) for name in names]
+    return sorted(found)
+
+
+def test_shards(copy: str, shards: int) -> list[list[str]]:
+    """The test files of the copy in at most ``shards`` groups of about equal size (in bytes), largest first."""
+    files = [name for name in copied_files(copy) if re.fullmatch(r"tests/test_\w+\.py", name)]
+    groups: list[tuple[int, list[str]]] = [(0, []) for _ in range(max(1, min(shards, len(files))))]
+    for name in sorted(files, key=lambda name: -os.path.getsize(os.path.join(copy, name))):
+        size, group = min(groups, key=lambda item: item[0])
+        groups.remove((size, group))
+        groups.append((size + os.path.getsize(os.path.join(copy, name)), group + [name]))
+    return [sorted(group) for _, group in groups if group]
+
+
 def copy_tree(root: str, target: str) -> str:
     """A copy of the working tree under target/repo; target/shared points at root's sibling shared/."""
     copy = os.path.join(target, "repo")
@@ -726,7 +762,10 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--clean", action="store_true", help="the coverage run and the self-check only")
     parser.add_argument("--python", default=sys.executable, help="the interpreter that runs pytest")
     parser.add_argument(
-        "--jobs", type=int, default=1, help="mutants run at once, each in its own copy (default 1; at most the cores)"
+        "--jobs",
+        type=int,
+        default=1,
+        help="mutants (and coverage processes) run at once, each in its own copy (default 1; at most the cores)",
     )
     return parser.parse_args(argv)
 
@@ -766,7 +805,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     equivalent = equivalent_keys(args.equivalent)
     with tempfile.TemporaryDirectory(prefix="mutation-") as folder:
-        covered = Coverage.build(ROOT, args.python, folder)
+        # Every copy first, then the coverage run in the first: an edit of the tree while the run goes on
+        # changes nothing it measures.
+        copies = [copy_tree(ROOT, os.path.join(folder, f"job{job}")) for job in range(max(1, args.jobs))]
+        with open(os.path.join(copies[0], MODULE), encoding="utf-8") as handle:
+            if handle.read() != source:
+                print(f"{MODULE} changed while it was being copied: run again", file=sys.stderr)
+                return 2
+        covered = Coverage.build(copies[0], args.python, folder, args.jobs)
 
         def tests_of(mutant: Mutant) -> list[str]:
             """The module's examples, and the test functions that ran the mutant's lines (or read what they make)."""
@@ -781,17 +827,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return float(args.timeout)
             return float(args.timeout_factor) * sum(covered.seconds.get(test, 1.0) for test in tests) + 20
 
-        copy = copy_tree(ROOT, folder)
-        runner = Runner(copy, source, args.python)
+        runner = Runner(copies[0], source, args.python)
         runner.write(source)
         if not self_check(runner, source, tests_of):
             return 2
         if args.clean:
             return 0
-        runners = [runner] + [
-            Runner(copy_tree(ROOT, os.path.join(folder, f"job{job}")), source, args.python)
-            for job in range(1, max(1, args.jobs))
-        ]
+        runners = [runner] + [Runner(copy, source, args.python) for copy in copies[1:]]
         free: queue.Queue[Runner] = queue.Queue()
         for each in runners:
             free.put(each)

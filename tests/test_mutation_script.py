@@ -114,3 +114,18 @@ def test_coverage_contexts_become_node_ids_and_constants_take_the_tests_of_their
     assert covered.import_tests(source, 1, 10) == ["t::make"]  # LIMIT is read in make()
     assert covered.import_tests(source, 8, 10) == ["t::use_b", "t::use_a"]  # TABLE's readers, fastest first
     assert covered.tests(11, 12, 1) == ["t::use_b"]  # at most one: the fastest
+
+
+def test_the_coverage_run_shares_the_test_files_among_its_processes_each_once(tmp_path: Path) -> None:
+    # Sizes 9, 7, 4, 3, 1 (kilobytes) in two processes: largest first to the smaller group, 12 and 12.
+    for name, size in (("a", 9), ("b", 7), ("c", 4), ("d", 3), ("e", 1)):
+        (tmp_path / "tests").mkdir(exist_ok=True)
+        (tmp_path / "tests" / f"test_{name}.py").write_bytes(b"#" * 1000 * size)
+    (tmp_path / "tests" / "helpers.py").write_text("")
+    groups = mutation.test_shards(str(tmp_path), 2)
+    assert sorted(groups) == [
+        ["tests/test_a.py", "tests/test_d.py"],
+        ["tests/test_b.py", "tests/test_c.py", "tests/test_e.py"],
+    ]
+    assert mutation.test_shards(str(tmp_path), 1) == [[f"tests/test_{name}.py" for name in "abcde"]]
+    assert len(mutation.test_shards(str(tmp_path), 9)) == 5  # no more processes than files
