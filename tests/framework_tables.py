@@ -1,9 +1,10 @@
 """Framework tables for the tests: each framework's sinusoidal table, built as that framework builds it.
 
-Test-only. Needs numpy and torch: import this module only after need("numpy") and
-need("torch"). Where the framework itself is installed (transformers, diffusers,
-torch_geometric, positional_encodings), the builder calls the framework's own code, imported inside
-the builder, so a test should also need() that framework. Where it cannot be installed
+Test-only. Imported without numpy and torch: they are imported when a builder first uses them (a
+test that calls one skips without them). Where the framework itself is installed (transformers,
+diffusers, torch_geometric, positional_encodings), the builder calls the framework's own code,
+imported inside the builder, so a test should also be marked ``@pytest.mark.peers`` with that
+framework. Where it cannot be installed
 (Transformer-XL, keras-hub, MLX, tensor2tensor, fairseq, guided-diffusion), the builder redoes the
 framework's operations one by one, in the dtypes its source uses; its docstring names that source file.
 The numpy builders use numpy's float32 sin, cos, exp and power, not the framework's own kernels,
@@ -16,8 +17,10 @@ Every builder returns a numpy array, rows x columns, in the dtype the framework 
 import math
 from typing import Any, Callable, Optional, Sequence
 
-import numpy as np
-import torch
+from tests.helpers import peer
+
+np = peer("numpy")
+torch = peer("torch")
 
 # ---------------------------------------------------------------------------------------------------
 # Built by the framework's own code.

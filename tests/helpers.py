@@ -6,7 +6,7 @@ import os
 import re
 import struct
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple, Union
 
 import pytest
 
@@ -118,14 +118,14 @@ def run_main(capsys: "pytest.CaptureFixture[str]", *args: str) -> Tuple[int, str
     return status, captured.out, captured.err
 
 
-def npy(header: str, data: bytes, version: int = 1) -> bytes:
-    """A .npy file built by hand, as the format's documentation describes."""
-    text = header.encode("latin-1")
-    padding = (64 - (10 + len(text) + 1) % 64) % 64
-    text += b" " * padding + b"\n"
-    if version == 1:
-        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text + data
-    return b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<I", len(text)) + text + data
+def npy(header: Union[str, bytes], data: bytes, version: int = 1) -> bytes:
+    """A .npy file built by hand, as the format's documentation describes: the header (str: Latin-1) padded
+    so that the data starts at a multiple of 64 bytes, after a preamble of 10 bytes (version 1) or 12 (2, 3)."""
+    text = header.encode("latin-1") if isinstance(header, str) else header
+    preamble = 10 if version == 1 else 12
+    text += b" " * ((64 - (preamble + len(text) + 1) % 64) % 64) + b"\n"
+    length = struct.pack("<H", len(text)) if version == 1 else struct.pack("<I", len(text))
+    return b"\x93NUMPY" + bytes([version, 0]) + length + text + data
 
 
 # Files --check must refuse with one line and exit status 2: (name, content, what the message says).

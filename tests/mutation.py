@@ -103,7 +103,7 @@ ALWAYS = ("tests/test_doctest_plain.py::test_python_m_doctest_passes[pe_referenc
 # Slow tests of what no section's mutants change: left out of every run.
 DESELECT = (
     "tests/test_cli.py::test_output_memory_is_one_row",  # 11 s: the memory of streaming, measured
-    "tests/test_reliability.py::test_ctrl_c_is_one_line_and_130",  # 3 s: a signal to a subprocess
+    "tests/test_cli.py::test_ctrl_c_is_one_line_and_130",  # 3 s: a signal to a subprocess
 )
 
 

@@ -1,13 +1,15 @@
 """Peer tables shared by the test modules: built by torch, as frameworks build them.
 
-torch is an optional test dependency; import this module only after
-need("torch") (tests.helpers).
+torch is an optional test dependency, imported when a builder first uses it: a test that calls
+one skips without it (tests.helpers.peer).
 """
 
 import math
 from typing import Any
 
-import torch
+from tests.helpers import peer
+
+torch = peer("torch")
 
 
 def paper_torch_float32(seq_len: int, d_model: int) -> Any:

@@ -1,8 +1,8 @@
 """RoPE caches for the tests: the reported precision bugs rebuilt in torch, and transformers' own caches.
 
-Test-only. Needs torch: import this module only after need("torch") (tests.helpers); the builders
-under "Built by transformers' own code" import transformers inside, so a test of those should also
-need("transformers").
+Test-only. Imported without torch: torch is imported when a builder first uses it, so a test that
+calls one skips without it; the builders under "Built by transformers' own code" import transformers
+inside, so a test of those should also be marked ``@pytest.mark.peers("transformers")``.
 
 Each bug builder is written here from the bug's description (the issue or pull request named in its
 docstring), step by step in the dtypes the description gives; no code is copied from those projects.
@@ -24,14 +24,10 @@ as the code holds it), inv_freq (the frequencies w_k), angles (p * w_k), output 
 import math
 from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple
 
-import torch
+from tests.helpers import peer
 
-F32 = torch.float32
-F16 = torch.float16
-BF16 = torch.bfloat16
-
-# The reduced formats by the names pe_reference uses for them.
-FORMATS = {"float16": F16, "bfloat16": BF16}
+# Imported when a builder first uses it: a test that calls one skips without torch (tests.helpers.peer).
+torch = peer("torch")
 
 
 class Cache(NamedTuple):
@@ -52,7 +48,7 @@ def rows_of(cache: Cache, rows: Sequence[int]) -> Cache:
 
 def _inv_freq(head_dim: int, base: float) -> Any:
     """1 / base ** (2k / head_dim) in float32: the exponent grid 0, 2, 4, ... divided by head_dim."""
-    exponents = torch.arange(0, head_dim, 2, dtype=torch.int64).to(F32) / head_dim
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.int64).to(torch.float32) / head_dim
     return 1.0 / (base**exponents)
 
 
@@ -86,7 +82,7 @@ def gpt_neox_1003(kind: str = "cos", seq_len: int = 2048, head_dim: int = 32, ba
     is the same table maximum, taken against the float32 cache. At [1857, 1] the error is 0.7149
     (fp16 -0.40820, true 0.30671). Sin: max 0.74619 at [1944, 1].
     """
-    inv_freq = _inv_freq(head_dim, base).to(F16)
+    inv_freq = _inv_freq(head_dim, base).to(torch.float16)
     positions = torch.arange(seq_len).to(inv_freq.dtype)
     angles = torch.einsum("i,j->ij", positions, inv_freq)
     table = _trig(_half(angles), kind)
@@ -109,8 +105,8 @@ def candle_3520(kind: str = "cos", seq_len: int = 16384, head_dim: int = 128, ba
     Measured: max |cos - true| = 2.0 at [5241, 3] (1.0 where the true value is -1.0); sin 2.0 at
     [6935, 6]. Row 15990 is row 16000 (15990 is held as 16000).
     """
-    inv_freq = _inv_freq(head_dim, base).to(BF16)
-    positions = torch.arange(seq_len).to(BF16)
+    inv_freq = _inv_freq(head_dim, base).to(torch.bfloat16)
+    positions = torch.arange(seq_len).to(torch.bfloat16)
     angles = torch.matmul(positions[:, None], inv_freq[None, :])
     table = _trig(_half(angles), kind)
     return Cache(table, {"kind": kind, "dtype": "bfloat16", "base": base, "layout": "half"})
@@ -127,8 +123,8 @@ def sglang_jax_1472(kind: str = "cos", seq_len: int = 4096, head_dim: int = 128,
     Measured: max |cos - true| = 1.9995 at [3372, 2]; sin 2.0 at [3326, 2]. (The issue's 72/128
     mismatched outputs at position 4095 concern rotated bf16 vectors whose input is not given.)
     """
-    inv_freq = _inv_freq(head_dim, base).to(BF16).to(F32)
-    positions = torch.arange(seq_len, dtype=F32)
+    inv_freq = _inv_freq(head_dim, base).to(torch.bfloat16).to(torch.float32)
+    positions = torch.arange(seq_len, dtype=torch.float32)
     angles = torch.einsum("i,j->ij", positions, inv_freq)
     return Cache(_trig(_half(angles), kind), {"kind": kind, "dtype": "float32", "base": base, "layout": "half"})
 
@@ -142,9 +138,9 @@ def tt_metal_54516(kind: str = "cos", seq_len: int = 5120, head_dim: int = 64, b
 
     Measured: max |cos - true| = 1.7958 at [5116, 7]; sin 1.7955 at [5104, 7].
     """
-    inv_freq = _inv_freq(head_dim, base).to(BF16)
-    positions = torch.arange(seq_len, dtype=F32)
-    angles = positions[:, None] * inv_freq.to(F32)[None, :]
+    inv_freq = _inv_freq(head_dim, base).to(torch.bfloat16)
+    positions = torch.arange(seq_len, dtype=torch.float32)
+    angles = positions[:, None] * inv_freq.to(torch.float32)[None, :]
     return Cache(_trig(_half(angles), kind), {"kind": kind, "dtype": "float32", "base": base, "layout": "half"})
 
 
@@ -159,7 +155,7 @@ def megatron_535(kind: str = "cos", seq_len: int = 32768, head_dim: int = 128, b
     Measured: 6145 distinct rows (as many as distinct fp16 positions), the last 64 rows only 5;
     max |cos - true| = 2.0 at [6512, 1]; sin 2.0 at [18196, 5].
     """
-    inv_freq = _inv_freq(head_dim, base).to(F16)
+    inv_freq = _inv_freq(head_dim, base).to(torch.float16)
     positions = torch.arange(seq_len).type_as(inv_freq)
     angles = torch.einsum("i,j->ij", positions, inv_freq)
     return Cache(_trig(_half(angles), kind), {"kind": kind, "dtype": "float16", "base": base, "layout": "half"})
@@ -183,14 +179,14 @@ def vllm_883(
     [3362, 21]. Fixed: 4.54e-4 at [4083, 1] (cos), 4.32e-4 at [3973, 3] (sin), below an fp16 ulp.
     """
     previous = torch.get_default_dtype()
-    torch.set_default_dtype(F32 if fixed else F16)
+    torch.set_default_dtype(torch.float32 if fixed else torch.float16)
     try:
         inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2) / head_dim))
     finally:
         torch.set_default_dtype(previous)
     positions = torch.arange(seq_len).float()
     angles = torch.einsum("i,j->ij", positions, inv_freq.float())
-    table = _trig(_half(angles), kind).to(F16)
+    table = _trig(_half(angles), kind).to(torch.float16)
     return Cache(table, {"kind": kind, "dtype": "float16", "base": base, "layout": "half"})
 
 
@@ -219,11 +215,12 @@ def kekzl_imp_1325(
         inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
         angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * inv_freq[None, :]
         return Cache(
-            _trig(_half(angles), kind).to(F32), {"kind": kind, "dtype": "float32", "base": base, "layout": "half"}
+            _trig(_half(angles), kind).to(torch.float32),
+            {"kind": kind, "dtype": "float32", "base": base, "layout": "half"},
         )
     inv_freq = _inv_freq(head_dim, base)
-    angles = torch.arange(seq_len, dtype=F32)[:, None] * inv_freq[None, :]
-    two_pi = torch.tensor(2 * math.pi, dtype=F32)
+    angles = torch.arange(seq_len, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    two_pi = torch.tensor(2 * math.pi, dtype=torch.float32)
     turns = torch.round(angles / two_pi)
     reduced = angles - turns * two_pi
     return Cache(_trig(_half(reduced), kind), {"kind": kind, "dtype": "float32", "base": base, "layout": "half"})
@@ -250,12 +247,12 @@ def single_step(
     """
     if step not in STEPS:
         raise ValueError(f"step is one of {STEPS}, not {step!r}")
-    reduced = FORMATS[to]
+    reduced = getattr(torch, to)  # float16 or bfloat16: torch's names are pe_reference's
 
     def rounded(x: Any, here: str) -> Any:
-        return x.to(reduced).to(F32) if here == step else x
+        return x.to(reduced).to(torch.float32) if here == step else x
 
-    positions = rounded(torch.arange(seq_len, dtype=F32), "positions")
+    positions = rounded(torch.arange(seq_len, dtype=torch.float32), "positions")
     inv_freq = rounded(_inv_freq(head_dim, base), "inv_freq")
     angles = rounded(positions[:, None] * inv_freq[None, :], "angles")
     table = rounded(_trig(_half(angles), kind), "output")
@@ -381,10 +378,10 @@ def gptj(kind: str = "cos", seq_len: int = 4096, head_dim: int = 64) -> Cache:
     sin, cos = sin[None], cos[None]
     with torch.no_grad():
         if kind == "cos":
-            ones = torch.ones(1, seq_len, 1, head_dim, dtype=F32)
+            ones = torch.ones(1, seq_len, 1, head_dim, dtype=torch.float32)
             table = apply_rotary_pos_emb(ones, torch.zeros_like(sin), cos)
         elif kind == "sin":
-            signs = torch.tensor([1.0, -1.0], dtype=F32).repeat(head_dim // 2).expand(1, seq_len, 1, head_dim)
+            signs = torch.tensor([1.0, -1.0], dtype=torch.float32).repeat(head_dim // 2).expand(1, seq_len, 1, head_dim)
             table = apply_rotary_pos_emb(signs, sin, torch.zeros_like(cos))
         else:
             raise ValueError(f"kind is 'cos' or 'sin', not {kind!r}")
@@ -437,7 +434,7 @@ def yarn_attention_factor(mistake: str = "missing", kind: str = "cos", seq_len: 
         module.attention_scaling = 1.0
     position_ids = torch.arange(seq_len, dtype=torch.int64)[None, :]
     with torch.no_grad():
-        cos, sin = module(torch.zeros(1, seq_len, head_dim, dtype=F32), position_ids)
+        cos, sin = module(torch.zeros(1, seq_len, head_dim, dtype=torch.float32), position_ids)
     table = (cos if kind == "cos" else sin)[0]
     if mistake == "twice":
         table = table * factor
@@ -532,7 +529,7 @@ def rotary_embedding_torch(
 
     module = RotaryEmbedding(head_dim, theta=theta, interpolate_factor=interpolate_factor)
     with torch.no_grad():
-        angles = module(module.get_seq_pos(seq_len, dtype=F32), seq_len=seq_len)
+        angles = module(module.get_seq_pos(seq_len, dtype=torch.float32), seq_len=seq_len)
     return _trig(angles, kind)
 
 
@@ -549,7 +546,7 @@ def meta_freqs_cis(seq_len: int = 4096, head_dim: int = 128, theta: float = 5000
     torch): float32 frequencies 1 / theta ** (arange(0, d, 2) / d), float32 angles outer(t, freqs), and
     freqs_cis = polar(1, angles), complex64. Returns (real, imag): the cos and sin caches, one column per pair."""
     frequencies = 1.0 / (theta ** (torch.arange(0, head_dim, 2)[: head_dim // 2].float() / head_dim))
-    angles = torch.outer(torch.arange(seq_len, dtype=F32), frequencies).float()
+    angles = torch.outer(torch.arange(seq_len, dtype=torch.float32), frequencies).float()
     freqs_cis = torch.polar(torch.ones_like(angles), angles)
     return freqs_cis.real, freqs_cis.imag
 
@@ -576,7 +573,7 @@ def longrope_factors_of_another_length(kind: str = "cos", seq_len: int = 8192, l
         rope_parameters=parameters,
     )
     inv_freq, attention_factor = ROPE_INIT_FUNCTIONS["longrope"](config, None, seq_len=length)
-    angles = torch.arange(seq_len, dtype=F32)[:, None] * inv_freq.to(F32)[None, :]
+    angles = torch.arange(seq_len, dtype=torch.float32)[:, None] * inv_freq.to(torch.float32)[None, :]
     table = _trig(_half(angles), kind) * attention_factor
     scaling = dict(config.rope_parameters or {})
     return Cache(

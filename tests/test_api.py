@@ -3,15 +3,19 @@
 import builtins
 import math
 import random
+import struct
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Set
+from typing import Any, Dict, Set, Tuple
 
+import mpmath
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import pe_reference
-from pe_reference import derivation, encoding, rows, value
+from pe_reference import compare, derivation, encoding, rows, value
 from tests import reference
 
 
@@ -218,3 +222,155 @@ def test_the_portable_gcd_for_runtimes_without_math_gcd_agrees_with_math_gcd() -
     pairs += [(generator.randrange(-(10**30), 10**30), generator.randrange(-(10**30), 10**30)) for _ in range(200)]
     for a, b in pairs:
         assert pe_reference._gcd_portable(a, b) == math.gcd(a, b), (a, b)
+
+
+# ---------------------------------------------------------------------------
+# Properties of every mode and convention (hypothesis)
+# ---------------------------------------------------------------------------
+
+
+DTYPES = ["float64", "float32", "bfloat16", "float16"]
+# The presets as docs/checking.md states them: (layout, spacing, start, odd).
+PRESETS: Dict[str, Tuple[str, str, int, str]] = {
+    "paper": ("interleaved", "paper", 0, "sine"),
+    "tensor2tensor": ("sin-cos", "tensor2tensor", 0, "zero"),
+    "fairseq": ("sin-cos", "tensor2tensor", 2, "zero"),
+    "tf-tutorial": ("sin-cos", "paper", 0, "error"),
+    "guided-diffusion": ("cos-sin", "paper", 0, "zero"),
+    "xlm": ("interleaved", "paper", 0, "sine"),
+    "keras-hub": ("interleaved", "paper", 0, "sine"),
+    "marian": ("sin-cos", "paper", 0, "sine"),
+    "gpt-j": ("sin-cos", "paper", 0, "error"),
+    "whisper": ("sin-cos", "tensor2tensor", 0, "error"),
+    "m2m100": ("sin-cos", "tensor2tensor", 2, "zero"),
+}
+
+conventions = st.fixed_dictionaries(
+    {},
+    optional={
+        "layout": st.sampled_from(["interleaved", "sin-cos", "cos-sin"]),
+        "spacing": st.sampled_from(["paper", "tensor2tensor"]),
+        "start": st.integers(0, 10**6),
+        "odd": st.sampled_from(["sine", "zero"]),
+        "preset": st.sampled_from(list(PRESETS)),
+    },
+)
+bases = st.sampled_from([10000.0, 10000, 500000.0, 12345.678, 100.0, 2.5, 0.5])
+
+
+def fits(keywords: Dict[str, Any], d_model: int) -> bool:
+    """False for the one refused combination: an odd width in a convention with no odd rule."""
+    odd = keywords.get("odd") or PRESETS[keywords.get("preset", "paper")][3]
+    return not (odd == "error" and d_model % 2)
+
+
+@given(
+    seq_len=st.integers(1, 12),
+    d_model=st.integers(1, 24),
+    keywords=conventions,
+    base=bases,
+    exact=st.booleans(),
+    dtype=st.sampled_from(DTYPES),
+    data=st.data(),
+)
+def test_value_equals_the_table_element(
+    seq_len: int, d_model: int, keywords: Dict[str, Any], base: float, exact: bool, dtype: str, data: Any
+) -> None:
+    assume(fits(keywords, d_model))
+    table = encoding(seq_len, d_model, base=base, exact=exact, dtype=dtype, **keywords)
+    pos = data.draw(st.integers(0, seq_len - 1))
+    dim = data.draw(st.integers(0, d_model - 1))
+    got = value(pos, dim, d_model, base=base, exact=exact, dtype=dtype, **keywords)
+    assert struct.pack("<d", got) == struct.pack("<d", table[pos][dim])
+    assert list(rows(seq_len, d_model, base=base, exact=exact, dtype=dtype, **keywords)) == table
+
+
+@given(
+    pos=st.one_of(st.integers(1, 5000), st.integers(1, 10**9), st.integers(10**9, 10**15)),
+    d_model=st.integers(1, 8192),
+    base=bases,
+    dtype=st.sampled_from(DTYPES),
+    data=st.data(),
+)
+def test_exact_values_are_the_nearest(pos: int, d_model: int, base: float, dtype: str, data: Any) -> None:
+    dim = data.draw(st.integers(0, d_model - 1))
+    got = value(pos, dim, d_model, base=base, exact=True, dtype=dtype)
+    true = reference.element(pos, dim, d_model, base)
+    below, above = reference.neighbours(got, dtype)
+    with mpmath.workprec(reference.PRECISION):
+        distance = abs(mpmath.mpf(got) - true)
+        assert distance < abs(mpmath.mpf(below) - true)
+        assert distance < abs(mpmath.mpf(above) - true)
+
+
+@given(
+    pos=st.integers(0, 10**9),
+    d_model=st.integers(1, 2048),
+    base=st.sampled_from([10000.0, 500000.0, 12345.678, 100.0, 2.5, 10**6]),
+    keywords=conventions,
+    data=st.data(),
+)
+def test_fast_path_within_its_bound(pos: int, d_model: int, base: float, keywords: Dict[str, Any], data: Any) -> None:
+    # docs/accuracy.md: abs(fast - exact) <= 2**-48 (1 + angle) + 2**-50, bases up to 10**6.
+    assume(fits(keywords, d_model))
+    dim = data.draw(st.integers(0, d_model - 1))
+    fast = value(pos, dim, d_model, base=base, **keywords)
+    exact = value(pos, dim, d_model, base=base, exact=True, **keywords)
+    convention = pe_reference._convention("value", d_model, None, dict(keywords))
+    kind, pair = convention._column(dim, d_model)
+    a, b = convention._exponents(d_model)[pair] if kind != 2 else (0, 1)
+    angle = pe_reference._to_float(convention._position(pos, None)) / base ** (a / b)
+    assert abs(fast - exact) <= 2.0**-48 * (1 + angle) + 2.0**-50
+
+
+@given(
+    pos=st.integers(0, 10**12),
+    d_model=st.integers(2, 512),
+    base=bases,
+    exact=st.booleans(),
+    dtype=st.sampled_from(["float64", "float32"]),
+    data=st.data(),
+)
+def test_each_pair_is_on_the_unit_circle(
+    pos: int, d_model: int, base: float, exact: bool, dtype: str, data: Any
+) -> None:
+    # Both columns of a pair come from one angle: sin^2 + cos^2 = 1 within the format's rounding,
+    # 2**-50 for float64 and 2**-21 for float32 (two values each within an ulp, and the arithmetic).
+    pair = data.draw(st.integers(0, d_model // 2 - 1))
+    s = value(pos, 2 * pair, d_model, base=base, exact=exact, dtype=dtype)
+    c = value(pos, 2 * pair + 1, d_model, base=base, exact=exact, dtype=dtype)
+    assert abs(s * s + c * c - 1.0) <= (2.0**-50 if dtype == "float64" else 2.0**-21)
+
+
+@given(
+    seq_len=st.integers(1, 30),
+    d_model=st.integers(1, 16),
+    dtype=st.sampled_from(DTYPES),
+    change=st.floats(1e-3, 1.0),
+    down=st.booleans(),
+    data=st.data(),
+)
+def test_compare_finds_the_one_perturbed_element(
+    seq_len: int, d_model: int, dtype: str, change: float, down: bool, data: Any
+) -> None:
+    table = encoding(seq_len, d_model, exact=True, dtype=dtype)
+    r, c = data.draw(st.integers(0, seq_len - 1)), data.draw(st.integers(0, d_model - 1))
+    original = table[r][c]
+    table[r][c] += -change if down else change
+    # compare() rounds what it reads to dtype: a change that rounds away is no change.
+    assume(reference.round_to(mpmath.mpf(table[r][c]), dtype, exact=True) != original)
+    # atol=0: the default tolerance of a narrow format may be as large as the change.
+    report = compare(table, dtype=dtype, atol=0)
+    assert report.failures == 1
+    assert report.worst is not None and report.worst[:2] == (r, c)
+
+
+@given(
+    preset=st.sampled_from(list(PRESETS)), seq_len=st.integers(1, 10), d_model=st.integers(1, 20), exact=st.booleans()
+)
+def test_presets_equal_their_explicit_choices(preset: str, seq_len: int, d_model: int, exact: bool) -> None:
+    layout, spacing, start, odd = PRESETS[preset]
+    assume(not (odd == "error" and d_model % 2))
+    named = encoding(seq_len, d_model, preset=preset, exact=exact)
+    explicit = encoding(seq_len, d_model, layout=layout, spacing=spacing, start=start, odd=odd, exact=exact)
+    assert named == explicit

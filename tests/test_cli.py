@@ -1,18 +1,24 @@
 """The command line: python -m pe_reference SEQ_LEN D_MODEL [options]."""
 
+import contextlib
+import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import tracemalloc
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pe_reference
-from pe_reference import derivation, encoding, main, rope
+from pe_reference import derivation, encoding, main, rope, rows
 from tests import reference
 from tests.helpers import ROOT, run_main, subprocess_environment
 
@@ -503,3 +509,175 @@ def test_an_interrupted_command_says_so_in_one_line_and_returns_130(
     err = capsys.readouterr().err
     assert status == 130
     assert err.endswith(": interrupted\n") and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------
+# When the reader, the disk or the user stops the output
+# ---------------------------------------------------------------------------
+
+
+def closed_stdout() -> None:
+    os.close(1)
+
+
+@pytest.mark.parametrize("arguments", [["4", "4"], ["4", "4", "--format", "csv"], ["--check", "-"]])
+def test_closed_stdout(arguments: List[str]) -> None:
+    environment = subprocess_environment()
+    process = subprocess.run(
+        [sys.executable, "-m", "pe_reference", *arguments],
+        input=b"[[0.0, 1.0]]",
+        stderr=subprocess.PIPE,
+        preexec_fn=closed_stdout,
+        env=environment,
+    )
+    assert process.returncode in (1, 2)
+    assert process.stderr.count(b"\n") == 1 and b"standard output is closed" in process.stderr
+
+
+@pytest.mark.parametrize(
+    "arguments", [["100000000", "512", "--exact", "--format", "csv"], ["60000", "2000", "--exact"]]
+)
+def test_ctrl_c_is_one_line_and_130(arguments: List[str]) -> None:
+    import time
+
+    environment = subprocess_environment()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pe_reference", *arguments],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=environment,
+    )
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130
+    assert process.stderr is not None
+    assert process.stderr.read() == b"python -m pe_reference: interrupted\n"
+    process.stderr.close()
+
+
+def test_large_tables_fail_at_once_and_stream_instead() -> None:
+    tracemalloc.start()
+    with pytest.raises(ValueError, match=r"^seq_len \* d_model must be at most 67108864 .* stream it with rows\(\)"):
+        encoding(10**7, 10**5)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1 << 20
+    assert len(next(rows(10**7, 10**5))) == 10**5
+    assert len(encoding(1, 1 << 16)[0]) == 1 << 16
+
+
+# ---------------------------------------------------------------------------
+# Fuzzing the arguments (hypothesis)
+# ---------------------------------------------------------------------------
+
+
+TOKENS = [
+    "0",
+    "1",
+    "3",
+    "4",
+    "7",
+    "-1",
+    "x",
+    "1e3",
+    "4.0",
+    "٤",
+    "--base",
+    "nan",
+    "-2.5",
+    "1e-300",
+    "64",
+    "--format",
+    "table",
+    "csv",
+    "json",
+    "hex",
+    "vectors",
+    "xml",
+    "--digits",
+    "18",
+    "--header",
+    "--explain",
+    "--exact",
+    "--dtype",
+    "float16",
+    "bfloat16",
+    "float8",
+    "--preset",
+    "fairseq",
+    "tf-tutorial",
+    "bert",
+    "--layout",
+    "cos-sin",
+    "--spacing",
+    "tensor2tensor",
+    "--start",
+    "--odd",
+    "zero",
+    "error",
+    "--check",
+    "CHECK",
+    "--atol",
+    "--ulps",
+    "--plot",
+    "--waves",
+    "PICTURE",
+    "--version",
+    "--bogus",
+    "-",
+    "--",
+    "",
+]
+
+
+class LimitedOutput(io.StringIO):
+    """A standard output whose reader leaves after 1 MiB, as | head would: then a broken pipe."""
+
+    def write(self, text: str) -> int:
+        if self.tell() + len(text) > 1 << 20:
+            raise BrokenPipeError(32, "Broken pipe")
+        return super().write(text)
+
+
+@given(st.lists(st.sampled_from(TOKENS), max_size=9))
+def test_fuzz_arguments(tokens: List[str]) -> None:
+    # Every number among the tokens is small (64 at most), and the output stops at 1 MiB.
+    out, err = LimitedOutput(), io.StringIO()
+    stdin, here = sys.stdin, os.getcwd()
+    # --plot and --waves take any token as a file name ("--plot 4" writes ./4): run in a
+    # folder of its own, so nothing lands in the directory pytest was started from.
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "t.json").write_text(json.dumps(encoding(3, 4)))
+        arguments = [
+            str(folder / "t.json") if token == "CHECK" else str(folder / "p.png") if token == "PICTURE" else token
+            for token in tokens
+        ]
+        os.chdir(scratch)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(b"[[0.0, 1.0]]"))  # for --check -
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    status = pe_reference.main(arguments)
+                except SystemExit as exit:
+                    status = exit.code if isinstance(exit.code, int) else 0
+        finally:
+            sys.stdin = stdin
+            os.chdir(here)
+    assert status in (0, 1, 2), (arguments, status)
+    if status == 2:
+        assert err.getvalue().count("\n") == 1 and "Traceback" not in err.getvalue(), (arguments, err.getvalue())
+        assert out.getvalue() == "" or "--check" in arguments, (arguments, out.getvalue()[:200])
+
+
+@pytest.mark.parametrize(
+    "extra", [[], ["--exact"], ["--format", "vectors"], ["--preset", "fairseq", "--exact", "--dtype", "float16"]]
+)
+def test_huge_first_position(capsys: pytest.CaptureFixture[str], extra: List[str]) -> None:
+    # A first position far beyond float64's integers, on a small table.
+    status = pe_reference.main(["3", "4", "--start", "99999999999999999999", *extra])
+    out, err = capsys.readouterr()
+    if "--exact" in extra or "vectors" in extra:
+        assert status == 0 and err == ""
+    else:
+        assert status == 0 and len(out.splitlines()) == 4
