@@ -90,10 +90,13 @@ def test_the_readme_commands_ci_and_the_extras_agree() -> None:
     assert "pip install" not in ci
     runner = (ROOT / ".ci" / "readme.py").read_text(encoding="utf-8")
     assert re.findall(r'^CI_TOOLS = "(.*)"$', runner, flags=re.MULTILINE) == ["pytest-xdist==3.8.0"]
-    # Every peer a test needs is pinned in the peers extra, and nothing else is there.
+    # Every peer a test needs (need, peer, or a peers mark) is pinned in the peers extra, and nothing else is there.
     needed = set()
     for path in (ROOT / "tests").glob("*.py"):
-        needed |= set(re.findall(r'(?<![.\w])need\("([a-z_]+)"\)', path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        needed |= set(re.findall(r'(?<![.\w])(?:need|peer)\("([a-z_]+)"\)', text))
+        for marked in re.findall(r"\.peers\(([^)]*)\)", text):
+            needed |= set(re.findall(r'"([a-z_]+)"', marked))
     pinned = dict(requirement.split("==") for requirement in extra("peers"))
     assert {name.replace("_", "-") for name in needed} == set(pinned)
     # The README's CPU build of torch is the pinned one.
@@ -194,6 +197,43 @@ def test_the_root_holds_only_the_tracked_layout() -> None:
         entry.name for entry in ROOT.iterdir() if entry.is_file() and entry.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     )
     assert not pictures, f"the repository root holds PNG images (pictures belong in docs/): {pictures}"
+
+
+# One test file a subject: what it tests, not how its tests were found (a mutation run, a peer, a review).
+SUBJECTS = {
+    "api": "the public functions and the fast path (their default mode), and properties of every mode",
+    "boards": "MicroPython boards: the frozen import's heap, the digest",
+    "cli": "the command line, its fuzzed arguments and its output when the reader stops",
+    "conventions": "conventions and presets, each framework's own table checked with its preset",
+    "derivation": "the worked derivations",
+    "diagnosis": "what the diagnosis reads from a table, on the tables the peers build",
+    "doctest_plain": "every file's examples as python -m doctest runs them",
+    "errors": "the catalogue of errors and their messages",
+    "exact": "the exact kernel: correctly rounded values, numbers and formats",
+    "io": "the readers (--check), the writers, streaming and fuzzed files",
+    "mutation_script": "the mutation script, a tool: its own tests",
+    "oracle": "compare(): verdicts, bounds and the peers' tables at models' lengths",
+    "pictures": "the PNG pictures",
+    "project": "the repository: layout, lint, types, the module's reading order",
+    "rope": "rotary embeddings: exact values, caches, the reported bugs and the frameworks' caches",
+    "seeds": "the seed documents' claims",
+    "tutorial_claims": "the tutorial's numbers",
+}
+
+
+def test_the_tests_are_one_file_a_subject_and_none_imports_a_tool() -> None:
+    assert {path.stem[len("test_") :] for path in (ROOT / "tests").glob("test_*.py")} == set(SUBJECTS)
+    # The mutation script is a tool; only its own tests import it (by name, or by its path in a call).
+    for path in (ROOT / "tests").glob("test_*.py"):
+        if path.name == "test_mutation_script.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                assert not any("mutation" in alias.name for alias in node.names), path.name
+            elif isinstance(node, ast.ImportFrom):
+                assert "mutation" not in (node.module or "") + " ".join(a.name for a in node.names), path.name
+            elif isinstance(node, ast.Call):
+                assert not any(isinstance(a, ast.Constant) and a.value == "mutation.py" for a in node.args), path.name
 
 
 def test_no_colon_in_a_string_inside_an_f_string() -> None:
