@@ -46,8 +46,9 @@ its lines, fastest first, at most ``--most-tests`` (40).  A line run only at imp
 presets) runs no test function: its mutants take the tests of the lines that read what its statement
 binds.  A line only subprocesses run (``python -m pe_reference`` from a test) has no test function:
 its mutants run the examples alone.  The coverage run shares the test files among ``--jobs``
-processes run at once (about equal in bytes); it is kept in the system's temporary folder while no
-file of the tree changes; the unmutated module must pass it.
+processes run at once (about equal in time, by an earlier run's seconds, else in bytes); a test that fails in it (under coverage.py's tracer) is
+named and runs for no mutant; the run is kept in the system's temporary folder while no
+file of the tree changes.
 
 Each mutant is run in a copy of the working tree (the files git tracks and the untracked ones it
 does not ignore), made once in a temporary folder before the coverage run (which runs in the
@@ -74,6 +75,7 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import glob
 import hashlib
 import itertools
 import os
@@ -250,10 +252,18 @@ class Coverage:
             with open(cached, encoding="utf-8") as handle:
                 kept = json.load(handle)
             return Coverage({int(k): v for k, v in kept["lines"].items()}, kept["seconds"])
-        groups = test_shards(copy, shards)
+        # The seconds of the newest earlier run, if any, to share the files by time rather than by size.
+        earlier = sorted(
+            glob.glob(os.path.join(tempfile.gettempdir(), "pe_reference-mutation-coverage-*.json")),
+            key=os.path.getmtime,
+        )
+        seconds_before: dict[str, float] = {}
+        if earlier:
+            with open(earlier[-1], encoding="utf-8") as handle:
+                seconds_before = json.load(handle)["seconds"]
+        groups = test_shards(copy, shards, seconds_before)
         print(
-            f"coverage: running the whole suite once under coverage.py, in {len(groups)} processes"
-            " (the unmutated module must pass it)",
+            f"coverage: running the whole suite once under coverage.py, in {len(groups)} processes",
             flush=True,
         )
         environment = dict(os.environ, PYTHONPATH=copy, PYTHONDONTWRITEBYTECODE="1")
@@ -276,8 +286,12 @@ class Coverage:
             output.seek(0)
             tail = output.read()[-3000:]
             output.close()
-            if returncode != 0:
+            if returncode not in (0, 1) or not os.path.exists(junit):
                 raise SystemExit(f"coverage: the run failed (exit {returncode}):\n{tail}")
+            failed = sorted(junit_failed(junit, copy))
+            if failed:
+                # A test that fails under coverage.py's tracer (a measure of memory, of time) judges no mutant.
+                print(f"coverage: {len(failed)} failed under coverage.py, left out: {', '.join(failed)}", flush=True)
             shard_lines, shard_seconds = Coverage.read(data, junit, copy)
             seconds.update(shard_seconds)
             for line, tests in shard_lines.items():
@@ -325,7 +339,11 @@ def node_id(dotted: str, root: str) -> str:
 
 
 def junit_seconds(path: str, root: str) -> dict[str, float]:
-    """Each test function's seconds in pytest's JUnit XML, its parameters' summed, by node id."""
+    """Each test function's seconds in pytest's JUnit XML, its parameters' summed, by node id.
+
+    A function one of whose cases failed or raised is left out (junit_failed names them): it could not
+    tell a mutant from the module.
+    """
     import xml.etree.ElementTree as ElementTree
 
     seconds: dict[str, float] = {}
@@ -333,7 +351,19 @@ def junit_seconds(path: str, root: str) -> dict[str, float]:
         test = node_id(case.get("classname", "") + "." + case.get("name", "").split("[")[0], root)
         if test:
             seconds[test] = seconds.get(test, 0.0) + float(case.get("time", "0"))
-    return seconds
+    failed = junit_failed(path, root)
+    return {test: spent for test, spent in seconds.items() if test not in failed}
+
+
+def junit_failed(path: str, root: str) -> set[str]:
+    """The test functions (node ids) one of whose cases failed or raised in pytest's JUnit XML."""
+    import xml.etree.ElementTree as ElementTree
+
+    failed = set()
+    for case in ElementTree.parse(path).iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed.add(node_id(case.get("classname", "") + "." + case.get("name", "").split("[")[0], root))
+    return failed - {""}
 
 
 class Offsets:
@@ -627,14 +657,26 @@ def copied_files(copy: str) -> list[str]:
     return sorted(found)
 
 
-def test_shards(copy: str, shards: int) -> list[list[str]]:
-    """The test files of the copy in at most ``shards`` groups of about equal size (in bytes), largest first."""
+def test_shards(copy: str, shards: int, seconds: dict[str, float] | None = None) -> list[list[str]]:
+    """The test files of the copy in at most ``shards`` groups of about equal time, the longest file first.
+
+    A file's time is the sum of its tests' ``seconds`` (an earlier coverage run's), or, for a file that
+    run did not have, its size in bytes at the earlier files' seconds a byte (all sizes, without one).
+    """
     files = [name for name in copied_files(copy) if re.fullmatch(r"tests/test_\w+\.py", name)]
-    groups: list[tuple[int, list[str]]] = [(0, []) for _ in range(max(1, min(shards, len(files))))]
-    for name in sorted(files, key=lambda name: -os.path.getsize(os.path.join(copy, name))):
-        size, group = min(groups, key=lambda item: item[0])
-        groups.remove((size, group))
-        groups.append((size + os.path.getsize(os.path.join(copy, name)), group + [name]))
+    size = {name: os.path.getsize(os.path.join(copy, name)) for name in files}
+    spent = {name: 0.0 for name in files}
+    for test, took in (seconds or {}).items():
+        if test.split("::")[0] in spent:
+            spent[test.split("::")[0]] += took
+    known = [name for name in files if spent[name] > 0]
+    rate = sum(spent[name] for name in known) / sum(size[name] for name in known) if known else 1.0
+    weight = {name: spent[name] if spent[name] > 0 else size[name] * rate for name in files}
+    groups: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(max(1, min(shards, len(files))))]
+    for name in sorted(files, key=lambda name: (-weight[name], name)):
+        total, group = min(groups, key=lambda item: item[0])
+        groups.remove((total, group))
+        groups.append((total + weight[name], group + [name]))
     return [sorted(group) for _, group in groups if group]
 
 
@@ -704,6 +746,10 @@ class Runner:
             return "failed", seconds, tail
         if process.returncode == 5:
             return "passed", seconds, tail  # no test collected: nothing could catch the mutant
+        if process.returncode == 4 and "found no collectors for" in stdout + stderr:
+            # A test file that imports the module unmutated could not import the mutant (it fails at
+            # import, or in a table made at import): pytest names its tests as not found.  Killed.
+            return "failed", seconds, tail
         return "error", seconds, tail
 
 

@@ -102,12 +102,17 @@ def test_coverage_contexts_become_node_ids_and_constants_take_the_tests_of_their
     junit.write_text(
         '<testsuites><testsuite><testcase classname="tests.test_a" name="test_f[1]" time="0.5"/>'
         '<testcase classname="tests.test_a" name="test_f[2]" time="0.25"/>'
-        '<testcase classname="tests.test_a.TestG" name="test_g" time="2"/></testsuite></testsuites>'
+        '<testcase classname="tests.test_a.TestG" name="test_g" time="2"/>'
+        '<testcase classname="tests.test_a" name="test_h[1]" time="1"/>'
+        '<testcase classname="tests.test_a" name="test_h[2]" time="1"><failure message="x"/></testcase>'
+        "</testsuite></testsuites>"
     )
+    # A function one of whose cases failed (in the coverage run, under its tracer) judges no mutant.
     assert mutation.junit_seconds(str(junit), str(tmp_path)) == {
         "tests/test_a.py::test_f": 0.75,
         "tests/test_a.py::TestG::test_g": 2.0,
     }
+    assert mutation.junit_failed(str(junit), str(tmp_path)) == {"tests/test_a.py::test_h"}
     # A constant runs at import, a function made at import (PRESETS) too: the tests of their readers.
     source = "LIMIT = 3\n\n\ndef make():\n    return {'a': LIMIT}\n\n\nTABLE = make()\n\n\ndef use(k):\n    return TABLE[k]\n"
     covered = mutation.Coverage({5: ["t::make"], 12: ["t::use_a", "t::use_b"]}, {"t::use_a": 2.0, "t::use_b": 1.0})
@@ -129,3 +134,16 @@ def test_the_coverage_run_shares_the_test_files_among_its_processes_each_once(tm
     ]
     assert mutation.test_shards(str(tmp_path), 1) == [[f"tests/test_{name}.py" for name in "abcde"]]
     assert len(mutation.test_shards(str(tmp_path), 9)) == 5  # no more processes than files
+    # By an earlier run's seconds: a took 1 s, b 30 s, c 2 s; d and e, which that run did not have, at
+    # a, b and c's seconds a byte (33 s for 20 kB: 5 s and 1.7 s). b alone, the rest together.
+    earlier = {
+        "tests/test_a.py::t": 1.0,
+        "tests/test_b.py::t": 20.0,
+        "tests/test_b.py::u": 10.0,
+        "tests/test_c.py::t": 2.0,
+    }
+    groups = mutation.test_shards(str(tmp_path), 2, earlier)
+    assert sorted(groups) == [
+        ["tests/test_a.py", "tests/test_c.py", "tests/test_d.py", "tests/test_e.py"],
+        ["tests/test_b.py"],
+    ]
