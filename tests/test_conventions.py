@@ -616,6 +616,9 @@ CASES: List[Dict[str, Any]] = [
     {"start": Fraction(-10, 3), "step": Fraction(1, 3), "layout": "cos-sin", "odd": "zero"},
     {"start": 5, "descending": True, "layout": "sin-cos", "odd": "error"},
     {"start": 3, "step": -2, "odd": "round-up"},
+    # start and step over different denominators, each the larger: positions on their common one.
+    {"start": 7, "step": "-0.25"},
+    {"start": "0.5", "step": "1/3", "descending": True},
     {"positions": ["999.5", "0.3", 17, -1e-4, Fraction(22, 7), "-123456.789"], "layout": "cos-sin", "odd": "zero"},
     {"spacing": "tensor2tensor", "shift": 0, "layout": "cos-sin", "odd": "zero"},
     {"spacing": "tensor2tensor", "shift": "0.5", "base": 500000},
@@ -638,6 +641,16 @@ CASES: List[Dict[str, Any]] = [
         "spacing": "tensor2tensor",
     },
 ]
+
+
+def test_row_r_of_a_descending_table_is_at_start_plus_its_rows_after_r_steps() -> None:
+    # compare() settles an element of such a table one at a time: the row's position alone, counted from
+    # the last row, which the whole table's seq_len places.
+    convention = Convention(start="0.5", step="1/3", descending=True)
+    for seq_len in (1, 4):
+        for r in range(seq_len):
+            expected = Fraction(1, 2) + (seq_len - 1 - r) * Fraction(1, 3)
+            assert convention._position(r, seq_len) == (expected.numerator, expected.denominator)
 
 
 def table_size(fields: Dict[str, Any]) -> int:

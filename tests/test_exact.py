@@ -534,10 +534,13 @@ def test_the_cosine_of_a_tiny_angle_times_an_irrational_scale_is_correctly_round
     assert got == reference.round_to(want, dtype)
 
 
-def test_an_exact_row_computed_alone_is_that_row_of_the_whole_table() -> None:
-    # The pictures ask for a few rows of a long table one by one: row r alone starts its recurrence at r.
-    convention = pe_reference.Convention(start=5, step=3)
-    whole = encoding(9, 6, exact=True, start=5, step=3)
-    for first in (1, 4, 8):
-        assert next(pe_reference._rows(convention, 9, 6, True, "float64", first)) == whole[first], first
-    assert whole[4] == encoding(1, 6, exact=True, start=17)[0]
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_row_computed_alone_is_that_row_of_the_whole_table(exact: bool) -> None:
+    # The pictures ask for a few rows of a long table one by one: row r alone starts at position
+    # start + r step (exact: its recurrence starts there), whole steps or not.
+    for start, step in ((5, 3), ("0.5", "-0.25")):
+        convention = pe_reference.Convention(start=start, step=step)
+        whole = encoding(9, 6, exact=exact, start=start, step=step)
+        for first in (1, 4, 8):
+            assert next(pe_reference._rows(convention, 9, 6, exact, "float64", first)) == whole[first], first
+    assert encoding(9, 6, exact=exact, start=5, step=3)[4] == encoding(1, 6, exact=exact, start=17)[0]

@@ -12,7 +12,7 @@ from PIL import Image
 
 import pe_reference
 from pe_reference import encoding
-from tests.helpers import ROOT, subprocess_environment
+from tests.helpers import ROOT, run_main, subprocess_environment
 
 RED, WHITE, BLUE = (178, 24, 43), (247, 247, 247), (33, 102, 172)
 
@@ -116,9 +116,15 @@ def test_waves_of_a_narrow_table(tmp_path: Path) -> None:
     assert decode(path).size == (190 + 800 + 30, 60 + 3 * 70 + 70)
 
 
-def test_pictures_with_a_table(tmp_path: Path) -> None:
-    status, out, _ = run("3", "4", "--plot", str(tmp_path / "a.png"), "--format", "csv")
+@pytest.mark.parametrize("option", ["--plot", "--waves"])
+def test_a_picture_prints_the_table_only_when_a_format_is_asked(
+    tmp_path: Path, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In this process, so that the mutation script's coverage run credits it (a subprocess is not).
+    assert run_main(capsys, "3", "4", option, str(tmp_path / "a.png")) == (0, "", "")
+    status, out, _ = run_main(capsys, "3", "4", option, str(tmp_path / "b.png"), "--format", "csv")
     assert status == 0 and len(out.splitlines()) == 3
+    assert sorted(os.listdir(tmp_path)) == ["a.png", "b.png"]
 
 
 @pytest.mark.parametrize("option", ["--plot", "--waves"])
