@@ -544,3 +544,12 @@ def test_a_row_computed_alone_is_that_row_of_the_whole_table(exact: bool) -> Non
         for first in (1, 4, 8):
             assert next(pe_reference._rows(convention, 9, 6, exact, "float64", first)) == whole[first], first
     assert encoding(9, 6, exact=exact, start=5, step=3)[4] == encoding(1, 6, exact=exact, start=17)[0]
+
+
+def test_a_table_anchored_again_every_block_is_the_same_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The recurrence takes a fresh anchor every _ANCHOR_JUMPS blocks of _ANCHOR_INTERVAL rows (2**26 rows,
+    # past any table a test can build): anchored again at every block, each anchor is at its block's
+    # first row, start + first step, and the rows are those of one anchor jumped on.
+    whole = encoding(2600, 4, exact=True, start=3, step=2)
+    monkeypatch.setattr(pe_reference, "_ANCHOR_JUMPS", 1)
+    assert encoding(2600, 4, exact=True, start=3, step=2) == whole

@@ -7,6 +7,7 @@ length and a Latin-1 header, versions 2.0 and 3.0 a 4-byte length, 3.0 a UTF-8 h
 import contextlib
 import io
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -644,3 +645,11 @@ def test_fuzz_any_bytes(data: bytes) -> None:
     for source in ("fuzz", "fuzz.npy", "fuzz.json", "fuzz.csv"):
         parse_or_refuse(data, source)
     parse_or_refuse(b"\x93NUMPY" + data, "fuzz")
+
+
+def test_a_table_held_in_memory_past_the_limit_of_values_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # JSON is read whole, so its size is checked: more than _MAX_VALUES values is refused.
+    monkeypatch.setattr(pe_reference, "_MAX_VALUES", 8)
+    assert list(parse(b"[[0.0, 1.0], [0.5, 0.25]]", "t.json", ".json")) == [[0.0, 1.0], [0.5, 0.25]]
+    with pytest.raises(pe_reference._Unreadable, match=re.escape("t.json: 3 x 3 values, more than the limit of 8")):
+        list(parse(json.dumps([[0.5] * 3] * 3).encode(), "t.json", ".json"))

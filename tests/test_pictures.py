@@ -225,3 +225,21 @@ def test_a_colour_outside_minus_1_to_1_is_the_colour_of_the_nearer_end() -> None
         assert pe_reference._colour(far) == pe_reference._colour(1.0)
         assert pe_reference._colour(-far) == pe_reference._colour(-1.0)
     assert pe_reference._colour(-1.0) != pe_reference._colour(-0.9)
+
+
+# (start, end, the points between them, both included): horizontal, vertical, diagonal, each way.
+LINES = [
+    ((5, 10), (20, 10), [(x, 10) for x in range(5, 21)]),
+    ((12, 25), (12, 4), [(12, y) for y in range(25, 3, -1)]),
+    ((20, 3), (8, 15), [(20 - k, 3 + k) for k in range(13)]),
+]
+
+
+@pytest.mark.parametrize("start, end, points", LINES)
+def test_a_line_of_thickness_3_paints_the_3_by_3_square_centred_on_each_of_its_points(
+    start: Tuple[int, int], end: Tuple[int, int], points: List[Tuple[int, int]]
+) -> None:
+    canvas = pe_reference._Canvas(30, 30)
+    canvas.line(*start, *end, (0, 0, 0), thickness=3)
+    painted = {(i % 30, i // 30) for i in range(900) if canvas.pixels[3 * i] == 0}
+    assert painted == {(x + a, y + b) for x, y in points for a in (-1, 0, 1) for b in (-1, 0, 1)}
