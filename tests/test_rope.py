@@ -2057,3 +2057,12 @@ def test_transformers_bfloat16_cache_is_not_blamed_on_a_step_it_did_not_take() -
     assert cache.table.dtype == torch.bfloat16
     report = check(cache)
     assert report.ok or tuple(report.causes) == (), f"{report.causes}\n{report}"
+
+
+@pytest.mark.parametrize("kind", ["cos", "sin"])
+def test_a_wrong_cache_of_one_row_gets_a_diagnosis(kind: str) -> None:
+    # One position (a decoding step's cache): the diagnosis reads the width from that row.
+    cos, sin = rope(1, 8, positions=[5])
+    halved = [[x / 2 for x in row] for row in (cos if kind == "cos" else sin)]
+    report = compare_rope(halved, kind=kind, positions=[5])
+    assert not report.ok and report.diagnosis is not None and report.diagnosis.startswith("Diagnosis: ")
