@@ -4567,6 +4567,12 @@ def _explanation(
         return fallback, ()
     negative, _, compared, closest = scored[0]
     share = -negative / compared if compared else 0.0
+    if negative == 0:
+        # None is closer than another: naming one would say it is.
+        return (
+            f"nothing known explains the table: no candidate reproduces any of the elements compared{rows_text};"
+            f" a candidate must reproduce {_percent(_EXPLAINED_SHARE)}, or all but local damage."
+        ), ()
     return (
         f"nothing known explains the table. The closest candidate, {closest.description}, reproduces"
         f" {_percent(share)} of the elements compared{rows_text}; a candidate must reproduce"

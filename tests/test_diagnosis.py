@@ -533,7 +533,7 @@ def test_damage_is_local_only_while_it_covers_at_most_a_quarter_of_the_cells() -
     table = encoding(3, 8, exact=True)
     table[1] = list(wrong)  # 8 of 24 cells: a third of the table is not local damage
     diagnosis = compare(table).diagnosis
-    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table.")
+    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table")
 
 
 @pytest.mark.parametrize(
@@ -592,7 +592,7 @@ def test_wrong_columns_are_local_damage_up_to_an_eighth_of_d_model_or_two(d_mode
     for row in table:
         row[columns[local]] = 0.25  # one more column than d_model allows
     diagnosis = compare(table).diagnosis
-    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table.")
+    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table")
 
 
 def test_damage_is_local_only_while_it_touches_at_most_a_quarter_of_the_rows() -> None:
@@ -606,7 +606,7 @@ def test_damage_is_local_only_while_it_touches_at_most_a_quarter_of_the_rows() -
     r, c, _ = faults[3]
     table[r][c] = 0.5
     diagnosis = compare(table).diagnosis
-    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table.")
+    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table")
 
 
 @pytest.mark.parametrize("d_model", [5, 9])

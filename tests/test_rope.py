@@ -2066,3 +2066,8 @@ def test_a_wrong_cache_of_one_row_gets_a_diagnosis(kind: str) -> None:
     halved = [[x / 2 for x in row] for row in (cos if kind == "cos" else sin)]
     report = compare_rope(halved, kind=kind, positions=[5])
     assert not report.ok and report.diagnosis is not None and report.diagnosis.startswith("Diagnosis: ")
+    # Every candidate misses every element: none is named as closer than the others.
+    assert report.diagnosis.startswith(
+        "Diagnosis: nothing known explains the table: no candidate reproduces any of the elements compared;"
+    ), report.diagnosis
+    assert "closest" not in report.diagnosis
