@@ -1185,3 +1185,27 @@ def test_angles_in_float16_are_named_in_a_table_stored_in_float16() -> None:
         "Diagnosis: every value of the table is a float16 number (float64 was asked); checked as float16, the table"
         " follows the paper convention with its angles rounded to float16; it reproduces every element."
     )
+
+
+def test_wrong_columns_are_local_damage_only_while_fewer_than_half_of_the_columns() -> None:
+    # d_model 4 allows two wrong columns (max(2, d_model // 8)), if they are fewer than half of the four.
+    table = encoding(8, 4, exact=True)
+    for row in table:
+        row[1] = 0.25
+    assert compare(table).diagnosis == EXCEPT + "column 1, which matches no column."
+    for row in table:
+        row[3] = 0.25
+    diagnosis = compare(table).diagnosis
+    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table"), diagnosis
+
+
+def test_in_a_table_of_fewer_than_eight_rows_one_damaged_row_is_local_and_two_are_not() -> None:
+    # A quarter of the rows, and at least one: 4 rows allow one row with damage nothing explains.
+    table = encoding(4, 8, exact=True)
+    table[1][2] = 0.5
+    assert (
+        compare(table).diagnosis == EXCEPT + f"1 element: [1][2] is 0.5, expected {math.sin(0.1):.6g}."
+    )  # sin(1 / 10000**(2/8))
+    table[3][4] = 0.5
+    diagnosis = compare(table).diagnosis
+    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table"), diagnosis
