@@ -52,6 +52,9 @@ def test_heatmap_size_and_cell_colours(tmp_path: Path) -> None:
                 assert b > r, (pos, dim, value)
             elif value == 0.0:
                 assert (r, g, b) == WHITE
+    # The margins are pure white (the colour map's zero is a grey white): the corners, the top margin's middle.
+    for point in ((0, 0), (image.size[0] - 1, image.size[1] - 1), (image.size[0] // 2, 5)):
+        assert image.getpixel(point) == (255, 255, 255), point
 
 
 def test_heatmap_has_a_colour_bar_and_labels(tmp_path: Path) -> None:
