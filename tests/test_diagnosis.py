@@ -1209,3 +1209,18 @@ def test_in_a_table_of_fewer_than_eight_rows_one_damaged_row_is_local_and_two_ar
     table[3][4] = 0.5
     diagnosis = compare(table).diagnosis
     assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table"), diagnosis
+
+
+@pytest.mark.parametrize("preset, layout", [("paper", "interleaved"), ("tf-tutorial", "sin-cos")])
+def test_cosines_at_the_odd_column_index_are_named_in_either_layout(preset: str, layout: str) -> None:
+    # The mistake written out from its description: pair i's cosine takes base**((2i + 1)/d), the index
+    # its column would have in the interleaved table, wherever the layout puts that column.
+    d_model = 16
+    sines = [[math.sin(p / 10000 ** (2 * i / d_model)) for i in range(d_model // 2)] for p in range(64)]
+    cosines = [[math.cos(p / 10000 ** ((2 * i + 1) / d_model)) for i in range(d_model // 2)] for p in range(64)]
+    if layout == "interleaved":
+        table = [[x for pair in zip(s, c) for x in pair] for s, c in zip(sines, cosines)]
+    else:
+        table = [s + c for s, c in zip(sines, cosines)]
+    text = diagnosis_of(table, preset=preset)
+    assert "cosine columns that use the odd column index in the exponent" in text, text
