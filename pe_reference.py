@@ -4575,7 +4575,7 @@ def _explanation(
         ), ()
     return (
         f"nothing known explains the table. The closest candidate, {closest.description}, reproduces"
-        f" {_percent(share)} of the elements compared{rows_text}; a candidate must reproduce"
+        f" {_percent(share) if share >= 0.001 else 'under 0.1%'} of the elements compared{rows_text}; a candidate must reproduce"
         f" {_percent(_EXPLAINED_SHARE)}, or all but local damage."
     ), ()
 

@@ -281,11 +281,19 @@ class Coverage:
             processes.append((process, output, data, junit))
         lines: dict[int, list[str]] = {}
         seconds: dict[str, float] = {}
-        for process, output, data, junit in processes:
-            returncode = process.wait()
-            output.seek(0)
-            tail = output.read()[-3000:]
-            output.close()
+        results = []
+        try:
+            for process, output, _, _ in processes:
+                returncode = process.wait()
+                output.seek(0)
+                results.append((returncode, output.read()[-3000:]))
+        finally:
+            for process, output, _, _ in processes:  # stopped (or failed): none left running in a deleted copy
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                output.close()
+        for (returncode, tail), (_, _, data, junit) in zip(results, processes):
             if returncode not in (0, 1) or not os.path.exists(junit):
                 raise SystemExit(f"coverage: the run failed (exit {returncode}):\n{tail}")
             failed = sorted(junit_failed(junit, copy))
@@ -853,12 +861,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mutation-") as folder:
         # Every copy first, then the coverage run in the first: an edit of the tree while the run goes on
         # changes nothing it measures.
-        copies = [copy_tree(ROOT, os.path.join(folder, f"job{job}")) for job in range(max(1, args.jobs))]
-        with open(os.path.join(copies[0], MODULE), encoding="utf-8") as handle:
-            if handle.read() != source:
-                print(f"{MODULE} changed while it was being copied: run again", file=sys.stderr)
-                return 2
-        covered = Coverage.build(copies[0], args.python, folder, args.jobs)
+        # The coverage run has a copy of its own: the files the suite leaves behind stay out of the mutants'.
+        copies = [copy_tree(ROOT, os.path.join(folder, f"job{job}")) for job in range(max(1, args.jobs) + 1)]
+        for copy in copies:
+            with open(os.path.join(copy, MODULE), encoding="utf-8") as handle:
+                if handle.read() != source:
+                    print(f"{MODULE} changed while it was being copied: run again", file=sys.stderr)
+                    return 2
+        covered = Coverage.build(copies.pop(), args.python, folder, args.jobs)
 
         def tests_of(mutant: Mutant) -> list[str]:
             """The module's examples, and the test functions that ran the mutant's lines (or read what they make)."""

@@ -247,7 +247,8 @@ def single_step(
     """
     if step not in STEPS:
         raise ValueError(f"step is one of {STEPS}, not {step!r}")
-    reduced = getattr(torch, to)  # float16 or bfloat16: torch's names are pe_reference's
+    assert to in ("float16", "bfloat16"), to
+    reduced = getattr(torch, to)  # torch's names for them are pe_reference's
 
     def rounded(x: Any, here: str) -> Any:
         return x.to(reduced).to(torch.float32) if here == step else x

@@ -1224,3 +1224,11 @@ def test_cosines_at_the_odd_column_index_are_named_in_either_layout(preset: str,
         table = [s + c for s, c in zip(sines, cosines)]
     text = diagnosis_of(table, preset=preset)
     assert "cosine columns that use the odd column index in the exponent" in text, text
+
+
+def test_the_angle_scale_is_read_over_the_step_the_check_was_given() -> None:
+    # Positions 0, 2, 4, ... (step 2) turning 3 radians a unit: pair 0 grows 6 a row, the angle scale is 3.
+    table = encoding(64, 16, step=2, angle_scale=3)
+    text = diagnosis_of(table, step=2)
+    assert "angle_scale=3" in text, text
+    assert_call_reproduces(text, table, step=2)
