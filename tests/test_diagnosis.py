@@ -1232,3 +1232,15 @@ def test_the_angle_scale_is_read_over_the_step_the_check_was_given() -> None:
     text = diagnosis_of(table, step=2)
     assert "angle_scale=3" in text, text
     assert_call_reproduces(text, table, step=2)
+
+
+def test_local_damage_lists_at_most_eight_isolated_elements() -> None:
+    # docs/checking.md: isolated wrong elements are listed, up to eight; a ninth is more than local damage.
+    table = encoding(64, 16, exact=True)
+    for k in range(9):
+        table[4 + 6 * k][k] = 0.5
+        text = str(compare(table).diagnosis)
+        if k < 8:
+            assert text.startswith(EXCEPT + f"{k + 1} element"), (k, text)
+        else:
+            assert "9 elements in 9 rows are outside the default tolerance: more than local damage." in text, text
