@@ -1244,3 +1244,14 @@ def test_local_damage_lists_at_most_eight_isolated_elements() -> None:
             assert text.startswith(EXCEPT + f"{k + 1} element"), (k, text)
         else:
             assert "9 elements in 9 rows are outside the default tolerance: more than local damage." in text, text
+
+
+def test_zeroed_rows_are_local_damage_up_to_a_quarter_of_the_rows() -> None:
+    # 12 rows: three rows of zeros (padding indices) are local damage, a fourth is not.
+    table = encoding(12, 8, exact=True)
+    for r in (2, 5, 9):
+        table[r] = [0.0] * 8
+    zeros = "all zeros (as the row of a padding index is)"
+    assert compare(table).diagnosis == EXCEPT + f"row 2, {zeros}; row 5, {zeros}; and row 9, {zeros}."
+    table[11] = [0.0] * 8
+    assert not str(compare(table).diagnosis).startswith(EXCEPT)
