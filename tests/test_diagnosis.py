@@ -620,6 +620,24 @@ def test_an_odd_width_table_is_tried_with_each_odd_rule(d_model: int) -> None:
     )
 
 
+@pytest.mark.parametrize("d_model", [9, 15])
+@pytest.mark.parametrize(
+    "odd, call, options",
+    [
+        ("zero", "base=5000, odd='zero'", "--base 5000 --odd zero"),
+        ("round-up", "preset='tatp22', base=5000", "--preset tatp22 --base 5000"),
+    ],
+)
+def test_an_odd_width_divisible_by_3_is_read_with_each_odd_rule(
+    d_model: int, odd: str, call: str, options: str
+) -> None:
+    # Base 5000 is read from the values (no preset near it has it), so the fit itself must try each odd rule at
+    # every odd width, 9 and 15 included.
+    diagnosis = compare(encoding(64, d_model, odd=odd, base=5000)).diagnosis
+    assert diagnosis is not None and "it reproduces every element" in diagnosis
+    assert diagnosis.endswith(f"encoding(64, {d_model}, {call}) (on the command line: {options}).")
+
+
 def paper_element(position: int, dim: int, d_model: int) -> float:
     angle = position / 10000 ** (2 * (dim // 2) / d_model)
     return math.sin(angle) if dim % 2 == 0 else math.cos(angle)
