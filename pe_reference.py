@@ -3997,12 +3997,15 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             direction = -1.0 if 2 * sum(1 for g in growths if g < 0) > len(growths) else 1.0
             speeds = [direction * g for g in growths]
             # ln w_i is a line in i: its slope and its value at 0, the medians over pairs whose growth is
-            # below 1 radian a row (no turn hidden in it).
-            slopes = sorted(
-                math.log(speeds[i] / speeds[i + 1])
-                for i in range(len(speeds) - 1)
-                if 0.0 < speeds[i + 1] and 0.0 < speeds[i] < 1.0
-            )
+            # below 1 radian a row (no turn hidden in it), else (d_model 4 with an angle scale past 1) over all.
+            for limit in (1.0, _INF):
+                slopes = sorted(
+                    math.log(speeds[i] / speeds[i + 1])
+                    for i in range(len(speeds) - 1)
+                    if 0.0 < speeds[i + 1] and 0.0 < speeds[i] < limit
+                )
+                if slopes:
+                    break
             if h > 1 and not slopes:
                 continue
             slope = slopes[len(slopes) // 2] if slopes else 0.0

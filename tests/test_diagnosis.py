@@ -342,6 +342,17 @@ def test_positions_from_3() -> None:
     assert_call_reproduces(text, table)
 
 
+@pytest.mark.parametrize("d_model", [4, 6, 16])
+@pytest.mark.parametrize("angle_scale, start", [(1.5, 0), (1.5, 3), (3, 0)])
+def test_an_angle_scale_past_1_is_read_at_every_width(d_model: int, angle_scale: float, start: int) -> None:
+    # Pair 0 turns more than 1 radian a row: at d_model 4 it is one of the two pairs the fit's slope is read from.
+    table = encoding(64, d_model, angle_scale=angle_scale, start=start)
+    call = f"encoding(64, {d_model}, angle_scale={angle_scale}" + (f", start={start})" if start else ")")
+    text = diagnosis_of(table)
+    assert "it reproduces every element" in text and f"The call that reproduces it: {call}" in text, text
+    assert_call_reproduces(text, table)
+
+
 def test_base_1000() -> None:
     table = paper_numpy(40, 16, base=1000.0)
     text = diagnosis_of(table)
