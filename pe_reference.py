@@ -129,6 +129,7 @@ if TYPE_CHECKING:
 #   The diagnosis       what may explain a failing table: candidates, then their scores
 #   Oracle              the checker's allowances and the comparison, the tally of a table
 #   Input               readers (.npy, CSV, JSON) that trust nothing
+#   Grids               2-D and 3-D tables: a 1-D table per axis, its columns placed
 #   The fast path       float64 rows for every convention
 #   Exact tables        whole rows by a recurrence per column, and the float64 finish with its proof
 #   Conventions         Convention, the presets' table, the convention a call asks for
@@ -1292,7 +1293,7 @@ _MAX_TABLE = 1 << 26
 
 
 def encoding(
-    seq_len: int,
+    seq_len: "Union[int, Sequence[int]]",
     d_model: int,
     *,
     exact: bool = False,
@@ -1377,7 +1378,23 @@ def encoding(
 
     Each value equals ``value(pos, dim, d_model, ...)`` with the same
     keywords, bit for bit.
+
+    A grid's table (a vision transformer's patches, a video's frames) takes
+    the grid's shape as ``seq_len``: a row per cell, the last axis fastest,
+    each axis a 1-D table in its share of the columns.  ``preset`` names a
+    grid's convention too (docs/conventions.md lists them, and the grid's
+    own keywords); MAE's puts x's sines and cosines first, then y's:
+
+    >>> table = encoding((2, 3), 8, preset="mae")
+    >>> len(table), [round(x, 6) for x in table[5]]
+    (6, [0.909297, 0.019999, -0.416147, 0.9998, 0.841471, 0.01, 0.540302, 0.99995])
     """
+    grid = None
+    if isinstance(seq_len, (tuple, list)):
+        d_model = _check_integer("d_model", d_model, 1)
+        exact = _check_flag("exact")(exact)
+        dtype = _check_dtype(dtype, exact)
+        seq_len, grid = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
     seq_len = _check_integer("seq_len", seq_len, 0)
     d_model = _check_integer("d_model", d_model, 1)
     if seq_len * d_model > _MAX_TABLE:
@@ -1385,13 +1402,15 @@ def encoding(
             f"seq_len * d_model must be at most {_MAX_TABLE} for encoding(), which holds the whole table in memory,"
             f" got {seq_len} * {d_model} = {seq_len * d_model}; stream it with rows() or the command line"
         )
-    exact = _check_exact(exact)
+    exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
+    if grid is not None:
+        return list(grid)
     return list(_rows(_convention("encoding", d_model, convention, fields), seq_len, d_model, exact, dtype))
 
 
 def rows(
-    seq_len: int,
+    seq_len: "Union[int, Sequence[int]]",
     d_model: int,
     *,
     exact: bool = False,
@@ -1415,10 +1434,12 @@ def rows(
       ...
     ValueError: seq_len must be at least 0, got -1
     """
-    seq_len = _check_integer("seq_len", seq_len, 0)
     d_model = _check_integer("d_model", d_model, 1)
-    exact = _check_exact(exact)
+    exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
+    if isinstance(seq_len, (tuple, list)):
+        return _grid_rows("rows", seq_len, d_model, exact, dtype, convention, fields)[1]
+    seq_len = _check_integer("seq_len", seq_len, 0)
     return _rows(_convention("rows", d_model, convention, fields), seq_len, d_model, exact, dtype)
 
 
@@ -1479,7 +1500,7 @@ def value(
     dim = _check_integer("dim", dim, 0)
     if dim >= d_model:
         raise ValueError(f"dim must be less than d_model ({d_model}), got {dim}")
-    exact = _check_exact(exact)
+    exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
     convention = _convention("value", d_model, convention, fields)
     kind, pair = convention._column(dim, d_model)
@@ -1788,7 +1809,7 @@ def rope(
     seq_len = _check_integer("seq_len", seq_len, 0)
     setup = _Rope(head_dim, base, layout, scaling)
     given = _rope_positions(positions, seq_len)
-    exact = _check_exact(exact)
+    exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
     if 2 * seq_len * setup.head_dim > _MAX_TABLE:
         raise ValueError(
@@ -1835,7 +1856,7 @@ def apply_rope(
     given = _check_positions(positions)
     if given is not None and len(given) != len(table):
         raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
-    exact = _check_exact(exact)
+    exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
     _check_vectors(table, setup)
     return list(_rotated(setup, table, None if given is None else list(given), exact, dtype))
@@ -6674,6 +6695,249 @@ def _number_patterns() -> "List[Pattern[str]]":
 
 
 # ---------------------------------------------------------------------------
+# Grids: a 1-D table per axis of a 2-D or 3-D grid, its columns placed
+# ---------------------------------------------------------------------------
+
+
+# A grid's fields, declared once: (name, default, help).  An axis is named by a letter: a 2-D shape's
+# axes are y and x, a 3-D shape's t, y and x.  The table functions take them as keywords beside a
+# Convention's fields, and _grid_rows checks them.
+_GRID_FIELDS: "Tuple[Tuple[str, object, str], ...]" = (
+    ("columns", None, "the axes' order in the columns, as letters of t, y, x (default the shape's order)"),
+    ("split", "equal", "each axis's share of d_model in the columns' order: equal, round-up or weights as 2:3:3"),
+    ("arrangement", "axes", "axes: each axis's columns together; functions: every axis's sines, then cosines"),
+    ("normalize", False, "divide each axis's positions by its length plus epsilon"),
+    ("epsilon", 0, "what normalize adds to an axis's length (default 0)"),
+    ("position_scale", 1, "a factor on each axis's positions: one number, or one per axis of the shape"),
+    ("prefix", 0, "rows of zeros before the grid's, as a class token's (default 0)"),
+)
+
+# The grid presets: (name, what it is, its axes, the 1-D fields that differ from the paper's (checked
+# forms, as _PRESETS'), the grid's fields that differ from their defaults (as a call gives them)).
+# docs/conventions.md gives each one's formula and source.  Constants: a board keeps them in flash.
+_GRID_PRESETS: "Tuple[Tuple[str, str, int, Tuple[Tuple[str, object], ...], Tuple[Tuple[str, object], ...]], ...]" = (
+    (
+        "mae",
+        "MAE's and DiT's get_2d_sincos_pos_embed: x's sines and cosines, then y's",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "xy"),),
+    ),
+    (
+        "diffusers-2d",
+        "diffusers' get_2d_sincos_pos_embed: MAE's, positions k * base_size / n (base_size 16)",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "xy"), ("normalize", True), ("position_scale", 16)),
+    ),
+    (
+        "sd3",
+        "Stable Diffusion 3's PatchEmbed: diffusers' 2-D table with base_size 64",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "xy"), ("normalize", True), ("position_scale", 64)),
+    ),
+    (
+        "timm-sincos2d",
+        "timm's build_sincos2d_pos_embed: y's and x's sines, then their cosines",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("arrangement", "functions"),),
+    ),
+    (
+        "rt-detr",
+        "transformers' build_2d_sinusoidal_position_embedding (RT-DETR): y's sines and cosines, then x's",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (),
+    ),
+    (
+        "detr",
+        "transformers' DetrSinePositionEmbedding: y then x, each interleaved, positions (k + 1) / (n + 1e-6) turns",
+        2,
+        (("start", (1, 1)), ("full_turns", True), ("odd", "error")),
+        (("normalize", True), ("epsilon", "1e-6")),
+    ),
+    (
+        "deformable-detr",
+        "transformers' DeformableDetrSinePositionEmbedding: DETR's, positions (k + 0.5) / (n + 1e-6) turns",
+        2,
+        (("start", (1, 2)), ("full_turns", True), ("odd", "error")),
+        (("normalize", True), ("epsilon", "1e-6")),
+    ),
+    (
+        "tatp22-2d",
+        "positional-encodings' PositionalEncoding2D: each axis interleaved, widths rounded up to even, then cut",
+        2,
+        (),
+        (("split", "round-up"),),
+    ),
+    (
+        "tatp22-3d",
+        "positional-encodings' PositionalEncoding3D: each axis interleaved, widths rounded up to even, then cut",
+        3,
+        (),
+        (("split", "round-up"),),
+    ),
+    (
+        "diffusers-3d",
+        "diffusers' get_3d_sincos_pos_embed: t, x, y, each sines then cosines, a quarter of the width for t",
+        3,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "txy"), ("split", "2:3:3")),
+    ),
+    (
+        "cogvideox",
+        "CogVideoX's 3-D table: diffusers', the spatial positions divided by 1.875",
+        3,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "txy"), ("split", "2:3:3"), ("position_scale", (1, "8/15", "8/15"))),
+    ),
+)
+
+
+def _grid_rows(
+    function: str,
+    shape: "Sequence[object]",
+    d_model: int,
+    exact: bool,
+    dtype: str,
+    convention: object,
+    fields: "Dict[str, object]",
+) -> "Tuple[int, Iterator[List[float]]]":
+    """The rows of a grid's table, and how many: one row per cell, the last axis fastest, after the prefix.
+
+    Each axis has its share of d_model and the 1-D convention asked (a grid preset's, or any preset's,
+    changed by the keywords), at positions ``(start + k * step) * position_scale``, divided by the axis's
+    length plus ``epsilon`` when ``normalize``; its 1-D table at those positions is computed as a
+    sequence's is, exact or fast.  ``columns`` orders the axes' blocks and ``arrangement`` places them:
+    ``axes``, each block whole (MAE's), or ``functions``, every block's first half (its sines) then every
+    second half (timm's):
+
+    >>> _, table = _grid_rows("encoding", (2, 3), 8, False, "float64", None, {"preset": "mae"})
+    >>> [round(x, 6) for x in next(table)], [round(x, 6) for x in next(table)]
+    ([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0], [0.841471, 0.01, 0.540302, 0.99995, 0.0, 0.0, 1.0, 1.0])
+
+    Long because the grid's checks and its assembly are one piece, built only when a grid is asked for (a
+    board's frozen import holds this one function, not ten helpers).
+    """
+    if not 2 <= len(shape) <= 3:
+        raise TypeError(
+            f"seq_len must be an integer or a grid's shape of 2 or 3 integers, got {type(shape).__name__} {_short(shape)}"
+        )
+    sizes = [_check_integer("seq_len", n, 0) for n in shape]
+    letters = "yx" if len(sizes) == 2 else "tyx"
+    names = [row[0] for row in _GRID_FIELDS]
+    settings = {row[0]: row[1] for row in _GRID_FIELDS}
+    one_d = {name: given for name, given in fields.items() if name not in names}
+    base = convention
+    for name, _, axes, changes, grid_changes in _GRID_PRESETS:
+        if one_d.get("preset") == name:
+            if convention is not None:
+                raise ValueError(f"give preset or convention, not both, got preset={_short(name)}")
+            if axes != len(sizes):
+                raise ValueError(
+                    f"seq_len must be a shape of {axes} axes in the {name} grid, got {_short(tuple(shape))}"
+                )
+            base = Convention()._with(**dict(changes))
+            settings.update(grid_changes)
+            del one_d["preset"]
+    for name, given in fields.items():
+        if name in names and given is not None:
+            settings[name] = given
+    # The grid's fields checked, each as its kind.
+    columns, split, blocks, normalize = letters, [1] * len(sizes), False, False
+    epsilon: "_Fraction" = (0, 1)
+    scales: "List[_Fraction]" = []
+    prefix = 0
+
+    def text(name: str, given: object) -> str:
+        if not isinstance(given, str):
+            raise TypeError(f"{name} must be a str, got {type(given).__name__} {_short(given)}")
+        return given
+
+    for name, given in settings.items():
+        if name == "columns" and given is not None:
+            columns = text(name, given)
+            if sorted(columns) != sorted(letters):
+                raise ValueError(f"columns must order the letters {letters} of the shape's axes, got {_short(given)}")
+        elif name == "split":
+            weights = text(name, given).split(":")
+            if given == "round-up":
+                split = []
+            elif given != "equal":
+                if len(weights) != len(sizes) or not all(w.isdigit() and int(w) > 0 for w in weights):
+                    raise ValueError(
+                        f"split must be equal, round-up or {len(sizes)} positive weights such as 2:3:3,"
+                        f" got {_short(given)}"
+                    )
+                split = [int(w) for w in weights]
+        elif name == "arrangement":
+            blocks = _check_choice(name, given, ("axes", "functions")) == "functions"
+        elif name == "normalize":
+            normalize = _check_flag(name)(given)
+        elif name == "epsilon":
+            epsilon = _rational(name, given)
+            if epsilon[0] < 0:
+                raise ValueError(f"epsilon must be at least 0, got {_short(given)}")
+        elif name == "position_scale":
+            many = list(given) if isinstance(given, (tuple, list)) else [given] * len(sizes)
+            if len(many) != len(sizes):
+                raise ValueError(f"position_scale must be one number or {len(sizes)}, got {_short(given)}")
+            scales = [_positive(name)(x) for x in many]
+        elif name == "prefix":
+            prefix = _check_integer(name, given, 0)
+    if one_d.get("positions") is not None:
+        raise ValueError("positions must not be given for a grid, whose positions are its cells', got a sequence")
+    asked = _convention(function, d_model, base, one_d, refuse_odd=False)
+    # Each axis's width, in the columns' order: a share of d_model, or (round-up) d_model / axes rounded
+    # up to even, the table cut to d_model.
+    order = [letters.index(letter) for letter in columns]
+    if split:
+        if d_model % sum(split):
+            raise ValueError(f"d_model must be a multiple of {sum(split)} to split among the axes, got {d_model}")
+        widths = [d_model * w // sum(split) for w in split]
+    else:
+        widths = [-(-d_model // (2 * len(sizes))) * 2] * len(sizes)
+    if blocks and asked._fields["layout"] == "interleaved":
+        raise ValueError("arrangement must be axes for an interleaved layout, got 'functions'")
+    if any(w % 2 for w in widths) and (blocks or asked._fields["odd"] == "error"):
+        shown = ", ".join(str(w) for w in widths)
+        raise ValueError(f"d_model must split into even widths in this grid, got {d_model} (widths {shown})")
+    # Each axis's 1-D rows, at (start + k * step) * scale, over n + epsilon when normalized; checked now,
+    # computed at the first row.
+    axis_rows: "List[Iterator[List[float]]]" = [iter([])] * len(sizes)
+    start, step = asked._fields["start"], asked._fields["step"]
+    for width, axis in zip(widths, order):
+        n = sizes[axis]
+        p, q = scales[axis] if scales else (1, 1)
+        if normalize:
+            p, q = p * epsilon[1], q * (n * epsilon[1] + epsilon[0])
+        if n:
+            moved = asked._with(start=_reduced(start[0] * p, start[1] * q), step=_reduced(step[0] * p, step[1] * q))
+            axis_rows[axis] = _rows(moved, n, width, exact, dtype)
+    cells = 1
+    for n in sizes:
+        cells *= n
+
+    def table() -> "Iterator[List[float]]":
+        tables = [list(rows) for rows in axis_rows]
+        for _ in range(prefix):
+            yield [0.0] * d_model
+        for cell in range(cells):
+            index, rest = [0] * len(sizes), cell
+            for axis in range(len(sizes) - 1, -1, -1):
+                rest, index[axis] = divmod(rest, sizes[axis])
+            parts = [tables[axis][index[axis]] for axis in order]
+            row = [x for part in parts for x in (part[: len(part) // 2] if blocks else part)]
+            if blocks:
+                row += [x for part in parts for x in part[len(part) // 2 :]]
+            yield row[:d_model]
+
+    return prefix + cells, table()
+
+
+# ---------------------------------------------------------------------------
 # The fast path: float64 with math.sin and math.cos
 # ---------------------------------------------------------------------------
 
@@ -7697,10 +7961,6 @@ def _check_integer(name: str, given: object, minimum: int) -> int:
     if given < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {given}")
     return given
-
-
-def _check_exact(exact: object) -> bool:
-    return _check_flag("exact")(exact)
 
 
 def _check_flag(name: str) -> "Callable[[object], bool]":

@@ -126,6 +126,13 @@ def exact_cases(digest: Digest, formats: "Any" = DTYPES) -> None:
         for row in pe.apply_rope(vectors, positions=[0, 1, 100000], layout="interleaved", exact=True, dtype=dtype):
             for x in row:
                 digest.add(x)
+    # Grids (issue 27): every grid preset's table of a small grid, normalized, scaled and cut ones among them.
+    for name, _, axes, _, _ in pe._GRID_PRESETS:
+        for dtype in formats:
+            shape = (3, 4) if axes == 2 else (2, 3, 2)
+            for row in pe.encoding(shape, 16 if axes == 2 else 32, preset=name, exact=True, dtype=dtype):
+                for x in row:
+                    digest.add(x)
 
 
 def fast_path_check() -> float:
@@ -159,6 +166,7 @@ def library_checks() -> "List[str]":
 
     table = pe.encoding(6, 7)
     expect(list(pe.rows(6, 7)) == table, "rows equals encoding")
+    expect(list(pe.rows((2, 3), 8, preset="mae")) == pe.encoding((2, 3), 8, preset="mae"), "a grid's rows")
     expect(pe.value(5, 6, 7) == table[5][6], "value equals encoding")
     expect(table[0] == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0], "position 0 is exact")
     if SINGLE:

@@ -132,6 +132,12 @@ def test_conformance_digest_on_this_interpreter() -> None:
     assert process.returncode == 0, process.stdout + process.stderr
     assert "digest matches the stored one" in process.stdout
     assert "library: ok" in process.stdout
+    # docs/vendoring.md says how many values each digest covers.
+    import re
+
+    counts = [f"{int(n):,}" for n in re.findall(r"(\d+) values, digest", process.stdout)]
+    vendoring = " ".join((ROOT / "docs" / "vendoring.md").read_text(encoding="utf-8").split())
+    assert f"computes {counts[0]} exact values" in vendoring and f"the {counts[1]} values in the three" in vendoring
 
 
 def test_the_stubs_name_the_public_api() -> None:
@@ -210,6 +216,7 @@ SUBJECTS = {
     "doctest_plain": "every file's examples as python -m doctest runs them",
     "errors": "the catalogue of errors and their messages",
     "exact": "the exact kernel: correctly rounded values, numbers and formats",
+    "grids": "2-D and 3-D tables: exact against mpmath, and the frameworks' own",
     "io": "the readers (--check), the writers, streaming and fuzzed files",
     "mutation_script": "the mutation script, a tool: its own tests",
     "oracle": "compare(): verdicts, bounds and the peers' tables at models' lengths",

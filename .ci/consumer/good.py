@@ -16,3 +16,5 @@ assert_close(encoding(8, 8), preset="paper")
 diffusion: List[List[float]] = encoding(2, 8, preset="diffusers", positions=[999.5, "0.3"], shift=0, exact=True)
 mlx: Convention = PRESETS["mlx"].replace(full_turns=True, scale=1, step=Fraction(1, 2))
 shown: Union[int, float, str] = mlx.step
+grid: List[List[float]] = encoding((16, 16), 64, preset="mae", exact=True, dtype="float32", prefix=1)
+video: Iterator[List[float]] = rows([8, 16, 16], 1920, preset="cogvideox", position_scale=(1, "8/15", "8/15"))

@@ -5,7 +5,7 @@
 # pe_reference.py.  CI checks it against the module with mypy.stubtest and
 # type-checks a consumer project with it.
 from fractions import Fraction
-from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union, overload
 
 from typing_extensions import Unpack
 
@@ -46,6 +46,20 @@ _Preset = Literal[
     "pyg",
     "mlx",
 ]
+# The grid presets: a 2-D or 3-D grid's tables (seq_len a shape).
+_GridPreset = Literal[
+    "mae",
+    "diffusers-2d",
+    "sd3",
+    "timm-sincos2d",
+    "rt-detr",
+    "detr",
+    "deformable-detr",
+    "tatp22-2d",
+    "tatp22-3d",
+    "diffusers-3d",
+    "cogvideox",
+]
 _Layout = Literal["interleaved", "sin-cos", "cos-sin"]
 _Spacing = Literal["paper", "tensor2tensor"]
 _Odd = Literal["sine", "zero", "error", "round-up"]
@@ -54,10 +68,9 @@ _Number = Union[int, float, Fraction, str]
 # A number as a Convention gives it back: an int, a float when exact, else a decimal or fraction string.
 _Shown = Union[int, float, str]
 
-class _Fields(TypedDict, total=False):
-    """A Convention's fields as keywords of the table functions (None: not given), and preset."""
+class _AxisFields(TypedDict, total=False):
+    """A Convention's fields as keywords of the table functions (None: not given), but positions."""
 
-    preset: Optional[_Preset]
     layout: Optional[_Layout]
     spacing: Optional[_Spacing]
     shift: Optional[_Number]
@@ -67,9 +80,26 @@ class _Fields(TypedDict, total=False):
     start: Optional[_Number]
     step: Optional[_Number]
     descending: Optional[bool]
-    positions: Optional[Sequence[_Number]]
     odd: Optional[_Odd]
     scale: Optional[_Number]
+
+class _Fields(_AxisFields, total=False):
+    """A Convention's fields as keywords of the table functions, and preset."""
+
+    preset: Optional[_Preset]
+    positions: Optional[Sequence[_Number]]
+
+class _GridFields(_AxisFields, total=False):
+    """A grid's keywords: a Convention's fields for every axis, a grid preset or any, the grid's fields."""
+
+    preset: Optional[Union[_Preset, _GridPreset]]
+    columns: Optional[str]
+    split: Optional[str]
+    arrangement: Optional[Literal["axes", "functions"]]
+    normalize: Optional[bool]
+    epsilon: Optional[_Number]
+    position_scale: Optional[Union[_Number, Sequence[_Number]]]
+    prefix: Optional[int]
 
 class _Changes(TypedDict, total=False):
     layout: _Layout
@@ -177,6 +207,7 @@ class Report:
     def count(self) -> int: ...
     def tolerance(self) -> str: ...
 
+@overload
 def encoding(
     seq_len: int,
     d_model: int,
@@ -186,6 +217,17 @@ def encoding(
     convention: Optional[Convention] = ...,
     **fields: Unpack[_Fields],
 ) -> List[List[float]]: ...
+@overload
+def encoding(
+    seq_len: Sequence[int],
+    d_model: int,
+    *,
+    exact: bool = ...,
+    dtype: _DType = ...,
+    convention: Optional[Convention] = ...,
+    **fields: Unpack[_GridFields],
+) -> List[List[float]]: ...
+@overload
 def rows(
     seq_len: int,
     d_model: int,
@@ -194,6 +236,16 @@ def rows(
     dtype: _DType = ...,
     convention: Optional[Convention] = ...,
     **fields: Unpack[_Fields],
+) -> Iterator[List[float]]: ...
+@overload
+def rows(
+    seq_len: Sequence[int],
+    d_model: int,
+    *,
+    exact: bool = ...,
+    dtype: _DType = ...,
+    convention: Optional[Convention] = ...,
+    **fields: Unpack[_GridFields],
 ) -> Iterator[List[float]]: ...
 def value(
     pos: int,

@@ -1,0 +1,402 @@
+"""Grids: 2-D and 3-D tables, a 1-D table per axis, exact against mpmath and against the frameworks' own."""
+
+import ast
+import math
+import re
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import mpmath
+import pytest
+
+import pe_reference
+from pe_reference import encoding, rows
+from tests import reference
+from tests.helpers import peer
+
+numpy = peer("numpy")
+torch = peer("torch")
+
+DTYPES = ["float64", "float32", "bfloat16", "float16"]
+
+# --- The reference: each source's formula, written from its code's description (tests/../docs), in mpmath ---
+
+Mp = Any
+Cell = Tuple[int, ...]
+
+
+def ladder(count: int, base: Mp, per: Mp) -> List[Mp]:
+    """base**(-m / per) for m < count, at 600 bits."""
+    return [mpmath.power(base, -mpmath.mpf(m) / per) for m in range(count)]
+
+
+def blocks(position: Mp, omegas: List[Mp]) -> Tuple[List[Mp], List[Mp]]:
+    return [mpmath.sin(position * w) for w in omegas], [mpmath.cos(position * w) for w in omegas]
+
+
+def interleaved(position: Mp, omegas: List[Mp]) -> List[Mp]:
+    sines, cosines = blocks(position, omegas)
+    return [x for pair in zip(sines, cosines) for x in pair]
+
+
+def mae_like(y: Mp, x: Mp, d: int) -> List[Mp]:
+    # x's sines, x's cosines, y's sines, y's cosines; omega_m = 10000**(-m / (d / 4)).
+    omegas = ladder(d // 4, mpmath.mpf(10000), mpmath.mpf(d // 4))
+    sx, cx = blocks(x, omegas)
+    sy, cy = blocks(y, omegas)
+    return sx + cx + sy + cy
+
+
+def mae(cell: Cell, shape: Cell, d: int) -> List[Mp]:
+    return mae_like(mpmath.mpf(cell[0]), mpmath.mpf(cell[1]), d)
+
+
+def diffusers_2d(base_size: int) -> Callable[[Cell, Cell, int], List[Mp]]:
+    # Positions k * base_size / n, each axis by its own length.
+    def table(cell: Cell, shape: Cell, d: int) -> List[Mp]:
+        y, x = (mpmath.mpf(k) * base_size / n for k, n in zip(cell, shape))
+        return mae_like(y, x, d)
+
+    return table
+
+
+def timm_sincos2d(cell: Cell, shape: Cell, d: int) -> List[Mp]:
+    # y's and x's sines, then y's and x's cosines.
+    omegas = ladder(d // 4, mpmath.mpf(10000), mpmath.mpf(d // 4))
+    sy, cy = blocks(mpmath.mpf(cell[0]), omegas)
+    sx, cx = blocks(mpmath.mpf(cell[1]), omegas)
+    return sy + sx + cy + cx
+
+
+def rt_detr(cell: Cell, shape: Cell, d: int) -> List[Mp]:
+    omegas = ladder(d // 4, mpmath.mpf(10000), mpmath.mpf(d // 4))
+    sy, cy = blocks(mpmath.mpf(cell[0]), omegas)
+    sx, cx = blocks(mpmath.mpf(cell[1]), omegas)
+    return sy + cy + sx + cx
+
+
+def detr(offset: str) -> Callable[[Cell, Cell, int], List[Mp]]:
+    # Per axis F = d / 2 features: feature k is sin (k even) or cos of p / 10000**(2 floor(k/2) / F), with
+    # p = (k_axis + offset) / (n + 1e-6) * 2 pi; y's features, then x's.
+    def table(cell: Cell, shape: Cell, d: int) -> List[Mp]:
+        features = d // 2
+        out = []
+        for k_axis, n in zip(cell, shape):
+            p = (k_axis + mpmath.mpf(offset)) / (n + mpmath.mpf("1e-6")) * 2 * mpmath.pi
+            for k in range(features):
+                angle = p / mpmath.power(10000, mpmath.mpf(2 * (k // 2)) / features)
+                out.append(mpmath.sin(angle) if k % 2 == 0 else mpmath.cos(angle))
+        return out
+
+    return table
+
+
+def tatp22(cell: Cell, shape: Cell, d: int) -> List[Mp]:
+    # Each axis c = ceil(d / (2 * axes)) * 2 columns, sin and cos interleaved, omega_m = 10000**(-2m / c);
+    # the axes in the shape's order, cut to d.
+    c = math.ceil(d / (2 * len(shape))) * 2
+    omegas = ladder(c // 2, mpmath.mpf(10000), mpmath.mpf(c) / 2)
+    out = [x for k in cell for x in interleaved(mpmath.mpf(k), omegas)]
+    return out[:d]
+
+
+def diffusers_3d(spatial: str) -> Callable[[Cell, Cell, int], List[Mp]]:
+    # t takes d / 4 columns, x and y 3d / 8 each, each its sines then its cosines, omega_m = 10000**(-m / F)
+    # with F half the axis's width; spatial positions k / spatial, temporal t.
+    def table(cell: Cell, shape: Cell, d: int) -> List[Mp]:
+        t = mpmath.mpf(cell[0])
+        y, x = (mpmath.mpf(k) / mpmath.mpf(spatial) for k in cell[1:])
+        out: List[Mp] = []
+        for position, width in ((t, d // 4), (x, 3 * d // 8), (y, 3 * d // 8)):
+            sines, cosines = blocks(position, ladder(width // 2, mpmath.mpf(10000), mpmath.mpf(width // 2)))
+            out += sines + cosines
+        return out
+
+    return table
+
+
+# preset: (its formula, the widths and shapes tried)
+REFERENCES: Dict[str, Tuple[Callable[[Cell, Cell, int], List[Mp]], int, Cell]] = {
+    "mae": (mae, 16, (3, 5)),
+    "diffusers-2d": (diffusers_2d(16), 16, (3, 5)),
+    "sd3": (diffusers_2d(64), 16, (3, 5)),
+    "timm-sincos2d": (timm_sincos2d, 16, (3, 5)),
+    "rt-detr": (rt_detr, 16, (3, 5)),
+    "detr": (detr("1"), 16, (3, 5)),
+    "deformable-detr": (detr("0.5"), 16, (3, 5)),
+    "tatp22-2d": (tatp22, 14, (3, 5)),
+    "tatp22-3d": (tatp22, 10, (2, 3, 4)),
+    "diffusers-3d": (diffusers_3d("1"), 32, (2, 3, 4)),
+    "cogvideox": (diffusers_3d("1.875"), 32, (2, 3, 4)),
+}
+
+
+def cells(shape: Cell) -> List[Cell]:
+    """Every cell, the last axis fastest."""
+    out: List[Cell] = [()]
+    for n in shape:
+        out = [cell + (k,) for cell in out for k in range(n)]
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("preset", sorted(REFERENCES))
+def test_exact_grid_values_are_the_sources_formulas_correctly_rounded(preset: str, dtype: str) -> None:
+    formula, d_model, shape = REFERENCES[preset]
+    with mpmath.workprec(reference.PRECISION):
+        expected = [[reference.round_to(v, dtype) for v in formula(cell, shape, d_model)] for cell in cells(shape)]
+    assert encoding(shape, d_model, preset=preset, exact=True, dtype=dtype) == expected
+
+
+@pytest.mark.parametrize("preset", sorted(REFERENCES))
+def test_the_fast_grid_is_within_a_few_ulps_of_the_exact_one(preset: str) -> None:
+    _, d_model, shape = REFERENCES[preset]
+    fast = encoding(shape, d_model, preset=preset)
+    exact = encoding(shape, d_model, preset=preset, exact=True)
+    assert len(fast) == len(exact) == math.prod(shape)
+    assert max(abs(a - b) for r, s in zip(fast, exact) for a, b in zip(r, s)) < 1e-14
+
+
+def test_rows_streams_the_same_grid_with_its_prefix() -> None:
+    table = encoding((4, 6), 8, preset="rt-detr", prefix=1)
+    assert table[0] == [0.0] * 8 and table[1:] == encoding((4, 6), 8, preset="rt-detr")
+    assert list(rows((4, 6), 8, preset="rt-detr", prefix=1)) == table
+
+
+def test_a_1d_preset_per_axis_and_the_grids_fields_as_keywords() -> None:
+    # The paper's convention on each axis, the shape's order, an equal split: row (i, j) is the paper's row
+    # i of width d/2, then its row j.
+    paper = encoding(5, 8)
+    table = encoding((3, 5), 16)
+    assert table[1 * 5 + 4] == paper[1] + paper[4]
+    # The keywords change the preset's grid: MAE's with the axes in the shape's order is RT-DETR's.
+    assert encoding((3, 5), 16, preset="mae", columns="yx") == encoding((3, 5), 16, preset="rt-detr")
+    # timm's interleave_sin_cos=True is its axes arrangement: RT-DETR's table.
+    assert encoding((3, 5), 16, preset="timm-sincos2d", arrangement="axes") == encoding((3, 5), 16, preset="rt-detr")
+    # position_scale per axis, in the shape's order.
+    scaled = encoding((3, 5), 8, preset="mae", position_scale=(2, "1/2"), exact=True)
+    halves = encoding(10, 4, preset="tf-tutorial", step="1/2", exact=True)
+    doubles = encoding(3, 4, preset="tf-tutorial", step=2, exact=True)
+    assert scaled[2 * 5 + 3] == halves[3] + doubles[2]
+
+
+def test_normalized_positions_are_over_the_length_plus_epsilon() -> None:
+    # DETR's positions (k + 1) / (n + 1e-6) turns: the last row's is just under a whole turn.
+    table = encoding((4, 4), 8, preset="detr", exact=True)
+    assert table[0][0] == reference.round_to(mpmath.sin(2 * mpmath.pi / (4 + mpmath.mpf("1e-6"))), "float64")
+    assert (
+        encoding((4, 4), 8, preset="detr", normalize=False, exact=True)[5][:4]
+        == encoding(3, 4, exact=True, full_turns=True)[2]
+    )
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda: encoding((4,), 8),
+            TypeError,
+            "seq_len must be an integer or a grid's shape of 2 or 3 integers, got tuple (4,)",
+        ),
+        (
+            lambda: encoding((2, 2, 2, 2), 8),
+            TypeError,
+            "seq_len must be an integer or a grid's shape of 2 or 3 integers",
+        ),
+        (lambda: encoding((4, -1), 8), ValueError, "seq_len must be at least 0, got -1"),
+        (
+            lambda: encoding((4, 4), 8, preset="tatp22-3d"),
+            ValueError,
+            "seq_len must be a shape of 3 axes in the tatp22-3d grid, got (4, 4)",
+        ),
+        (
+            lambda: encoding((4, 4), 6, preset="mae"),
+            ValueError,
+            "d_model must split into even widths in this grid, got 6 (widths 3, 3)",
+        ),
+        (lambda: encoding((4, 4), 9), ValueError, "d_model must be a multiple of 2 to split among the axes, got 9"),
+        (
+            lambda: encoding((4, 4), 8, columns="xz"),
+            ValueError,
+            "columns must order the letters yx of the shape's axes, got 'xz'",
+        ),
+        (lambda: encoding((4, 4), 8, columns=1), TypeError, "columns must be a str, got int 1"),
+        (
+            lambda: encoding((4, 4), 8, split="1:0"),
+            ValueError,
+            "split must be equal, round-up or 2 positive weights such as 2:3:3, got '1:0'",
+        ),
+        (
+            lambda: encoding((4, 4), 8, arrangement="functions"),
+            ValueError,
+            "arrangement must be axes for an interleaved layout, got 'functions'",
+        ),
+        (lambda: encoding((4, 4), 8, epsilon=-1), ValueError, "epsilon must be at least 0, got -1"),
+        (
+            lambda: encoding((4, 4), 8, position_scale=(1, 2, 3)),
+            ValueError,
+            "position_scale must be one number or 2, got (1, 2, 3)",
+        ),
+        (
+            lambda: encoding((4, 4), 8, position_scale=0),
+            ValueError,
+            "position_scale must be finite and greater than 0, got 0",
+        ),
+        (lambda: encoding((4, 4), 8, prefix=-1), ValueError, "prefix must be at least 0, got -1"),
+        (lambda: encoding((4, 4), 8, positions=[1, 2]), ValueError, "positions must not be given for a grid"),
+        (lambda: encoding((4, 4), 8, scales=2), TypeError, "encoding() got an unexpected keyword argument 'scales'"),
+    ],
+)
+def test_a_bad_grid_is_refused_naming_the_parameter_and_the_rule(
+    call: Callable[[], object], error: type, message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        call()
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+def documented_grids() -> Dict[str, Dict[str, Any]]:
+    """docs/conventions.md's table of grid presets: name -> its keywords, as the page writes them."""
+    found = {}
+    page = (Path(__file__).resolve().parent.parent / "docs" / "conventions.md").read_text(encoding="utf-8")
+    for line in page.splitlines():
+        match = re.fullmatch(r"\| `([a-z0-9-]+)` \| .* \| `(dict\(.*\))` \|", line.strip())
+        if match:
+            call = ast.parse(match.group(2), mode="eval").body
+            assert isinstance(call, ast.Call)
+            found[match.group(1)] = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+    return found
+
+
+def test_each_grid_preset_is_documented_as_the_keywords_that_make_it() -> None:
+    documented = documented_grids()
+    assert list(documented) == [row[0] for row in pe_reference._GRID_PRESETS]
+    for name, axes in ((row[0], row[2]) for row in pe_reference._GRID_PRESETS):
+        shape = (2, 3) if axes == 2 else (2, 3, 2)
+        d_model = 32 if axes == 3 else 12
+        assert encoding(shape, d_model, preset=name, exact=True) == encoding(
+            shape, d_model, exact=True, **documented[name]
+        ), name
+
+
+def test_the_stub_names_the_grid_presets_and_fields() -> None:
+    stub = ast.parse(
+        (Path(__file__).resolve().parent.parent / "stubs" / "pe_reference-stubs" / "__init__.pyi").read_text()
+    )
+    literal = next(
+        node.value
+        for node in stub.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == "_GridPreset"
+    )
+    assert isinstance(literal, ast.Subscript)
+    names = getattr(literal.slice, "value", literal.slice)  # Python 3.8 wraps it in an ast.Index
+    assert isinstance(names, ast.Tuple)
+    assert [e.value for e in names.elts if isinstance(e, ast.Constant)] == [
+        row[0] for row in pe_reference._GRID_PRESETS
+    ]
+    fields = next(node for node in stub.body if isinstance(node, ast.ClassDef) and node.name == "_GridFields")
+    keys = [n.target.id for n in fields.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+    assert keys == ["preset"] + [row[0] for row in pe_reference._GRID_FIELDS]
+
+
+# --- The frameworks' own float32 tables at the sizes models use ---
+
+
+def assert_close_to_exact(
+    table: Any, shape: Sequence[int], d_model: int, preset: str, turns: float, **fields: Any
+) -> None:
+    """The framework's float32 table within its own rounding of the exact one: a float32 angle of at most
+    ``turns`` radians is off by 2**-23 of itself at most per rounded step, a value by 2**-24."""
+    exact = numpy.array(
+        encoding(shape, d_model, preset=preset, exact=True, dtype="float32", **fields), dtype=numpy.float64
+    )
+    got = numpy.asarray(table, dtype=numpy.float64).reshape(exact.shape)
+    worst = float(numpy.abs(got - exact).max())
+    assert worst <= 4 * 2**-23 * (1 + turns), (preset, worst)
+
+
+@pytest.mark.peers("numpy", "torch", "diffusers")
+@pytest.mark.parametrize("size, d_model, base_size", [(64, 1152, 32), (96, 1536, 64)])
+def test_diffusers_2d_table_with_its_base_size(size: int, d_model: int, base_size: int) -> None:
+    from diffusers.models.embeddings import get_2d_sincos_pos_embed
+
+    # PixArt-alpha 1024 (base_size 64, interpolation_scale 2: 32) and SD3 (pos_embed_max_size 96, base_size 64).
+    table = get_2d_sincos_pos_embed(d_model, size, base_size=base_size, interpolation_scale=1.0).float().numpy()
+    assert table.dtype == numpy.float32 and table.shape == (size * size, d_model)
+    assert_close_to_exact(table, (size, size), d_model, "diffusers-2d", base_size, position_scale=base_size)
+
+
+@pytest.mark.peers("numpy", "torch", "diffusers")
+def test_sd3_patch_embed_buffer() -> None:
+    from diffusers.models.embeddings import PatchEmbed
+
+    embed = PatchEmbed(height=128, width=128, patch_size=2, in_channels=16, embed_dim=1536, pos_embed_max_size=96)
+    table = embed.pos_embed.detach().numpy()[0]
+    assert table.dtype == numpy.float32 and table.shape == (96 * 96, 1536)
+    assert_close_to_exact(table, (96, 96), 1536, "sd3", 64)
+
+
+@pytest.mark.peers("numpy", "torch", "transformers")
+@pytest.mark.parametrize("size", [16, 64])
+def test_rt_detr_and_vit_mae_tables(size: int) -> None:
+    from transformers.models.rt_detr.modeling_rt_detr import build_2d_sinusoidal_position_embedding
+
+    table = build_2d_sinusoidal_position_embedding(size, size, embed_dim=256, cls_token=True).numpy()
+    assert table.dtype == numpy.float32 and table.shape == (size * size + 1, 256)
+    assert_close_to_exact(table, (size, size), 256, "rt-detr", size, prefix=1)
+
+
+@pytest.mark.peers("numpy", "torch", "transformers")
+@pytest.mark.parametrize("name, preset", [("detr", "detr"), ("deformable_detr", "deformable-detr")])
+@pytest.mark.parametrize("size", [16, 64])
+def test_detr_sine_tables(name: str, preset: str, size: int) -> None:
+    import importlib
+
+    module = importlib.import_module(f"transformers.models.{name}.modeling_{name}")
+    cls = next(getattr(module, n) for n in dir(module) if n.endswith("SinePositionEmbedding"))
+    embed = cls(128, normalize=True)
+    out = embed(shape=(1, 3, size, size), device="cpu", dtype=torch.float32)
+    table = out[0].permute(1, 2, 0).reshape(size * size, 256).numpy()
+    assert table.dtype == numpy.float32
+    assert_close_to_exact(table, (size, size), 256, preset, 2 * math.pi)
+
+
+@pytest.mark.peers("numpy", "torch", "positional_encodings")
+@pytest.mark.parametrize("shape, d_model", [((64, 64), 130), ((16, 16), 128), ((8, 16, 16), 96), ((8, 16, 16), 100)])
+def test_tatp22_tables(shape: Tuple[int, ...], d_model: int) -> None:
+    from positional_encodings.torch_encodings import PositionalEncoding2D, PositionalEncoding3D
+
+    made = (PositionalEncoding2D if len(shape) == 2 else PositionalEncoding3D)(d_model)
+    table = made(torch.zeros((1, *shape, d_model), dtype=torch.float32))[0].reshape(-1, d_model).numpy()
+    assert table.dtype == numpy.float32
+    assert_close_to_exact(table, shape, d_model, f"tatp22-{len(shape)}d", max(shape))
+
+
+@pytest.mark.peers("numpy", "torch", "diffusers")
+@pytest.mark.parametrize(
+    "shape, d_model, spatial", [((8, 16, 16), 1920, 1.875), ((13, 30, 45), 480, 1.875), ((8, 16, 16), 64, 1.0)]
+)
+def test_diffusers_3d_tables(shape: Tuple[int, int, int], d_model: int, spatial: float) -> None:
+    from diffusers.models.embeddings import get_3d_sincos_pos_embed
+
+    t, h, w = shape
+    table = get_3d_sincos_pos_embed(d_model, (w, h), t, spatial_interpolation_scale=spatial).float().numpy()
+    assert table.dtype == numpy.float32 and table.shape == (t, h * w, d_model)
+    preset = "cogvideox" if spatial != 1.0 else "diffusers-3d"
+    assert_close_to_exact(table, shape, d_model, preset, max(shape))
+
+
+@pytest.mark.peers("numpy", "torch")
+@pytest.mark.parametrize("size", [16, 64])
+def test_timm_sincos2d_table(size: int) -> None:
+    # timm pulls torchvision, which does not install beside the CPU torch (README): its
+    # build_sincos2d_pos_embed re-typed, in float32 as it computes: bands 1 / T**(arange(F) / F), the
+    # grid's 'ij' coordinates times the bands, then [sin y, sin x, cos y, cos x].
+    dim = 256
+    bands = 1.0 / (10000.0 ** (torch.arange(dim // 4, dtype=torch.float32) / (dim // 4)))
+    grid = torch.stack(torch.meshgrid(torch.arange(size), torch.arange(size), indexing="ij")).flatten(1).transpose(0, 1)
+    pos = grid[:, :, None].to(torch.float32) * bands
+    table = torch.stack([torch.sin(pos), torch.cos(pos)], dim=1).flatten(1).numpy()
+    assert_close_to_exact(table, (size, size), dim, "timm-sincos2d", size)
