@@ -233,6 +233,8 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     fields = {name: getattr(args, name) for name in ["preset"] + [row[0] for row in _FIELDS]}
     if args.positions is not None:
         fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
+    if isinstance(args.seq_len, tuple) or any(getattr(args, row[0]) is not None for row in _GRID_FIELDS):
+        return _grid_command(prog, parser, args, fields)
     if args.rope is not None:
         return _rope_command(prog, parser, args, fields)
     broken = _broken_option_rule(args, fields)
@@ -290,6 +292,17 @@ def _parser(prog: str) -> "ArgumentParser":
         def error(self, message: str) -> "NoReturn":
             self.exit(2, f"{self.prog}: error: {message}\n")
 
+    def shape(text: str) -> "Union[int, Tuple[int, ...]]":
+        # SEQ_LEN: a plain decimal integer, or a grid's shape of 2 or 3 of them joined by x (16x16).
+        if "x" not in text:
+            return _cli_integer("seq_len", 0)(text)
+        sizes = text.split("x")
+        if not 2 <= len(sizes) <= 3 or not all(map(_is_decimal_integer, sizes)):
+            raise argparse.ArgumentTypeError(
+                f"seq_len must be an integer or a grid's shape such as 16x16, got {text!r}"
+            )
+        return tuple(int(size) for size in sizes)
+
     parser = Parser(
         prog=prog,
         description="Print the sinusoidal positional encoding of 'Attention Is All You Need': "
@@ -297,7 +310,11 @@ def _parser(prog: str) -> "ArgumentParser":
         epilog="example: %(prog)s 4 4 --explain",
     )
     parser.add_argument(
-        "seq_len", metavar="SEQ_LEN", nargs="?", type=_cli_integer("seq_len", 0), help="number of positions (rows)"
+        "seq_len",
+        metavar="SEQ_LEN",
+        nargs="?",
+        type=shape,
+        help="number of positions (rows), or a grid's shape, 16x16 or 8x16x16 (a row per cell)",
     )
     parser.add_argument(
         "d_model", metavar="D_MODEL", nargs="?", type=_cli_integer("d_model", 1), help="encoding width (columns)"
@@ -332,7 +349,11 @@ def _parser(prog: str) -> "ArgumentParser":
         "conventions",
         "how a framework computes the table (default: the paper's); numbers are exact: 999.5, 1e-4 or 1/3",
     )
-    conventions.add_argument("--preset", choices=list(PRESETS), help="a framework's convention")
+    conventions.add_argument(
+        "--preset",
+        choices=list(PRESETS) + [row[0] for row in _GRID_PRESETS],
+        help="a framework's convention; for a grid's shape, a grid's (docs/conventions.md)",
+    )
     for name, check, _, words in _FIELDS:  # one option a field
         option = "--" + name.replace("_", "-")
         if isinstance(check, tuple):
@@ -341,6 +362,19 @@ def _parser(prog: str) -> "ArgumentParser":
             conventions.add_argument(option, action="store_const", const=True, help=words)
         else:
             conventions.add_argument(option, metavar="X,X,..." if check == "positions" else "X", help=words)
+    grids = parser.add_argument_group(
+        "grids", "with SEQ_LEN a grid's shape: each axis a 1-D table (docs/conventions.md)"
+    )
+    for name, _, words in _GRID_FIELDS:  # one option a field
+        option = "--" + name.replace("_", "-")
+        if name == "normalize":
+            grids.add_argument(option, action="store_const", const=True, help=words)
+        elif name == "arrangement":
+            grids.add_argument(option, choices=("axes", "functions"), help=words)
+        elif name == "prefix":
+            grids.add_argument(option, type=_cli_integer("prefix", 0), metavar="N", help=words)
+        else:
+            grids.add_argument(option, metavar="X,X,..." if name == "position_scale" else "X", help=words)
     pictures = parser.add_argument_group(
         "pictures", "PNG images, drawn with the standard library; the table is printed too only with --format"
     )
@@ -441,6 +475,33 @@ def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
         else:
             joined.append(argument)
     return joined
+
+
+def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
+    """SEQ_LEN a grid's shape (16x16): print the grid's table, a row per cell; the exit status."""
+    grid = {row[0]: getattr(args, row[0]) for row in _GRID_FIELDS}
+    scales = grid["position_scale"]
+    if isinstance(scales, str) and "," in scales:
+        grid["position_scale"] = [text.strip() for text in scales.split(",")]
+    if not isinstance(args.seq_len, tuple):
+        given = next(name for name, setting in grid.items() if setting is not None)
+        parser.error(f"--{given.replace('_', '-')} goes with a grid's shape as SEQ_LEN, such as 16x16")
+    if args.rope or args.check or args.explain or args.plot or args.waves or args.format == "vectors":
+        parser.error(
+            "a grid's shape as SEQ_LEN takes no --rope, --check, --explain, --plot, --waves or --format vectors"
+        )
+    broken = _broken_option_rule(args, fields)
+    if broken is not None:
+        parser.error(broken)
+    grid.update(fields)
+    try:
+        dtype = _check_dtype(args.dtype or "float64", args.exact)
+        count = _grid_rows("main", args.seq_len, args.d_model, args.exact, dtype, None, grid)[0]
+    except (TypeError, ValueError) as error:
+        parser.error(str(error))
+    request = _Request(count, args.d_model, None, args.exact, dtype, args.format or "table", args.digits, args.header)
+    request.grid = (args.seq_len, grid)
+    return _write(prog, request)
 
 
 def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
@@ -1175,6 +1236,9 @@ def _write_csv(out: "IO[str]", request: "_Request") -> None:
 
 def _column_names(request: "_Request") -> "List[str]":
     """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
+    if request.grid is not None:
+        shape, fields = request.grid
+        return _grid_rows("main", shape, request.d_model, request.exact, request.dtype, None, fields)[2]
     if request.rope is not None:
         if request.rope.kind == "rotated":
             return ["x_" + str(c) for c in range(request.d_model)]
@@ -1230,9 +1294,22 @@ class _Request:
         #: With --rope: the rotary table asked for, and the scaling's JSON as given.
         self.rope: "Optional[_RopeRequest]" = None
         self.rope_scaling: "Optional[str]" = None
+        #: With SEQ_LEN a grid's shape: the shape, and the grid's and the convention's fields as given.
+        self.grid: "Optional[Tuple[Tuple[int, ...], Dict[str, object]]]" = None
 
     def position_text(self, r: int) -> str:
-        """Row r's position as the first column and the plots show it."""
+        """Row r's position as the first column and the plots show it; a grid's cell, as (1, 2)."""
+        if self.grid is not None:
+            shape = self.grid[0]
+            index: "List[str]" = []
+            cells = 1
+            for n in shape:
+                cells *= n
+            r -= self.seq_len - cells  # the prefix's rows before the cells
+            for n in reversed(shape):
+                index.insert(0, str(r % n))
+                r //= n
+            return "prefix" if r < 0 else "(" + ", ".join(index) + ")"
         if self.rope is not None:
             positions = self.rope.positions
             return str(r) if positions is None else _fraction_text(positions[r])
@@ -1254,6 +1331,8 @@ class _Request:
             yield next(_rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype, index))
 
     def rows(self) -> "Iterator[List[float]]":
+        if self.grid is not None:
+            return _grid_rows("main", self.grid[0], self.d_model, self.exact, self.dtype, None, self.grid[1])[1]
         if self.rope is not None:
             return self.rope.rows(self.seq_len, self.exact, self.dtype)
         return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
@@ -1394,7 +1473,7 @@ def encoding(
         d_model = _check_integer("d_model", d_model, 1)
         exact = _check_flag("exact")(exact)
         dtype = _check_dtype(dtype, exact)
-        seq_len, grid = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
+        seq_len, grid, _ = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
     seq_len = _check_integer("seq_len", seq_len, 0)
     d_model = _check_integer("d_model", d_model, 1)
     if seq_len * d_model > _MAX_TABLE:
@@ -6699,103 +6778,6 @@ def _number_patterns() -> "List[Pattern[str]]":
 # ---------------------------------------------------------------------------
 
 
-# A grid's fields, declared once: (name, default, help).  An axis is named by a letter: a 2-D shape's
-# axes are y and x, a 3-D shape's t, y and x.  The table functions take them as keywords beside a
-# Convention's fields, and _grid_rows checks them.
-_GRID_FIELDS: "Tuple[Tuple[str, object, str], ...]" = (
-    ("columns", None, "the axes' order in the columns, as letters of t, y, x (default the shape's order)"),
-    ("split", "equal", "each axis's share of d_model in the columns' order: equal, round-up or weights as 2:3:3"),
-    ("arrangement", "axes", "axes: each axis's columns together; functions: every axis's sines, then cosines"),
-    ("normalize", False, "divide each axis's positions by its length plus epsilon"),
-    ("epsilon", 0, "what normalize adds to an axis's length (default 0)"),
-    ("position_scale", 1, "a factor on each axis's positions: one number, or one per axis of the shape"),
-    ("prefix", 0, "rows of zeros before the grid's, as a class token's (default 0)"),
-)
-
-# The grid presets: (name, what it is, its axes, the 1-D fields that differ from the paper's (checked
-# forms, as _PRESETS'), the grid's fields that differ from their defaults (as a call gives them)).
-# docs/conventions.md gives each one's formula and source.  Constants: a board keeps them in flash.
-_GRID_PRESETS: "Tuple[Tuple[str, str, int, Tuple[Tuple[str, object], ...], Tuple[Tuple[str, object], ...]], ...]" = (
-    (
-        "mae",
-        "MAE's and DiT's get_2d_sincos_pos_embed: x's sines and cosines, then y's",
-        2,
-        (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "xy"),),
-    ),
-    (
-        "diffusers-2d",
-        "diffusers' get_2d_sincos_pos_embed: MAE's, positions k * base_size / n (base_size 16)",
-        2,
-        (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "xy"), ("normalize", True), ("position_scale", 16)),
-    ),
-    (
-        "sd3",
-        "Stable Diffusion 3's PatchEmbed: diffusers' 2-D table with base_size 64",
-        2,
-        (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "xy"), ("normalize", True), ("position_scale", 64)),
-    ),
-    (
-        "timm-sincos2d",
-        "timm's build_sincos2d_pos_embed: y's and x's sines, then their cosines",
-        2,
-        (("layout", "sin-cos"), ("odd", "error")),
-        (("arrangement", "functions"),),
-    ),
-    (
-        "rt-detr",
-        "transformers' build_2d_sinusoidal_position_embedding (RT-DETR): y's sines and cosines, then x's",
-        2,
-        (("layout", "sin-cos"), ("odd", "error")),
-        (),
-    ),
-    (
-        "detr",
-        "transformers' DetrSinePositionEmbedding: y then x, each interleaved, positions (k + 1) / (n + 1e-6) turns",
-        2,
-        (("start", (1, 1)), ("full_turns", True), ("odd", "error")),
-        (("normalize", True), ("epsilon", "1e-6")),
-    ),
-    (
-        "deformable-detr",
-        "transformers' DeformableDetrSinePositionEmbedding: DETR's, positions (k + 0.5) / (n + 1e-6) turns",
-        2,
-        (("start", (1, 2)), ("full_turns", True), ("odd", "error")),
-        (("normalize", True), ("epsilon", "1e-6")),
-    ),
-    (
-        "tatp22-2d",
-        "positional-encodings' PositionalEncoding2D: each axis interleaved, widths rounded up to even, then cut",
-        2,
-        (),
-        (("split", "round-up"),),
-    ),
-    (
-        "tatp22-3d",
-        "positional-encodings' PositionalEncoding3D: each axis interleaved, widths rounded up to even, then cut",
-        3,
-        (),
-        (("split", "round-up"),),
-    ),
-    (
-        "diffusers-3d",
-        "diffusers' get_3d_sincos_pos_embed: t, x, y, each sines then cosines, a quarter of the width for t",
-        3,
-        (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "txy"), ("split", "2:3:3")),
-    ),
-    (
-        "cogvideox",
-        "CogVideoX's 3-D table: diffusers', the spatial positions divided by 1.875",
-        3,
-        (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "txy"), ("split", "2:3:3"), ("position_scale", (1, "8/15", "8/15"))),
-    ),
-)
-
-
 def _grid_rows(
     function: str,
     shape: "Sequence[object]",
@@ -6804,8 +6786,8 @@ def _grid_rows(
     dtype: str,
     convention: object,
     fields: "Dict[str, object]",
-) -> "Tuple[int, Iterator[List[float]]]":
-    """The rows of a grid's table, and how many: one row per cell, the last axis fastest, after the prefix.
+) -> "Tuple[int, Iterator[List[float]], List[str]]":
+    """A grid's table: how many rows, the rows (one per cell, the last axis fastest, after the prefix), the columns' names.
 
     Each axis has its share of d_model and the 1-D convention asked (a grid preset's, or any preset's,
     changed by the keywords), at positions ``(start + k * step) * position_scale``, divided by the axis's
@@ -6814,7 +6796,9 @@ def _grid_rows(
     ``axes``, each block whole (MAE's), or ``functions``, every block's first half (its sines) then every
     second half (timm's):
 
-    >>> _, table = _grid_rows("encoding", (2, 3), 8, False, "float64", None, {"preset": "mae"})
+    >>> count, table, names = _grid_rows("encoding", (2, 3), 8, False, "float64", None, {"preset": "mae"})
+    >>> count, names
+    (6, ['sin_x0', 'sin_x1', 'cos_x0', 'cos_x1', 'sin_y0', 'sin_y1', 'cos_y0', 'cos_y1'])
     >>> [round(x, 6) for x in next(table)], [round(x, 6) for x in next(table)]
     ([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0], [0.841471, 0.01, 0.540302, 0.99995, 0.0, 0.0, 1.0, 1.0])
 
@@ -6888,7 +6872,10 @@ def _grid_rows(
         elif name == "prefix":
             prefix = _check_integer(name, given, 0)
     if one_d.get("positions") is not None:
-        raise ValueError("positions must not be given for a grid, whose positions are its cells', got a sequence")
+        raise ValueError(
+            "positions must not be given for a grid, whose cells have theirs (give start, step and position_scale),"
+            f" got {_short(one_d['positions'])}"
+        )
     asked = _convention(function, d_model, base, one_d, refuse_odd=False)
     # Each axis's width, in the columns' order: a share of d_model, or (round-up) d_model / axes rounded
     # up to even, the table cut to d_model.
@@ -6920,6 +6907,13 @@ def _grid_rows(
     for n in sizes:
         cells *= n
 
+    def place(parts: "List[List[Any]]") -> "List[Any]":
+        # The axes' parts, in the columns' order, as the arrangement places them, cut to d_model.
+        row = [x for part in parts for x in (part[: len(part) // 2] if blocks else part)]
+        if blocks:
+            row += [x for part in parts for x in part[len(part) // 2 :]]
+        return row[:d_model]
+
     def table() -> "Iterator[List[float]]":
         tables = [list(rows) for rows in axis_rows]
         for _ in range(prefix):
@@ -6928,13 +6922,19 @@ def _grid_rows(
             index, rest = [0] * len(sizes), cell
             for axis in range(len(sizes) - 1, -1, -1):
                 rest, index[axis] = divmod(rest, sizes[axis])
-            parts = [tables[axis][index[axis]] for axis in order]
-            row = [x for part in parts for x in (part[: len(part) // 2] if blocks else part)]
-            if blocks:
-                row += [x for part in parts for x in part[len(part) // 2 :]]
-            yield row[:d_model]
+            yield place([tables[axis][index[axis]] for axis in order])
 
-    return prefix + cells, table()
+    # Each column's name: sin_x0 is the sine of the x axis's pair 0.
+    names = place(
+        [
+            [
+                ("sin_", "cos_", "zero")[kind] + (letters[axis] + str(pair) if kind != _ZERO else "")
+                for kind, pair in plan
+            ]
+            for plan, axis in ((asked._plan(width), axis) for width, axis in zip(widths, order))
+        ]
+    )
+    return prefix + cells, table(), names
 
 
 # ---------------------------------------------------------------------------
@@ -7424,6 +7424,11 @@ def _convention(
             raise ValueError(f"give preset or convention, not both, got preset={_short(preset)}")
         chosen = convention
     else:
+        if any(preset == row[0] for row in _GRID_PRESETS):
+            raise ValueError(
+                f"preset must be a sequence's convention with an integer seq_len; a grid's, as {preset!r}, takes"
+                f" seq_len as the grid's shape, as (16, 16) or 16x16, got {preset!r}"
+            )
         chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(PRESETS))]
     changes = {name: given for name, given in shortcuts.items() if name != "preset" and given is not None}
     asked = chosen.replace(**changes) if changes else chosen
@@ -7510,6 +7515,103 @@ _PRESETS: "Tuple[Tuple[str, str, Tuple[Tuple[str, object], ...]], ...]" = (
         "MLX's SinusoidalPositionalEncoding: frequencies from 1 to 1e-4, all sines then all cosines,"
         " values times sqrt(2/d)",
         (("layout", "sin-cos"), ("spacing", "tensor2tensor"), ("odd", "error"), ("scale", (2, 1, True))),
+    ),
+)
+
+
+# A grid's fields, declared once: (name, default, help).  An axis is named by a letter: a 2-D shape's
+# axes are y and x, a 3-D shape's t, y and x.  The table functions take them as keywords beside a
+# Convention's fields, and _grid_rows checks them.
+_GRID_FIELDS: "Tuple[Tuple[str, object, str], ...]" = (
+    ("columns", None, "the axes' order in the columns, as letters of t, y, x (default the shape's order)"),
+    ("split", "equal", "each axis's share of d_model in the columns' order: equal, round-up or weights as 2:3:3"),
+    ("arrangement", "axes", "axes: each axis's columns together; functions: every axis's sines, then cosines"),
+    ("normalize", False, "divide each axis's positions by its length plus epsilon"),
+    ("epsilon", 0, "what normalize adds to an axis's length (default 0)"),
+    ("position_scale", 1, "a factor on each axis's positions: one number, or one per axis of the shape"),
+    ("prefix", 0, "rows of zeros before the grid's, as a class token's (default 0)"),
+)
+
+# The grid presets: (name, what it is, its axes, the 1-D fields that differ from the paper's (checked
+# forms, as _PRESETS'), the grid's fields that differ from their defaults (as a call gives them)).
+# docs/conventions.md gives each one's formula and source.  Constants: a board keeps them in flash.
+_GRID_PRESETS: "Tuple[Tuple[str, str, int, Tuple[Tuple[str, object], ...], Tuple[Tuple[str, object], ...]], ...]" = (
+    (
+        "mae",
+        "MAE's and DiT's get_2d_sincos_pos_embed: x's sines and cosines, then y's",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "xy"),),
+    ),
+    (
+        "diffusers-2d",
+        "diffusers' get_2d_sincos_pos_embed: MAE's, positions k * base_size / n (base_size 16)",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "xy"), ("normalize", True), ("position_scale", 16)),
+    ),
+    (
+        "sd3",
+        "Stable Diffusion 3's PatchEmbed: diffusers' 2-D table with base_size 64",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "xy"), ("normalize", True), ("position_scale", 64)),
+    ),
+    (
+        "timm-sincos2d",
+        "timm's build_sincos2d_pos_embed: y's and x's sines, then their cosines",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("arrangement", "functions"),),
+    ),
+    (
+        "rt-detr",
+        "transformers' build_2d_sinusoidal_position_embedding (RT-DETR): y's sines and cosines, then x's",
+        2,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (),
+    ),
+    (
+        "detr",
+        "transformers' DetrSinePositionEmbedding: y then x, each interleaved, positions (k + 1) / (n + 1e-6) turns",
+        2,
+        (("start", (1, 1)), ("full_turns", True), ("odd", "error")),
+        (("normalize", True), ("epsilon", "1e-6")),
+    ),
+    (
+        "deformable-detr",
+        "transformers' DeformableDetrSinePositionEmbedding: DETR's, positions (k + 0.5) / (n + 1e-6) turns",
+        2,
+        (("start", (1, 2)), ("full_turns", True), ("odd", "error")),
+        (("normalize", True), ("epsilon", "1e-6")),
+    ),
+    (
+        "tatp22-2d",
+        "positional-encodings' PositionalEncoding2D: each axis interleaved, widths rounded up to even, then cut",
+        2,
+        (),
+        (("split", "round-up"),),
+    ),
+    (
+        "tatp22-3d",
+        "positional-encodings' PositionalEncoding3D: each axis interleaved, widths rounded up to even, then cut",
+        3,
+        (),
+        (("split", "round-up"),),
+    ),
+    (
+        "diffusers-3d",
+        "diffusers' get_3d_sincos_pos_embed: t, x, y, each sines then cosines, a quarter of the width for t",
+        3,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "txy"), ("split", "2:3:3")),
+    ),
+    (
+        "cogvideox",
+        "CogVideoX's 3-D table: diffusers', the spatial positions divided by 1.875",
+        3,
+        (("layout", "sin-cos"), ("odd", "error")),
+        (("columns", "txy"), ("split", "2:3:3"), ("position_scale", (1, "8/15", "8/15"))),
     ),
 )
 
@@ -7925,7 +8027,10 @@ def _checked_field(name: str, given: object) -> object:
     if check == "positive":
         return _positive(name)(given)
     if check == "step":
-        return _check_step(given)
+        fraction = _rational("step", given)
+        if fraction[0] == 0:
+            raise ValueError(f"step must not be 0, got {_short(given)}")
+        return fraction
     if check == "positions":
         return _check_positions(given)
     if check == "scale":
@@ -8070,13 +8175,6 @@ def _positive(name: str) -> "Callable[[object], _Fraction]":
         return fraction
 
     return check
-
-
-def _check_step(x: object) -> "_Fraction":
-    fraction = _rational("step", x)
-    if fraction[0] == 0:
-        raise ValueError(f"step must not be 0, got {_short(x)}")
-    return fraction
 
 
 def _check_positions(positions: object) -> "Optional[Tuple[_Fraction, ...]]":

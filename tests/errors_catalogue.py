@@ -89,6 +89,11 @@ API_CASES = [
     "compare_rope(rope(2, 4)[0], kind='tan')",
     "compare_rope(rope(2, 4)[0], kind='rotated')",
     "compare_rope(rope(2, 4)[0], x=[[1.0, 2.0, 3.0, 4.0]])",
+    "encoding((16,), 8)",
+    "encoding(16, 8, preset='mae')",
+    "encoding((16, 16), 6, preset='mae')",
+    "encoding((16, 16), 8, preset='cogvideox')",
+    "encoding((16, 16), 8, columns='xz')",
 ]
 
 CLI_CASES = [
@@ -131,6 +136,10 @@ CLI_CASES = [
     ["4", "4", "--rope", "rotated"],
     ["4", "4", "--rope-layout", "half"],
     ["--rope", "cos", "--check", "FOLDER/t.csv", "--rope-layout", "diagonal"],
+    ["16x", "8"],
+    ["16", "8", "--preset", "mae"],
+    ["16", "8", "--columns", "xy"],
+    ["16x16", "8", "--explain"],
 ]
 
 

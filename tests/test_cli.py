@@ -191,6 +191,20 @@ BAD_USAGE = [
     (["4", "4", "5"], "unrecognized arguments: 5"),
     (["4", "4", "--bogus"], "unrecognized arguments: --bogus"),
     (["10000000000000", "200", "--base", "1e-300"], "angle pos / base**(2i/d_model) must be finite"),
+    # Grids: SEQ_LEN a shape.
+    (["2x", "8"], "seq_len must be an integer or a grid's shape such as 16x16, got '2x'"),
+    (["2x3x4x5", "8"], "seq_len must be an integer or a grid's shape such as 16x16, got '2x3x4x5'"),
+    (["16", "8", "--preset", "mae"], "a grid's, as 'mae', takes seq_len as the grid's shape, as (16, 16) or 16x16"),
+    (["16", "8", "--columns", "xy"], "--columns goes with a grid's shape as SEQ_LEN, such as 16x16"),
+    (["16", "8", "--normalize"], "--normalize goes with a grid's shape as SEQ_LEN, such as 16x16"),
+    (["2x3", "6", "--preset", "mae"], "d_model must split into even widths in this grid, got 6 (widths 3, 3)"),
+    (["2x3", "8", "--preset", "cogvideox"], "seq_len must be a shape of 3 axes in the cogvideox grid, got (2, 3)"),
+    (["2x3", "8", "--position-scale", "1,2,3"], "position_scale must be one number or 2, got ['1', '2', '3']"),
+    (["2x3", "8", "--prefix", "-1"], "prefix must be at least 0, got -1"),
+    (["2x3", "8", "--explain"], "a grid's shape as SEQ_LEN takes no --rope, --check, --explain, --plot, --waves"),
+    (["2x3", "8", "--format", "vectors"], "takes no --rope, --check, --explain, --plot, --waves or --format vectors"),
+    (["2x3", "8", "--header"], "--header goes with --format csv or hex"),
+    (["2x3"], "required: D_MODEL"),
 ]
 
 
@@ -681,3 +695,41 @@ def test_huge_first_position(capsys: pytest.CaptureFixture[str], extra: List[str
         assert status == 0 and err == ""
     else:
         assert status == 0 and len(out.splitlines()) == 4
+
+
+@pytest.mark.parametrize("output", ["table", "csv", "json", "hex"])
+def test_a_grid_prints_the_table_encoding_gives(capsys: pytest.CaptureFixture[str], output: str) -> None:
+    # 2 x 3 cells after one prefix row, MAE's columns: each row as encoding((2, 3), 8, ...) has it.
+    args = ["2x3", "8", "--preset", "mae", "--prefix", "1", "--exact", "--dtype", "float32", "--format", output]
+    status, out, err = run_main(capsys, *args, *(["--header"] if output in ("csv", "hex") else []))
+    assert status == 0 and err == ""
+    expected = encoding((2, 3), 8, preset="mae", prefix=1, exact=True, dtype="float32")
+    names = ["sin_x0", "sin_x1", "cos_x0", "cos_x1", "sin_y0", "sin_y1", "cos_y0", "cos_y1"]
+    lines = out.splitlines()
+
+    def read(texts: List[str]) -> List[float]:
+        # The shortest decimal of each float32, read back exactly and rounded to float32.
+        return [reference.round_to(text, "float32", exact=True) for text in texts]
+
+    if output == "json":
+        assert [read(row) for row in json.loads(out, parse_float=str, parse_int=str)] == expected
+    elif output == "table":
+        assert lines[0].split() == ["pos"] + [word for c, name in enumerate(names) for word in (str(c), name)]
+        assert [line.split()[0] for line in lines[1:3]] == ["prefix", "(0,"] and lines[-1].startswith("  (1, 2)")
+        assert [read(line.split(")")[-1].split()) for line in lines[2:]] == expected[1:]
+    else:
+        assert lines[0] == ",".join(names)
+        cells = [line.split(",") for line in lines[1:]]
+        if output == "hex":
+            assert [[reference.from_bits(int(x, 16), "float32") for x in row] for row in cells] == expected
+        else:
+            assert [read(row) for row in cells] == expected
+
+
+def test_a_video_grid_and_the_grid_options(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["2x3x2", "32", "--preset", "cogvideox", "--format", "json"]
+    assert json.loads(run_main(capsys, *args)[1]) == encoding((2, 3, 2), 32, preset="cogvideox")
+    options = ["--columns", "xy", "--split", "1:3", "--normalize", "--epsilon", "1/2", "--position-scale", "3,1/3"]
+    status, out, _ = run_main(capsys, "3x4", "16", "--layout", "sin-cos", *options, "--format", "json")
+    keywords: Dict[str, Any] = dict(columns="xy", split="1:3", normalize=True, epsilon="1/2", position_scale=(3, "1/3"))
+    assert status == 0 and json.loads(out) == encoding((3, 4), 16, layout="sin-cos", **keywords)

@@ -243,7 +243,11 @@ def test_normalized_positions_are_over_the_length_plus_epsilon() -> None:
             "position_scale must be finite and greater than 0, got 0",
         ),
         (lambda: encoding((4, 4), 8, prefix=-1), ValueError, "prefix must be at least 0, got -1"),
-        (lambda: encoding((4, 4), 8, positions=[1, 2]), ValueError, "positions must not be given for a grid"),
+        (
+            lambda: encoding((4, 4), 8, positions=[1, 2]),
+            ValueError,
+            "positions must not be given for a grid, whose cells have theirs (give start, step and position_scale), got [1, 2]",
+        ),
         (lambda: encoding((4, 4), 8, scales=2), TypeError, "encoding() got an unexpected keyword argument 'scales'"),
     ],
 )
