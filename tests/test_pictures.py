@@ -57,6 +57,28 @@ def test_heatmap_size_and_cell_colours(tmp_path: Path) -> None:
         assert image.getpixel(point) == (255, 255, 255), point
 
 
+def test_heatmap_cells_are_framed_by_a_line_outside_them_and_ticked_from_outside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 4 x 4 cells of 192 x 128 pixels from (90, 60): every pixel of a cell is the cell's colour, the frame
+    # is the one-pixel line just outside them, and each tick stands outside the frame.
+    path = tmp_path / "heat.png"
+    assert run_main(capsys, "4", "4", "--plot", str(path))[0] == 0
+    image = decode(path)
+    axis = (40, 40, 40)
+    left, top, width, height = 90, 60, 768, 512
+    for y in range(top, top + height):
+        row = [image.getpixel((x, y)) for x in range(left, left + width)]
+        assert row == [row[c * 192 + 96] for c in range(4) for _ in range(192)], y
+        assert axis not in row and image.getpixel((left - 1, y)) == image.getpixel((left + width, y)) == axis
+    for x in range(left - 1, left + width + 1):
+        assert image.getpixel((x, top - 1)) == image.getpixel((x, top + height)) == axis, x
+    for pos in range(4):  # position ticks: 6 pixels left of the cells
+        assert [image.getpixel((x, top + pos * 128 + 64)) for x in range(left - 6, left)] == [axis] * 6
+    for dim in range(4):  # dimension ticks: 6 pixels below them
+        assert [image.getpixel((left + dim * 192 + 96, y)) for y in range(top + height, top + height + 6)] == [axis] * 6
+
+
 def test_heatmap_has_a_colour_bar_and_labels(tmp_path: Path) -> None:
     path = tmp_path / "heat.png"
     assert run("50", "64", "--plot", str(path))[0] == 0
