@@ -6811,9 +6811,9 @@ def _grid_rows(
         )
     sizes = [_check_integer("seq_len", n, 0) for n in shape]
     letters = "yx" if len(sizes) == 2 else "tyx"
-    names = [row[0] for row in _GRID_FIELDS]
+    grid_fields = [row[0] for row in _GRID_FIELDS]
     settings = {row[0]: row[1] for row in _GRID_FIELDS}
-    one_d = {name: given for name, given in fields.items() if name not in names}
+    one_d = {name: given for name, given in fields.items() if name not in grid_fields}
     base = convention
     for name, _, axes, changes, grid_changes in _GRID_PRESETS:
         if one_d.get("preset") == name:
@@ -6827,7 +6827,7 @@ def _grid_rows(
             settings.update(grid_changes)
             del one_d["preset"]
     for name, given in fields.items():
-        if name in names and given is not None:
+        if name in grid_fields and given is not None:
             settings[name] = given
     # The grid's fields checked, each as its kind.
     columns, split, blocks, normalize = letters, [1] * len(sizes), False, False
