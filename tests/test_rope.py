@@ -989,6 +989,19 @@ def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object])
     assert report.diagnosis == PREFIX + "with base 500000" + SUFFIX
 
 
+def test_a_sin_cache_whose_slow_pairs_are_all_zero_in_its_format_is_read() -> None:
+    # Base 1e12 in float16: the slowest pairs' sines round to 0 on every row, so their frequencies read as 0;
+    # the base is read from the others.
+    _, sin = rope(64, 64, base=10**12, exact=True, dtype="float16")
+    assert sum(1 for x in sin[-1] if x == 0.0) >= 8
+    report = compare_rope(sin, kind="sin", dtype="float16")
+    assert report.diagnosis == (
+        "Diagnosis: the table follows the RoPE sin cache (half layout, base 10000) with base 1000000000000 instead of"
+        " 10000; it reproduces every element. The call that reproduces it: rope(64, 64, base=1000000000000,"
+        " dtype='float16')[1] (on the command line: --rope sin --base 1000000000000 --dtype float16)."
+    )
+
+
 @pytest.mark.parametrize(
     "made_with, words",
     [
