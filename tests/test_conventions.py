@@ -232,6 +232,15 @@ def test_the_fields_are_declared_once_and_the_stub_the_types_and_the_options_fol
     assert all(isinstance(a, argparse._StoreConstAction) == (a.dest in ("full_turns", "descending")) for a in options)
 
 
+@pytest.mark.parametrize("text", ["0.2", "0.04", "-0.6", "0.008", "0.0001", "0.3", "1/3", "-7/6"])
+def test_a_decimal_or_fraction_given_as_a_string_is_shown_as_given(text: str) -> None:
+    # A terminating decimal is shown as one, whatever powers of 2 and 5 its denominator holds (1/5, 1/25,
+    # 3/10, 1/125); another fraction as n/m.
+    convention = Convention(start=text, step=text)
+    assert convention.start == convention.step == text
+    assert f"p = {text}, " in str(convention)
+
+
 def test_each_field_is_read_and_checked_as_its_row_says() -> None:
     # A default is what a Convention() holds; every public attribute is a field, as given.
     plain = Convention()

@@ -1505,3 +1505,16 @@ def test_a_candidate_is_named_closest_only_when_it_reproduces_an_element() -> No
     text = str(compare(table).diagnosis)
     assert "nothing known explains the table: no candidate reproduces any of the elements compared" in text, text
     assert "closest" not in text
+
+
+@pytest.mark.parametrize("far, checkable", [(3, True), (5, True), (6, False)])
+def test_a_table_cannot_be_checked_only_when_more_than_half_its_elements_are_not_judged(
+    far: int, checkable: bool
+) -> None:
+    # d_model 2 in float32: the rows at positions past 32767 are not judged, the others are; 10 rows.
+    positions = list(range(10 - far)) + [40000 + r for r in range(far)]
+    table = encoding(10, 2, positions=positions, exact=True, dtype="float32")
+    report = compare(table, positions=positions, dtype="float32")
+    assert report.unjudged == 2 * far
+    assert report.ok == checkable
+    assert (report.uncheckable is None) == checkable

@@ -252,6 +252,24 @@ def test_a_colour_outside_minus_1_to_1_is_the_colour_of_the_nearer_end() -> None
     assert pe_reference._colour(-1.0) != pe_reference._colour(-0.9)
 
 
+def test_the_colour_map_passes_through_its_five_stops_and_is_straight_between_them() -> None:
+    # ColorBrewer's RdBu stops at -1, -0.5, 0, 0.5 and 1 (the README's heatmap), and between two stops each
+    # channel moves linearly: at a quarter, a quarter of the way, rounded to the nearest integer.
+    stops = {
+        -1.0: (33, 102, 172),
+        -0.5: (146, 197, 222),
+        0.0: (247, 247, 247),
+        0.5: (244, 165, 130),
+        1.0: (178, 24, 43),
+    }
+    for x, colour in stops.items():
+        assert pe_reference._colour(x) == colour
+    for (x0, c0), (x1, c1) in zip(list(stops.items()), list(stops.items())[1:]):
+        for t in (0.25, 0.5, 0.75):
+            expected = tuple(int(a + (b - a) * t + 0.5) for a, b in zip(c0, c1))
+            assert pe_reference._colour(x0 + (x1 - x0) * t) == expected, (x0, t)
+
+
 # (start, end, the points between them, both included): horizontal, vertical, diagonal, each way.
 LINES = [
     ((5, 10), (20, 10), [(x, 10) for x in range(5, 21)]),

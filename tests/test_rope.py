@@ -989,6 +989,17 @@ def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object])
     assert report.diagnosis == PREFIX + "with base 500000" + SUFFIX
 
 
+@pytest.mark.parametrize("base", [500, 160000])
+def test_a_cache_of_two_pairs_is_read(base: int) -> None:
+    # head_dim 4: the base is read from the two pairs' frequencies alone, no preset base near it.
+    cos, _ = rope(64, 4, base=base)
+    assert compare_rope(cos).diagnosis == (
+        f"Diagnosis: the table follows the RoPE cos cache (half layout, base 10000) with base {base} instead of"
+        f" 10000; it reproduces every element. The call that reproduces it: rope(64, 4, base={base})[0] (on the"
+        f" command line: --rope cos --base {base})."
+    )
+
+
 def test_a_sin_cache_whose_slow_pairs_are_all_zero_in_its_format_is_read() -> None:
     # Base 1e12 in float16: the slowest pairs' sines round to 0 on every row, so their frequencies read as 0;
     # the base is read from the others.
@@ -1104,6 +1115,29 @@ def test_a_rotated_elements_arithmetic_allowance_is_weighted_by_its_pair() -> No
         row[column] += error
         found = rope_share(row, setup, "rotated", vector, 0.0, "float64")
         assert found == share
+
+
+def test_large_vectors_rotated_in_float32_pass_their_weighted_allowance() -> None:
+    # Vectors of magnitude about 1000 rotated in float32 arithmetic, each product and sum rounded, as a
+    # kernel computes them: an error of a few float32 ulps of 1000, far past the unweighted 2**-19 * (1 + angle),
+    # within the allowance weighted by |x[a]| + |x[b]|.
+    def f32(v: float) -> float:
+        return float(struct.unpack("<f", struct.pack("<f", v))[0])
+
+    head, seq_len = 8, 64
+    cos, sin = rope(seq_len, head, exact=True, dtype="float32")
+    x = [[f32(1000.0 + 37.0 * r + 11.0 * c) * (-1) ** c for c in range(head)] for r in range(seq_len)]
+    rotated = []
+    for r in range(seq_len):
+        row = [0.0] * head
+        for a in range(head // 2):
+            b = a + head // 2
+            row[a] = f32(f32(x[r][a] * cos[r][a]) - f32(x[r][b] * sin[r][a]))
+            row[b] = f32(f32(x[r][b] * cos[r][b]) + f32(x[r][a] * sin[r][b]))
+        rotated.append(row)
+    report = compare_rope(rotated, kind="rotated", x=x, dtype="float32")
+    assert report.ok, str(report)
+    assert report.max_abs_error > 2.0**-19 * 64  # beyond what an unweighted allowance would give any element
 
 
 @pytest.mark.parametrize("position", [1, 2, 3, 4, 8, 100])
