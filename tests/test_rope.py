@@ -989,6 +989,18 @@ def test_another_base_is_tried_with_the_same_scaling(scaling: Dict[str, object])
     assert report.diagnosis == PREFIX + "with base 500000" + SUFFIX
 
 
+def test_a_cache_of_two_rows_is_diagnosed_by_the_setups_tried_one_change_at_a_time() -> None:
+    # Too short to read a setup from (the fit needs three rows): the known bases are tried, 500 is not one.
+    cos, _ = rope(2, 8, base=500000)
+    assert compare_rope(cos).diagnosis == (
+        "Diagnosis: the table follows the RoPE cos cache (half layout, base 10000) with base 500000; it reproduces"
+        " every element."
+    )
+    cos, _ = rope(2, 8, base=500)
+    diagnosis = compare_rope(cos).diagnosis
+    assert diagnosis is not None and diagnosis.startswith("Diagnosis: nothing known explains the table.")
+
+
 @pytest.mark.parametrize("base", [500, 160000])
 def test_a_cache_of_two_pairs_is_read(base: int) -> None:
     # head_dim 4: the base is read from the two pairs' frequencies alone, no preset base near it.
