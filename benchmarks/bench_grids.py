@@ -1,0 +1,72 @@
+"""Benchmark grids: time and peak memory as the grid grows, in one run.
+
+    python benchmarks/bench_grids.py
+
+A grid's table is each axis's 1-D table, computed once, placed in every cell's row: rows() streams
+it holding the axes' tables and one row, so its memory grows with the axes' lengths, not with the
+cells; encoding() holds the whole table.  Each measure runs in a child process of its own (its peak
+resident memory is the child's), exact float32 values of SD3's preset at d_model 1536, from a 16 x 16
+grid to SD3.5's 384 x 384; and the 1-D table of as many values, for the time per value.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+D_MODEL = 1536
+
+CHILD = """
+import resource, sys, time
+sys.path.insert(0, {root!r})
+import pe_reference
+start = time.perf_counter()
+{work}
+seconds = time.perf_counter() - start
+print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def measure(work: str) -> Tuple[float, int]:
+    """Seconds and peak resident kilobytes of work, in a new interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD.format(root=str(ROOT), work=work)], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return float(out[0]), int(out[1])
+
+
+def main() -> None:
+    baseline = measure("pass")[1]
+    print(f"{sys.implementation.name} {sys.version.split()[0]}; preset sd3, d_model {D_MODEL}, exact float32")
+    print("  grid         values   rows() s   s/1M values   rows() MB   axes' values   encoding() s   encoding() MB")
+    rates = []
+    for size in (16, 64, 96, 192, 384):
+        stream = (
+            f"for _ in pe_reference.rows(({size}, {size}), {D_MODEL}, preset='sd3', exact=True, dtype='float32'): pass"
+        )
+        seconds, peak = measure(stream)
+        if size <= 96:
+            held, held_peak = measure(
+                f"t = pe_reference.encoding(({size}, {size}), {D_MODEL}, preset='sd3', exact=True, dtype='float32')"
+            )
+            held_text = f"{held:14.2f}   {(held_peak - baseline) / 1024:13.1f}"
+        else:
+            held_text = f"{'-':>14}   {'-':>13}"
+        values = size * size * D_MODEL
+        print(
+            f"  {size:>3}x{size:<3} {values:>12,} {seconds:10.2f} {seconds / values * 1e6:13.3f}"
+            f" {(peak - baseline) / 1024:11.1f} {2 * size * D_MODEL // 2:14,}   {held_text}"
+        )
+        rates.append(seconds / values * 1e6)
+    # The 1-D table of as many values as the 64 x 64 grid, streamed: what computing each axis once saves.
+    one_d, _ = measure(f"for _ in pe_reference.rows({64 * 64}, {D_MODEL}, exact=True, dtype='float32'): pass")
+    print(f"  the 1-D table of 4096 x {D_MODEL} values, exact float32, streamed: {one_d:.2f} s")
+    print(
+        f"  from 16x16 to {size}x{size} ({size * size // 256}x the cells): {min(rates):.3f} to {max(rates):.3f} s per"
+        " million values, and rows() holds the axes' tables, not the cells"
+    )
+
+
+if __name__ == "__main__":
+    main()
