@@ -294,9 +294,9 @@ def _parser(prog: str) -> "ArgumentParser":
 
     def shape(text: str) -> "Union[int, Tuple[int, ...]]":
         # SEQ_LEN: a plain decimal integer, or a grid's shape of 2 or 3 of them joined by x (16x16).
-        if "x" not in text:
+        if "x" not in text.lower():
             return _cli_integer("seq_len", 0)(text)
-        sizes = text.split("x")
+        sizes = text.lower().split("x")
         if not 2 <= len(sizes) <= 3 or not all(map(_is_decimal_integer, sizes)):
             raise argparse.ArgumentTypeError(
                 f"seq_len must be an integer or a grid's shape such as 16x16, got {text!r}"
@@ -1306,10 +1306,12 @@ class _Request:
             for n in shape:
                 cells *= n
             r -= self.seq_len - cells  # the prefix's rows before the cells
+            if r < 0:
+                return "prefix"
             for n in reversed(shape):
                 index.insert(0, str(r % n))
                 r //= n
-            return "prefix" if r < 0 else "(" + ", ".join(index) + ")"
+            return "(" + ", ".join(index) + ")"
         if self.rope is not None:
             positions = self.rope.positions
             return str(r) if positions is None else _fraction_text(positions[r])
@@ -1513,12 +1515,13 @@ def rows(
       ...
     ValueError: seq_len must be at least 0, got -1
     """
+    if not isinstance(seq_len, (tuple, list)):
+        seq_len = _check_integer("seq_len", seq_len, 0)
     d_model = _check_integer("d_model", d_model, 1)
     exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
     if isinstance(seq_len, (tuple, list)):
         return _grid_rows("rows", seq_len, d_model, exact, dtype, convention, fields)[1]
-    seq_len = _check_integer("seq_len", seq_len, 0)
     return _rows(_convention("rows", d_model, convention, fields), seq_len, d_model, exact, dtype)
 
 
@@ -6792,7 +6795,7 @@ def _grid_rows(
     Each axis has its share of d_model and the 1-D convention asked (a grid preset's, or any preset's,
     changed by the keywords), at positions ``(start + k * step) * position_scale``, divided by the axis's
     length plus ``epsilon`` when ``normalize``; its 1-D table at those positions is computed as a
-    sequence's is, exact or fast.  ``columns`` orders the axes' blocks and ``arrangement`` places them:
+    sequence's is, exact or fast.  ``axis_order`` orders the axes' blocks and ``arrangement`` places them:
     ``axes``, each block whole (MAE's), or ``functions``, every block's first half (its sines) then every
     second half (timm's):
 
@@ -6814,23 +6817,27 @@ def _grid_rows(
     grid_fields = [row[0] for row in _GRID_FIELDS]
     settings = {row[0]: row[1] for row in _GRID_FIELDS}
     one_d = {name: given for name, given in fields.items() if name not in grid_fields}
-    base = convention
-    for name, _, axes, changes, grid_changes in _GRID_PRESETS:
-        if one_d.get("preset") == name:
+    per_axis = convention
+    preset = one_d.get("preset")
+    for name, _, axis_count, changes, grid_changes in _GRID_PRESETS:
+        if preset == name:
             if convention is not None:
                 raise ValueError(f"give preset or convention, not both, got preset={_short(name)}")
-            if axes != len(sizes):
+            if axis_count != len(sizes):
                 raise ValueError(
-                    f"seq_len must be a shape of {axes} axes in the {name} grid, got {_short(tuple(shape))}"
+                    f"seq_len must be a shape of {axis_count} axes in the {name} grid, got {_short(tuple(shape))}"
                 )
-            base = Convention()._with(**dict(changes))
+            per_axis = Convention()._with(**dict(changes))
             settings.update(grid_changes)
             del one_d["preset"]
+    if isinstance(preset, str) and "preset" in one_d and preset not in PRESETS:
+        known = ", ".join(list(PRESETS) + [row[0] for row in _GRID_PRESETS])
+        raise ValueError(f"preset must be one of {known}, got {_short(preset)}")
     for name, given in fields.items():
         if name in grid_fields and given is not None:
             settings[name] = given
     # The grid's fields checked, each as its kind.
-    columns, split, blocks, normalize = letters, [1] * len(sizes), False, False
+    axis_order, split, function_major, normalize = letters, [1] * len(sizes), False, False
     epsilon: "_Fraction" = (0, 1)
     scales: "List[_Fraction]" = []
     prefix = 0
@@ -6841,23 +6848,25 @@ def _grid_rows(
         return given
 
     for name, given in settings.items():
-        if name == "columns" and given is not None:
-            columns = text(name, given)
-            if sorted(columns) != sorted(letters):
-                raise ValueError(f"columns must order the letters {letters} of the shape's axes, got {_short(given)}")
+        if name == "axis_order" and given is not None:
+            axis_order = text(name, given)
+            if sorted(axis_order) != sorted(letters):
+                raise ValueError(
+                    f"axis_order must order the letters {letters} of the shape's axes, got {_short(given)}"
+                )
         elif name == "split":
             weights = text(name, given).split(":")
             if given == "round-up":
                 split = []
             elif given != "equal":
-                if len(weights) != len(sizes) or not all(w.isdigit() and int(w) > 0 for w in weights):
+                if len(weights) != len(sizes) or not all(_is_decimal_integer(w) and int(w) > 0 for w in weights):
                     raise ValueError(
                         f"split must be equal, round-up or {len(sizes)} positive weights such as 2:3:3,"
                         f" got {_short(given)}"
                     )
                 split = [int(w) for w in weights]
         elif name == "arrangement":
-            blocks = _check_choice(name, given, ("axes", "functions")) == "functions"
+            function_major = _check_choice(name, given, ("axes", "functions")) == "functions"
         elif name == "normalize":
             normalize = _check_flag(name)(given)
         elif name == "epsilon":
@@ -6876,27 +6885,30 @@ def _grid_rows(
             "positions must not be given for a grid, whose cells have theirs (give start, step and position_scale),"
             f" got {_short(one_d['positions'])}"
         )
-    asked = _convention(function, d_model, base, one_d, refuse_odd=False)
-    # Each axis's width, in the columns' order: a share of d_model, or (round-up) d_model / axes rounded
-    # up to even, the table cut to d_model.
-    order = [letters.index(letter) for letter in columns]
+    if fields.get("epsilon") is not None and not normalize:
+        given_epsilon = _short(settings["epsilon"])
+        raise ValueError(f"epsilon must go with normalize=True, got epsilon={given_epsilon} without it")
+    asked = _convention(function, d_model, per_axis, one_d, refuse_odd=False)
+    # Each axis's width, in the shape's order: a share of d_model, or (round-up) d_model / axes rounded
+    # up to even, the table cut to d_model.  order: the axes in the columns' order.
+    order = [letters.index(letter) for letter in axis_order]
     if split:
         if d_model % sum(split):
             raise ValueError(f"d_model must be a multiple of {sum(split)} to split among the axes, got {d_model}")
         widths = [d_model * w // sum(split) for w in split]
     else:
         widths = [-(-d_model // (2 * len(sizes))) * 2] * len(sizes)
-    if blocks and asked._fields["layout"] == "interleaved":
+    if function_major and asked._fields["layout"] == "interleaved":
         raise ValueError("arrangement must be axes for an interleaved layout, got 'functions'")
-    if any(w % 2 for w in widths) and (blocks or asked._fields["odd"] == "error"):
+    if any(w % 2 for w in widths) and (function_major or asked._fields["odd"] == "error"):
         shown = ", ".join(str(w) for w in widths)
         raise ValueError(f"d_model must split into even widths in this grid, got {d_model} (widths {shown})")
     # Each axis's 1-D rows, at (start + k * step) * scale, over n + epsilon when normalized; checked now,
     # computed at the first row.
     axis_rows: "List[Iterator[List[float]]]" = [iter([])] * len(sizes)
     start, step = asked._fields["start"], asked._fields["step"]
-    for width, axis in zip(widths, order):
-        n = sizes[axis]
+    for axis in order:
+        n, width = sizes[axis], widths[axis]
         p, q = scales[axis] if scales else (1, 1)
         if normalize:
             p, q = p * epsilon[1], q * (n * epsilon[1] + epsilon[0])
@@ -6909,8 +6921,8 @@ def _grid_rows(
 
     def place(parts: "List[List[Any]]") -> "List[Any]":
         # The axes' parts, in the columns' order, as the arrangement places them, cut to d_model.
-        row = [x for part in parts for x in (part[: len(part) // 2] if blocks else part)]
-        if blocks:
+        row = [x for part in parts for x in (part[: len(part) // 2] if function_major else part)]
+        if function_major:
             row += [x for part in parts for x in part[len(part) // 2 :]]
         return row[:d_model]
 
@@ -6931,7 +6943,7 @@ def _grid_rows(
                 ("sin_", "cos_", "zero")[kind] + (letters[axis] + str(pair) if kind != _ZERO else "")
                 for kind, pair in plan
             ]
-            for plan, axis in ((asked._plan(width), axis) for width, axis in zip(widths, order))
+            for plan, axis in ((asked._plan(widths[axis]), axis) for axis in order)
         ]
     )
     return prefix + cells, table(), names
@@ -7425,10 +7437,11 @@ def _convention(
         chosen = convention
     else:
         if any(preset == row[0] for row in _GRID_PRESETS):
-            raise ValueError(
-                f"preset must be a sequence's convention with an integer seq_len; a grid's, as {preset!r}, takes"
-                f" seq_len as the grid's shape, as (16, 16) or 16x16, got {preset!r}"
-            )
+            if function in ("encoding", "rows", "main"):
+                rule = "for an integer seq_len; a grid's takes seq_len as its shape, as (16, 16) (16x16 on the command line)"
+            else:
+                rule = f"in {function}(); a grid's goes with encoding() and rows() only"
+            raise ValueError(f"preset must be a sequence's convention {rule}, got {_short(preset)}")
         chosen = PRESETS[_check_choice("preset", "paper" if preset is None else preset, tuple(PRESETS))]
     changes = {name: given for name, given in shortcuts.items() if name != "preset" and given is not None}
     asked = chosen.replace(**changes) if changes else chosen
@@ -7523,8 +7536,8 @@ _PRESETS: "Tuple[Tuple[str, str, Tuple[Tuple[str, object], ...]], ...]" = (
 # axes are y and x, a 3-D shape's t, y and x.  The table functions take them as keywords beside a
 # Convention's fields, and _grid_rows checks them.
 _GRID_FIELDS: "Tuple[Tuple[str, object, str], ...]" = (
-    ("columns", None, "the axes' order in the columns, as letters of t, y, x (default the shape's order)"),
-    ("split", "equal", "each axis's share of d_model in the columns' order: equal, round-up or weights as 2:3:3"),
+    ("axis_order", None, "the axes' blocks in the columns' order, as letters of t, y, x (default the shape's order)"),
+    ("split", "equal", "each axis's share of d_model in the shape's order: equal, round-up or weights as 2:3:3"),
     ("arrangement", "axes", "axes: each axis's columns together; functions: every axis's sines, then cosines"),
     ("normalize", False, "divide each axis's positions by its length plus epsilon"),
     ("epsilon", 0, "what normalize adds to an axis's length (default 0)"),
@@ -7541,21 +7554,21 @@ _GRID_PRESETS: "Tuple[Tuple[str, str, int, Tuple[Tuple[str, object], ...], Tuple
         "MAE's and DiT's get_2d_sincos_pos_embed: x's sines and cosines, then y's",
         2,
         (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "xy"),),
+        (("axis_order", "xy"),),
     ),
     (
         "diffusers-2d",
         "diffusers' get_2d_sincos_pos_embed: MAE's, positions k * base_size / n (base_size 16)",
         2,
         (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "xy"), ("normalize", True), ("position_scale", 16)),
+        (("axis_order", "xy"), ("normalize", True), ("position_scale", 16)),
     ),
     (
         "sd3",
         "Stable Diffusion 3's PatchEmbed: diffusers' 2-D table with base_size 64",
         2,
         (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "xy"), ("normalize", True), ("position_scale", 64)),
+        (("axis_order", "xy"), ("normalize", True), ("position_scale", 64)),
     ),
     (
         "timm-sincos2d",
@@ -7604,14 +7617,14 @@ _GRID_PRESETS: "Tuple[Tuple[str, str, int, Tuple[Tuple[str, object], ...], Tuple
         "diffusers' get_3d_sincos_pos_embed: t, x, y, each sines then cosines, a quarter of the width for t",
         3,
         (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "txy"), ("split", "2:3:3")),
+        (("axis_order", "txy"), ("split", "2:3:3")),
     ),
     (
         "cogvideox",
         "CogVideoX's 3-D table: diffusers', the spatial positions divided by 1.875",
         3,
         (("layout", "sin-cos"), ("odd", "error")),
-        (("columns", "txy"), ("split", "2:3:3"), ("position_scale", (1, "8/15", "8/15"))),
+        (("axis_order", "txy"), ("split", "2:3:3"), ("position_scale", (1, "8/15", "8/15"))),
     ),
 )
 

@@ -93,7 +93,7 @@ API_CASES = [
     "encoding(16, 8, preset='mae')",
     "encoding((16, 16), 6, preset='mae')",
     "encoding((16, 16), 8, preset='cogvideox')",
-    "encoding((16, 16), 8, columns='xz')",
+    "encoding((16, 16), 8, axis_order='xz')",
 ]
 
 CLI_CASES = [
@@ -138,7 +138,7 @@ CLI_CASES = [
     ["--rope", "cos", "--check", "FOLDER/t.csv", "--rope-layout", "diagonal"],
     ["16x", "8"],
     ["16", "8", "--preset", "mae"],
-    ["16", "8", "--columns", "xy"],
+    ["16", "8", "--axis-order", "xy"],
     ["16x16", "8", "--explain"],
 ]
 

@@ -194,8 +194,11 @@ BAD_USAGE = [
     # Grids: SEQ_LEN a shape.
     (["2x", "8"], "seq_len must be an integer or a grid's shape such as 16x16, got '2x'"),
     (["2x3x4x5", "8"], "seq_len must be an integer or a grid's shape such as 16x16, got '2x3x4x5'"),
-    (["16", "8", "--preset", "mae"], "a grid's, as 'mae', takes seq_len as the grid's shape, as (16, 16) or 16x16"),
-    (["16", "8", "--columns", "xy"], "--columns goes with a grid's shape as SEQ_LEN, such as 16x16"),
+    (
+        ["16", "8", "--preset", "mae"],
+        "a grid's takes seq_len as its shape, as (16, 16) (16x16 on the command line), got 'mae'",
+    ),
+    (["16", "8", "--axis-order", "xy"], "--axis-order goes with a grid's shape as SEQ_LEN, such as 16x16"),
     (["16", "8", "--normalize"], "--normalize goes with a grid's shape as SEQ_LEN, such as 16x16"),
     (["2x3", "6", "--preset", "mae"], "d_model must split into even widths in this grid, got 6 (widths 3, 3)"),
     (["2x3", "8", "--preset", "cogvideox"], "seq_len must be a shape of 3 axes in the cogvideox grid, got (2, 3)"),
@@ -729,7 +732,16 @@ def test_a_grid_prints_the_table_encoding_gives(capsys: pytest.CaptureFixture[st
 def test_a_video_grid_and_the_grid_options(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["2x3x2", "32", "--preset", "cogvideox", "--format", "json"]
     assert json.loads(run_main(capsys, *args)[1]) == encoding((2, 3, 2), 32, preset="cogvideox")
-    options = ["--columns", "xy", "--split", "1:3", "--normalize", "--epsilon", "1/2", "--position-scale", "3,1/3"]
+    options = ["--axis-order", "xy", "--split", "1:3", "--normalize", "--epsilon", "1/2", "--position-scale", "3,1/3"]
     status, out, _ = run_main(capsys, "3x4", "16", "--layout", "sin-cos", *options, "--format", "json")
-    keywords: Dict[str, Any] = dict(columns="xy", split="1:3", normalize=True, epsilon="1/2", position_scale=(3, "1/3"))
+    keywords: Dict[str, Any] = dict(
+        axis_order="xy", split="1:3", normalize=True, epsilon="1/2", position_scale=(3, "1/3")
+    )
     assert status == 0 and json.loads(out) == encoding((3, 4), 16, layout="sin-cos", **keywords)
+
+
+def test_an_empty_grid_prints_its_prefix_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    # 0 x 3 cells after one prefix row: the prefix's row is labelled, and no cell is.
+    status, out, err = run_main(capsys, "0x3", "8", "--prefix", "1")
+    assert (status, err) == (0, "")
+    assert [line.split()[0] for line in out.splitlines()] == ["pos", "prefix"]

@@ -170,7 +170,7 @@ def test_a_1d_preset_per_axis_and_the_grids_fields_as_keywords() -> None:
     table = encoding((3, 5), 16)
     assert table[1 * 5 + 4] == paper[1] + paper[4]
     # The keywords change the preset's grid: MAE's with the axes in the shape's order is RT-DETR's.
-    assert encoding((3, 5), 16, preset="mae", columns="yx") == encoding((3, 5), 16, preset="rt-detr")
+    assert encoding((3, 5), 16, preset="mae", axis_order="yx") == encoding((3, 5), 16, preset="rt-detr")
     # timm's interleave_sin_cos=True is its axes arrangement: RT-DETR's table.
     assert encoding((3, 5), 16, preset="timm-sincos2d", arrangement="axes") == encoding((3, 5), 16, preset="rt-detr")
     # position_scale per axis, in the shape's order.
@@ -178,6 +178,14 @@ def test_a_1d_preset_per_axis_and_the_grids_fields_as_keywords() -> None:
     halves = encoding(10, 4, preset="tf-tutorial", step="1/2", exact=True)
     doubles = encoding(3, 4, preset="tf-tutorial", step=2, exact=True)
     assert scaled[2 * 5 + 3] == halves[3] + doubles[2]
+
+
+def test_split_and_position_scale_follow_the_shapes_order_and_axis_order_the_columns() -> None:
+    # Shape (2, 3): y then x.  split 1:2 gives y 4 columns and x 8; axis_order xy puts x's 8 first.
+    table = encoding((2, 3), 12, layout="sin-cos", split="1:2", axis_order="xy", position_scale=(3, "1/2"), exact=True)
+    ys = encoding(2, 4, layout="sin-cos", step=3, exact=True)
+    xs = encoding(3, 8, layout="sin-cos", step="1/2", exact=True)
+    assert table[1 * 3 + 2] == xs[2] + ys[1]
 
 
 def test_normalized_positions_are_over_the_length_plus_epsilon() -> None:
@@ -216,11 +224,11 @@ def test_normalized_positions_are_over_the_length_plus_epsilon() -> None:
         ),
         (lambda: encoding((4, 4), 9), ValueError, "d_model must be a multiple of 2 to split among the axes, got 9"),
         (
-            lambda: encoding((4, 4), 8, columns="xz"),
+            lambda: encoding((4, 4), 8, axis_order="xz"),
             ValueError,
-            "columns must order the letters yx of the shape's axes, got 'xz'",
+            "axis_order must order the letters yx of the shape's axes, got 'xz'",
         ),
-        (lambda: encoding((4, 4), 8, columns=1), TypeError, "columns must be a str, got int 1"),
+        (lambda: encoding((4, 4), 8, axis_order=1), TypeError, "axis_order must be a str, got int 1"),
         (
             lambda: encoding((4, 4), 8, split="1:0"),
             ValueError,
@@ -322,14 +330,20 @@ def assert_close_to_exact(
 
 
 @pytest.mark.peers("numpy", "torch", "diffusers")
-@pytest.mark.parametrize("size, d_model, base_size", [(64, 1152, 32), (96, 1536, 64)])
-def test_diffusers_2d_table_with_its_base_size(size: int, d_model: int, base_size: int) -> None:
+@pytest.mark.parametrize(
+    "shape, d_model, base_size", [((64, 64), 1152, 32), ((96, 96), 1536, 64), ((24, 40), 1152, 32), ((14, 14), 768, 14)]
+)
+def test_diffusers_2d_table_with_its_base_size(shape: Tuple[int, int], d_model: int, base_size: int) -> None:
     from diffusers.models.embeddings import get_2d_sincos_pos_embed
 
-    # PixArt-alpha 1024 (base_size 64, interpolation_scale 2: 32) and SD3 (pos_embed_max_size 96, base_size 64).
-    table = get_2d_sincos_pos_embed(d_model, size, base_size=base_size, interpolation_scale=1.0).float().numpy()
-    assert table.dtype == numpy.float32 and table.shape == (size * size, d_model)
-    assert_close_to_exact(table, (size, size), d_model, "diffusers-2d", base_size, position_scale=base_size)
+    # PixArt-alpha 1024 (base_size 64, interpolation_scale 2: 32), SD3 (pos_embed_max_size 96, base_size 64),
+    # a grid of another shape (each axis over its own length), and DiT's (base_size the grid: positions k,
+    # MAE's table).
+    table = get_2d_sincos_pos_embed(d_model, shape, base_size=base_size, interpolation_scale=1.0).float().numpy()
+    assert table.dtype == numpy.float32 and table.shape == (shape[0] * shape[1], d_model)
+    assert_close_to_exact(table, shape, d_model, "diffusers-2d", base_size, position_scale=base_size)
+    if base_size == shape[0] == shape[1]:
+        assert_close_to_exact(table, shape, d_model, "mae", base_size)
 
 
 @pytest.mark.peers("numpy", "torch", "diffusers")
@@ -343,32 +357,49 @@ def test_sd3_patch_embed_buffer() -> None:
 
 
 @pytest.mark.peers("numpy", "torch", "transformers")
-@pytest.mark.parametrize("size", [16, 64])
-def test_rt_detr_and_vit_mae_tables(size: int) -> None:
+@pytest.mark.parametrize("shape", [(16, 16), (64, 64), (24, 40)])
+def test_rt_detr_tables(shape: Tuple[int, int]) -> None:
     from transformers.models.rt_detr.modeling_rt_detr import build_2d_sinusoidal_position_embedding
 
-    table = build_2d_sinusoidal_position_embedding(size, size, embed_dim=256, cls_token=True).numpy()
-    assert table.dtype == numpy.float32 and table.shape == (size * size + 1, 256)
-    assert_close_to_exact(table, (size, size), 256, "rt-detr", size, prefix=1)
+    table = build_2d_sinusoidal_position_embedding(*shape, embed_dim=256, cls_token=True).numpy()
+    assert table.dtype == numpy.float32 and table.shape == (shape[0] * shape[1] + 1, 256)
+    assert_close_to_exact(table, shape, 256, "rt-detr", max(shape), prefix=1)
+
+
+@pytest.mark.peers("numpy", "torch", "transformers")
+def test_vit_mae_position_embeddings() -> None:
+    from transformers import ViTMAEConfig, ViTMAEModel
+
+    # ViT-MAE base: a 14 x 14 grid of 768, a class token's zero row first, the original MAE's x-first layout.
+    # transformers 5.23's ViTMAEModel(config) leaves the table zero (its initialize_weights returns at once,
+    # the patch projection being initialized first): the embeddings' own initialize_weights is run again.
+    embeddings = ViTMAEModel(ViTMAEConfig(num_hidden_layers=1, intermediate_size=64)).embeddings
+    embeddings.patch_embeddings.projection._is_hf_initialized = False
+    embeddings.initialize_weights()
+    table = embeddings.position_embeddings.detach().numpy()[0]
+    assert table.dtype == numpy.float32 and table.shape == (1 + 14 * 14, 768)
+    assert_close_to_exact(table, (14, 14), 768, "mae", 14, prefix=1)
 
 
 @pytest.mark.peers("numpy", "torch", "transformers")
 @pytest.mark.parametrize("name, preset", [("detr", "detr"), ("deformable_detr", "deformable-detr")])
-@pytest.mark.parametrize("size", [16, 64])
-def test_detr_sine_tables(name: str, preset: str, size: int) -> None:
+@pytest.mark.parametrize("shape", [(16, 16), (64, 64), (24, 40)])
+def test_detr_sine_tables(name: str, preset: str, shape: Tuple[int, int]) -> None:
     import importlib
 
     module = importlib.import_module(f"transformers.models.{name}.modeling_{name}")
     cls = next(getattr(module, n) for n in dir(module) if n.endswith("SinePositionEmbedding"))
     embed = cls(128, normalize=True)
-    out = embed(shape=(1, 3, size, size), device="cpu", dtype=torch.float32)
-    table = out[0].permute(1, 2, 0).reshape(size * size, 256).numpy()
+    out = embed(shape=(1, 3, *shape), device="cpu", dtype=torch.float32)
+    table = out[0].permute(1, 2, 0).reshape(shape[0] * shape[1], 256).numpy()
     assert table.dtype == numpy.float32
-    assert_close_to_exact(table, (size, size), 256, preset, 2 * math.pi)
+    assert_close_to_exact(table, shape, 256, preset, 2 * math.pi)
 
 
 @pytest.mark.peers("numpy", "torch", "positional_encodings")
-@pytest.mark.parametrize("shape, d_model", [((64, 64), 130), ((16, 16), 128), ((8, 16, 16), 96), ((8, 16, 16), 100)])
+@pytest.mark.parametrize(
+    "shape, d_model", [((64, 64), 130), ((16, 16), 128), ((24, 40), 128), ((8, 16, 16), 96), ((8, 16, 16), 100)]
+)
 def test_tatp22_tables(shape: Tuple[int, ...], d_model: int) -> None:
     from positional_encodings.torch_encodings import PositionalEncoding2D, PositionalEncoding3D
 

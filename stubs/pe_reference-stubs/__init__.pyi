@@ -93,7 +93,7 @@ class _GridFields(_AxisFields, total=False):
     """A grid's keywords: a Convention's fields for every axis, a grid preset or any, the grid's fields."""
 
     preset: Optional[Union[_Preset, _GridPreset]]
-    columns: Optional[str]
+    axis_order: Optional[str]
     split: Optional[str]
     arrangement: Optional[Literal["axes", "functions"]]
     normalize: Optional[bool]
@@ -219,7 +219,7 @@ def encoding(
 ) -> List[List[float]]: ...
 @overload
 def encoding(
-    seq_len: Sequence[int],
+    seq_len: Union[Tuple[int, ...], List[int]],
     d_model: int,
     *,
     exact: bool = ...,
@@ -239,7 +239,7 @@ def rows(
 ) -> Iterator[List[float]]: ...
 @overload
 def rows(
-    seq_len: Sequence[int],
+    seq_len: Union[Tuple[int, ...], List[int]],
     d_model: int,
     *,
     exact: bool = ...,
