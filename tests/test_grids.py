@@ -4,7 +4,7 @@ import ast
 import math
 import re
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple, Type
 
 import mpmath
 import pytest
@@ -260,7 +260,7 @@ def test_normalized_positions_are_over_the_length_plus_epsilon() -> None:
     ],
 )
 def test_a_bad_grid_is_refused_naming_the_parameter_and_the_rule(
-    call: Callable[[], object], error: type, message: str
+    call: Callable[[], object], error: Type[Exception], message: str
 ) -> None:
     with pytest.raises(error) as caught:
         call()
