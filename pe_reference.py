@@ -479,12 +479,12 @@ def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
 
 def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
     """SEQ_LEN a grid's shape (16x16): print the grid's table, a row per cell; the exit status."""
-    grid = {row[0]: getattr(args, row[0]) for row in _GRID_FIELDS}
-    scales = grid["position_scale"]
+    keywords = {row[0]: getattr(args, row[0]) for row in _GRID_FIELDS}
+    scales = keywords["position_scale"]
     if isinstance(scales, str) and "," in scales:
-        grid["position_scale"] = [text.strip() for text in scales.split(",")]
+        keywords["position_scale"] = [text.strip() for text in scales.split(",")]
     if not isinstance(args.seq_len, tuple):
-        given = next(name for name, setting in grid.items() if setting is not None)
+        given = next(name for name, setting in keywords.items() if setting is not None)
         parser.error(f"--{given.replace('_', '-')} goes with a grid's shape as SEQ_LEN, such as 16x16")
     if args.rope or args.check or args.explain or args.plot or args.waves or args.format == "vectors":
         parser.error(
@@ -493,14 +493,14 @@ def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     broken = _broken_option_rule(args, fields)
     if broken is not None:
         parser.error(broken)
-    grid.update(fields)
+    keywords.update(fields)
     try:
         dtype = _check_dtype(args.dtype or "float64", args.exact)
-        count = _grid_rows("main", args.seq_len, args.d_model, args.exact, dtype, None, grid)[0]
+        count = _grid_rows("main", args.seq_len, args.d_model, args.exact, dtype, None, keywords)[0]
     except (TypeError, ValueError) as error:
         parser.error(str(error))
     request = _Request(count, args.d_model, None, args.exact, dtype, args.format or "table", args.digits, args.header)
-    request.grid = (args.seq_len, grid)
+    request.grid = (args.seq_len, keywords)
     return _write(prog, request)
 
 
@@ -1470,24 +1470,23 @@ def encoding(
     >>> len(table), [round(x, 6) for x in table[5]]
     (6, [0.909297, 0.019999, -0.416147, 0.9998, 0.841471, 0.01, 0.540302, 0.99995])
     """
-    grid = None
-    if isinstance(seq_len, (tuple, list)):
-        d_model = _check_integer("d_model", d_model, 1)
-        exact = _check_flag("exact")(exact)
-        dtype = _check_dtype(dtype, exact)
-        seq_len, grid, _ = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
-    seq_len = _check_integer("seq_len", seq_len, 0)
+    if not isinstance(seq_len, (tuple, list)):
+        seq_len = _check_integer("seq_len", seq_len, 0)
     d_model = _check_integer("d_model", d_model, 1)
-    if seq_len * d_model > _MAX_TABLE:
-        raise ValueError(
-            f"seq_len * d_model must be at most {_MAX_TABLE} for encoding(), which holds the whole table in memory,"
-            f" got {seq_len} * {d_model} = {seq_len * d_model}; stream it with rows() or the command line"
-        )
     exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
-    if grid is not None:
-        return list(grid)
-    return list(_rows(_convention("encoding", d_model, convention, fields), seq_len, d_model, exact, dtype))
+    table: "Optional[Iterator[List[float]]]" = None
+    count = seq_len if isinstance(seq_len, int) else 0
+    if isinstance(seq_len, (tuple, list)):
+        count, table, _ = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
+    if count * d_model > _MAX_TABLE:
+        raise ValueError(
+            f"seq_len * d_model must be at most {_MAX_TABLE} for encoding(), which holds the whole table in memory,"
+            f" got {count} * {d_model} = {count * d_model}; stream it with rows() or the command line"
+        )
+    if table is None:
+        table = _rows(_convention("encoding", d_model, convention, fields), count, d_model, exact, dtype)
+    return list(table)
 
 
 def rows(
