@@ -108,6 +108,16 @@ if TYPE_CHECKING:
     _Made = Union["_Candidate", Tuple["Convention", str]]
     # And a rotary cache's: (words, causes, the rope computed, the steps rounded, the attention factor).
     _RopeMade = Tuple[str, Tuple[str, ...], "_Rope", Dict[str, str], float]
+    # A grid's plan (_grid_rows): each axis's (1-D convention at its positions, length, width) in the shape's
+    # order; each column's (axis, column of the axis's table); the prefix's rows; the axes' tables (exact,
+    # dtype); and row r of the grid from such tables.
+    _GridPlan = Tuple[
+        List[Tuple["Convention", int, int]],
+        List[Tuple[int, int]],
+        int,
+        Callable[[bool, str], List[List[List[float]]]],
+        Callable[[List[List[List[float]]], int], List[float]],
+    ]
 
 
 # The module reads top-down.  The formula comes first; after it, every section uses only the sections
@@ -241,7 +251,7 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     if broken is not None:
         parser.error(broken)
     if args.check is not None:
-        return _check_command(prog, args, fields)
+        return _check_command(prog, args, fields, (args.seq_len, args.d_model), None)
     try:
         convention = _convention("main", args.d_model, None, fields)
         request = _Request(
@@ -486,10 +496,8 @@ def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     if not isinstance(args.seq_len, tuple):
         given = next(name for name, setting in keywords.items() if setting is not None)
         parser.error(f"--{given.replace('_', '-')} goes with a grid's shape as SEQ_LEN, such as 16x16")
-    if args.rope or args.check or args.explain or args.plot or args.waves or args.format == "vectors":
-        parser.error(
-            "a grid's shape as SEQ_LEN takes no --rope, --check, --explain, --plot, --waves or --format vectors"
-        )
+    if args.rope or args.explain or args.plot or args.waves or args.format == "vectors":
+        parser.error("a grid's shape as SEQ_LEN takes no --rope, --explain, --plot, --waves or --format vectors")
     broken = _broken_option_rule(args, fields)
     if broken is not None:
         parser.error(broken)
@@ -499,6 +507,8 @@ def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         count = _grid_rows("main", args.seq_len, args.d_model, args.exact, dtype, None, keywords)[0]
     except (TypeError, ValueError) as error:
         parser.error(str(error))
+    if args.check is not None:
+        return _check_command(prog, args, keywords, (count, args.d_model), args.seq_len)
     request = _Request(count, args.d_model, None, args.exact, dtype, args.format or "table", args.digits, args.header)
     request.grid = (args.seq_len, keywords)
     return _write(prog, request)
@@ -686,8 +696,14 @@ def _broken_output_rule(args: "Namespace") -> "Optional[str]":
     return None
 
 
-def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") -> int:
-    """--check: read the table, compare it, print the report; 0 within tolerance, 1 outside, 2 unreadable."""
+def _check_command(
+    prog: str,
+    args: "Namespace",
+    fields: "Dict[str, object]",
+    expected: "Tuple[Optional[int], int]",
+    grid: "Optional[Tuple[int, ...]]",
+) -> int:
+    """--check: read the table, compare it (a grid's, with its shape), print the report; 0 within tolerance, 1 outside, 2 unreadable."""
     import sys
 
     try:
@@ -695,7 +711,6 @@ def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") ->
     except _Unreadable as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
-    expected = (args.seq_len, args.d_model)
     found = (read.count, read.width)
     try:
         if expected[0] is not None and found != expected:
@@ -704,7 +719,9 @@ def _check_command(prog: str, args: "Namespace", fields: "Dict[str, object]") ->
             )
             status = 1
         else:
-            report = compare(read, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, **fields)
+            report = compare(
+                read, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, grid=grid, **fields
+            )
             text = str(report)
             status = 0 if report.ok else 1
     except ValueError as error:
@@ -1056,7 +1073,11 @@ def _write(prog: str, request: "_Request") -> int:
         return 1
     try:
         if request.explain:
-            _write_explained(out, request.seq_len, request.d_model, _to_float(request.convention._fields["base"]))
+            base = _to_float(request.convention._fields["base"])
+            for pos in range(request.seq_len):
+                out.write("\n" if pos else "")
+                for dim in range(request.d_model):
+                    out.write(derivation(pos, dim, request.d_model, base=base) + "\n")
         elif request.output_format == "table":
             _write_table(out, request)
         elif request.output_format == "json":
@@ -1065,8 +1086,12 @@ def _write(prog: str, request: "_Request") -> int:
             _write_rope_vectors(out, request)
         elif request.output_format == "vectors":
             _write_vectors(out, request)
-        else:
-            _write_csv(out, request)
+        else:  # csv and hex: a line a row, the columns' names first with --header
+            text = request.formatter()
+            if request.header:
+                out.write(",".join(_column_names(request)) + "\n")
+            for row in request.rows():
+                out.write(",".join(map(text, row)) + "\n")
         out.flush()
     except _BROKEN_PIPE:
         # The reader went away (| head): stop quietly, as the Python docs advise.
@@ -1077,14 +1102,6 @@ def _write(prog: str, request: "_Request") -> int:
         sys.stderr.write(f"{prog}: error: cannot write the output: {error.strerror or error}\n")
         return 1
     return 0
-
-
-def _write_explained(out: "IO[str]", seq_len: int, d_model: int, base: float) -> None:
-    for pos in range(seq_len):
-        if pos:
-            out.write("\n")
-        for dim in range(d_model):
-            out.write(derivation(pos, dim, d_model, base=base) + "\n")
 
 
 # Tables up to this many elements are measured before printing, so their
@@ -1224,14 +1241,6 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
             out.write(("," if r else "") + f"\n[{cells}]")
         out.write("\n]")
     out.write("\n}\n}\n")
-
-
-def _write_csv(out: "IO[str]", request: "_Request") -> None:
-    text = request.formatter()
-    if request.header:
-        out.write(",".join(_column_names(request)) + "\n")
-    for row in request.rows():
-        out.write(",".join(map(text, row)) + "\n")
 
 
 def _column_names(request: "_Request") -> "List[str]":
@@ -1478,7 +1487,7 @@ def encoding(
     table: "Optional[Iterator[List[float]]]" = None
     count = seq_len if isinstance(seq_len, int) else 0
     if isinstance(seq_len, (tuple, list)):
-        count, table, _ = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
+        count, table, _, _ = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
     if count * d_model > _MAX_TABLE:
         raise ValueError(
             f"seq_len * d_model must be at most {_MAX_TABLE} for encoding(), which holds the whole table in memory,"
@@ -1669,7 +1678,8 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     angle_ratio = _decimal_ratio(angle_text)
 
     parts = [
-        _element_name(pos, dim),
+        # pos₁₂ for (1, 2), with a comma once either index has two digits.
+        "pos" + _subscript(pos) + ("" if pos < 10 and dim < 10 else ",") + _subscript(dim),
         " = ",
         f"{function}({pos} / {base_text}^((2*{pair})/{d_model}))",
         # 2i/d as a decimal: exact only when d divides out to powers of 2 and 5.
@@ -1711,6 +1721,7 @@ def compare(
     atol: "Optional[float]" = None,
     ulps: "Optional[float]" = None,
     convention: "Optional[Convention]" = None,
+    grid: "Optional[Sequence[int]]" = None,
     **fields: object,
 ) -> "Report":
     """Compare a table with the exact encoding of its shape; return a Report.
@@ -1775,13 +1786,20 @@ def compare(
     table.rounding = dtype
     if origin in ("the array's dtype", "the tensor's dtype"):
         table.dtype = dtype  # its values are numbers of dtype already
-    asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
-    asked._check_rows(seq_len)
-    asked._exponents(d_model)  # refuses a shift too large for this width
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
         ulps = _check_tolerance("ulps", ulps)
+    preset = fields.get("preset")
+    if (
+        grid is not None
+        or any(preset == row[0] for row in _GRID_PRESETS)
+        or any(fields.get(row[0]) is not None for row in _GRID_FIELDS)
+    ):
+        return _grid_compare(table, grid, dtype, origin, atol, ulps, convention, fields)
+    asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
+    asked._check_rows(seq_len)
+    asked._exponents(d_model)  # refuses a shift too large for this width
     if asked._fields["odd"] == "error" and d_model % 2:
         # The convention has no table of this width: nothing to compare with.
         for _ in table.read():
@@ -1840,6 +1858,119 @@ def compare(
         not_finite=table.not_finite[:5],
         not_finite_count=table.not_finite_count,
     )
+    report.rule = comparison.allowance.rule
+    report.causes = causes
+    return _with_origin(report, origin, table, comparison)
+
+
+def _grid_compare(
+    table: "_Source",
+    shape: "Optional[Sequence[object]]",
+    dtype: str,
+    origin: "Optional[str]",
+    atol: "Optional[float]",
+    ulps: "Optional[float]",
+    convention: object,
+    fields: "Dict[str, object]",
+) -> "Report":
+    """compare() for a grid's table: the grid asked (its shape, or the square its rows make), checked cell by cell.
+
+    >>> table = encoding((4, 4), 8, preset="mae", exact=True, dtype="float32")
+    >>> print(compare(table, preset="mae", dtype="float32"))
+    16 x 8 table against the exact float32 values of the mae convention on a grid of 4 x 4 cells (default tolerance 2**-19 * (1 + |angle|) + 2**-24 * |value|)
+    max abs error 0, max 0 ulps of float32
+    0 of 128 elements outside the tolerance: within tolerance
+
+    Long because a grid's check is one sequence, as compare()'s: the shape, the tally, the diagnosis (another
+    grid preset, or where the damage is), the report.
+    """
+    seq_len, d_model = table.count, table.width
+    preset = fields.get("preset")
+    prefix = fields.get("prefix")
+    if shape is None:
+        # A 2-D grid's square, after the prefix's rows.
+        axes = next((row[2] for row in _GRID_PRESETS if row[0] == preset), 2)
+        cells = seq_len - (prefix if isinstance(prefix, int) and not isinstance(prefix, bool) else 0)
+        side = _isqrt(cells) if cells > 0 else 0
+        if axes != 2 or side * side != cells:
+            raise ValueError(
+                f"grid must be given unless the table's rows after the prefix make a square 2-D grid,"
+                f" got {seq_len} rows and a grid of {axes} axes"
+            )
+        shape = (side, side)
+    elif not isinstance(shape, (tuple, list)):
+        raise TypeError(f"grid must be a tuple of 2 or 3 integers, got {type(shape).__name__} {_short(shape)}")
+    count, _, names, plan = _grid_rows("compare", shape, d_model, True, dtype, convention, fields)
+    shown = " x ".join(str(n) for n in shape)
+    if count != seq_len:
+        raise ValueError(
+            f"actual must have {count} rows for the {shown} grid (a row per cell, after {plan[2]} prefix rows),"
+            f" got {seq_len}"
+        )
+    comparison = _grid_tally(table, plan, dtype, atol, ulps, True)
+    changed = [f"{name}={_short(given)}" for name, given in fields.items() if name != "preset" and given is not None]
+    if isinstance(convention, Convention):
+        name = convention._name()
+    else:
+        name = "paper" if preset is None else str(preset)
+    name += f" ({', '.join(changed)})" if changed else ""
+    diagnosis: "Optional[str]" = None
+    causes: "Tuple[str, ...]" = ()
+    damaged = comparison.damaged
+    local = 0 < comparison.damaged_cells <= _DAMAGE_ITEMS and len(damaged) == comparison.damaged_rows
+    if comparison.failures and not local:
+        asked = (tuple(shape), plan[2], sorted((key, given) for key, given in fields.items() if given is not None))
+        shapes = [(tuple(shape), plan[2])]
+        if len(shape) == 2 and shape[0] != shape[1]:
+            shapes.append(((shape[1], shape[0]), plan[2]))  # the grid's axes swapped
+        found = _grid_found(table, dtype, shapes, asked) or _grid_found(table, dtype, None, asked)
+        if found is not None:
+            diagnosis, causes = "Diagnosis: " + found[0], found[1]
+    if comparison.failures and diagnosis is None and not damaged:
+        diagnosis = (
+            f"Diagnosis: every element is within the default tolerance of the {name} convention on the grid,"
+            f" so the differences are no larger than a faithful {dtype} computation makes."
+        )
+    elif comparison.failures and diagnosis is None:
+        # The elements outside the default tolerance: each of local damage, else the first, and their axes.
+        made = plan[3](True, dtype)
+        items = []
+        for r in sorted(damaged)[: 1 if not local else None]:
+            index: "List[int]" = []
+            rest = r - plan[2]
+            for _, n, _ in reversed(plan[0]):
+                rest, k = divmod(rest, n)
+                index.insert(0, k)
+            cell = "a prefix row" if r < plan[2] else f"cell {tuple(index)}"
+            for c in damaged[r][: 1 if not local else None]:
+                items.append(f"[{r}][{c}] ({names[c]} of {cell}) is {table[r][c]!r}, expected {plan[4](made, r)[c]!r}")
+        if local:
+            diagnosis = (
+                f"Diagnosis: the table follows the {name} convention on the grid except for {_join(items, '; ')}."
+            )
+            causes = ("damage",)
+        else:
+            letters = sorted(set(names[c][4] for columns in damaged.values() for c in columns if names[c] != "zero"))
+            diagnosis = (
+                f"Diagnosis: {comparison.damaged_cells} elements in {comparison.damaged_rows} rows are outside the"
+                f" default tolerance, in the columns of axis {' and '.join(letters) or 'none'}, the first {items[0]};"
+                " no grid preset explains the table, on this shape, its axes swapped or a shape its rows show."
+            )
+    report = Report(
+        shape=(seq_len, d_model),
+        convention=name,
+        dtype=dtype,
+        atol=atol,
+        ulps=ulps,
+        failures=comparison.failures,
+        max_abs_error=comparison.max_abs,
+        max_ulp_error=comparison.max_ulps,
+        worst=comparison.worst,
+        diagnosis=diagnosis,
+        not_finite=table.not_finite[:5],
+        not_finite_count=table.not_finite_count,
+    )
+    report.subject = f"the {name} convention on a grid of {shown} cells"
     report.rule = comparison.allowance.rule
     report.causes = causes
     return _with_origin(report, origin, table, comparison)
@@ -2160,12 +2291,6 @@ class Report:
 # ---------------------------------------------------------------------------
 # Derivation text: which steps are exact
 # ---------------------------------------------------------------------------
-
-
-def _element_name(pos: int, dim: int) -> str:
-    """Return ``pos₁₂`` for (1, 2), with a comma once either index has two digits."""
-    separator = "" if pos < 10 and dim < 10 else ","
-    return "pos" + _subscript(pos) + separator + _subscript(dim)
 
 
 _SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉"
@@ -3079,7 +3204,10 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
         for b in _BASES:
             if (b, 1) != setup.base:
                 try:
-                    variant = _Rope(setup.head_dim, b, setup.layout, _without_theta(scaling))
+                    # The scaling dict (which _Rope has checked, or None) without its "rope_theta".
+                    items = getattr(scaling, "items", None)
+                    plain = None if items is None else {key: x for key, x in items() if key != "rope_theta"}
+                    variant = _Rope(setup.head_dim, b, setup.layout, plain)
                 except ValueError:
                     continue
                 yield f"with base {b}", ("base",), variant, {}, variant.attention.value
@@ -3741,14 +3869,6 @@ def _last_position(positions: "Optional[List[_Fraction]]", count: int) -> "_Frac
     return last
 
 
-def _without_theta(scaling: object) -> "Optional[Dict[object, object]]":
-    """A copy of the scaling dict (which _Rope has checked, or None) without its "rope_theta"."""
-    items = getattr(scaling, "items", None)
-    if items is None:
-        return None
-    return {key: entry for key, entry in items() if key != "rope_theta"}
-
-
 def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
     """The other variants with the asked one's factor and length, where it has them."""
     if setup.kind == "default":
@@ -3884,7 +4004,136 @@ def _diagnose(
     words, found = _explanation(
         table, _scored(table, candidates, asked, dtype, sample), asked, dtype, counted, len(sample)
     )
+    grid = None if found else _grid_found(table, dtype, None, None)
+    if grid is not None:
+        words, found = grid  # a flattened grid's: no sequence explains it
     return prefix + words, causes + found
+
+
+def _grid_found(
+    table: "_Source",
+    dtype: str,
+    shapes: "Optional[List[Tuple[Tuple[int, ...], int]]]",
+    skip: object,
+) -> "Optional[Tuple[str, Tuple[str, ...]]]":
+    """The grid preset that explains a table, in words with the call that reproduces it, and its causes; or None.
+
+    shapes: the (shape, prefix rows) to try; None tries the squares the rows make with no prefix or one row
+    of zeros (a class token's).  Each grid preset of as many axes is tried on each, with its positions' scale
+    read from the table (diffusers' base_size): the angle of x's slowest pair that turns at least 0.01 at the
+    cell x = 1, over the preset's.  A preset that gives 99% of the sampled rows' elements within a loose
+    allowance (2**-9 + 2**(1-p) |value|, for p bits of dtype) is checked on every element by the default rule
+    (_grid_tally), and named only if the table passes, or fails in at most _DAMAGE_ITEMS elements, which are
+    named.  skip is the (shape, prefix, sorted keywords) of a grid asked for already.
+
+    Long because the search is one loop: shapes, presets, the scale read, the sample, the check.
+    """
+    count, d_model = len(table), len(table[0])
+    if shapes is None:
+        shapes = []
+        for prefix in (0, 1):
+            cells = count - prefix
+            if cells < 4 or (prefix and any(table[0])):
+                continue
+            first = table[prefix]
+
+            def differ(k: int) -> "Set[int]":
+                # The columns where the cell k rows on differs from the first cell.
+                return set(c for c, (x, y) in enumerate(zip(first, table[prefix + k])) if x != y)
+
+            # A grid's row k cells on, for k below the last axis's length n, moves along that axis alone:
+            # its columns differ where the next row's do; k = n moves along the next axis alone: columns
+            # apart from those.  So n is the least divisor of the cells whose columns are apart from the
+            # next row's, and the middle axis's length times n the least multiple of n apart from both.
+            seen = differ(1)
+            lengths: "List[int]" = []
+            for k in range(2, cells // 2 + 1):
+                if not cells % k and (not lengths or not k % lengths[-1]):
+                    apart = differ(k)
+                    if apart and not apart & seen:
+                        lengths.append(k)
+                        seen |= apart
+                        if len(lengths) == 2:
+                            break
+            if len(lengths) == 2 and cells // lengths[1] > 1:
+                n, m = lengths
+                shapes.append(((cells // m, m // n, n), prefix))
+            if lengths:
+                shapes.append(((cells // lengths[0], lengths[0]), prefix))
+    sample = _sample_rows(count)
+    precision = _DTYPES[dtype][0]
+    checked = 0
+    # Each shape's presets as they are, then with a scale read: a table that is a preset's is named by it.
+    for shape, prefix, fitting in [(shape, prefix, fitting) for shape, prefix in shapes for fitting in (False, True)]:
+        if any(x != 0.0 for r in range(prefix) for x in table[r]):
+            continue
+        for name, description, axes, _, grid_changes in _GRID_PRESETS:
+            keywords: "Dict[str, object]" = {"preset": name}
+            if prefix:
+                keywords["prefix"] = prefix
+            if axes != len(shape) or shape[-1] < 2 or (shape, prefix, sorted(keywords.items())) == skip:
+                continue
+            try:
+                _, _, names, plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
+                moved, n, width = plan[0][-1]
+                positions = list(moved._float_positions(2))
+                frequencies = moved._float_frequencies(width)
+                # x's pairs, slowest first, and the angle of each at the cell x = 1, as read and as the preset's.
+                row = table[prefix + 1]
+                ratio = 1.0
+                for pair in sorted(range(len(frequencies)), key=lambda k: frequencies[k]):
+                    if f"sin_x{pair}" in names and f"cos_x{pair}" in names:
+                        read = math.atan2(row[names.index(f"sin_x{pair}")], row[names.index(f"cos_x{pair}")])
+                        if abs(read) >= 0.01 and positions[1] * frequencies[pair] > 0.0:
+                            ratio = read / (positions[1] * frequencies[pair])
+                            break
+                if (abs(ratio - 1.0) > 1e-3) != fitting:
+                    continue
+                if fitting:
+                    default = dict(grid_changes).get("position_scale", 1)
+                    scale = _simplest(ratio * (default if isinstance(default, int) else 1), 1e-3)
+                    if not isinstance(scale, (int, str)) or scale == 0:
+                        continue
+                    keywords["position_scale"] = scale
+                    _, _, names, plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
+            except (ValueError, TypeError, OverflowError):
+                continue  # no such grid of this width, or a scale read from no angle
+            made = plan[3](False, "float64")
+            near = compared = 0
+            for r in sample:
+                for got, want in zip(table[r], plan[4](made, r)):
+                    compared += 1
+                    near += abs(got - want) <= _power_of_two(-9) + _power_of_two(1 - precision) * abs(want)
+            if near < _EXPLAINED_SHARE * compared or checked == 3:
+                continue
+            checked += 1
+            plan = _grid_rows("compare", shape, d_model, True, dtype, None, keywords)[3]
+            comparison = _grid_tally(table, plan, dtype, None, None, False)
+            if comparison.failures > _DAMAGE_ITEMS or 2 * comparison.unjudged > count * d_model:
+                continue
+            shown = "x".join(str(n) for n in shape)
+            options = [(key, given) for key, given in keywords.items()] + (
+                [("dtype", dtype)] if dtype != "float64" else []
+            )
+            call = f"encoding({tuple(shape)}, {d_model}" + "".join(f", {key}={given!r}" for key, given in options)
+            line = " ".join(f"--{key.replace('_', '-')} {given}" for key, given in options)
+            words = (
+                f"the table is a grid of {shown.replace('x', ' x ')} cells, a row per cell with x fastest"
+                + (f", after {prefix} row of zeros" if prefix else "")
+                + f", in the {name} convention ({description}"
+                + "".join(f"; {key}={given}" for key, given in keywords.items() if key not in ("preset", "prefix"))
+                + ")"
+            )
+            damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
+            if damaged:
+                words += f", except for {len(damaged)} elements outside the default tolerance: {', '.join(damaged)}"
+            else:
+                words += "; it reproduces every element"
+            return (
+                f"{words}. The call that reproduces it: {call}) (on the command line: {shown} {d_model} {line}).",
+                ("grid",) + (("damage",) if damaged else ()),
+            )
+    return None
 
 
 # The bases the diagnosis tries besides the one asked for, for tables and rotary caches alike: the paper's and
@@ -5535,6 +5784,113 @@ def _tally(
     return comparison
 
 
+def _grid_tally(
+    table: "_Source",
+    plan: "_GridPlan",
+    dtype: str,
+    atol: "Optional[float]",
+    ulps: "Optional[float]",
+    measure: bool,
+) -> "_Comparison":
+    """_tally's tally for a grid's table: each element judged at its axis's position in the row's cell.
+
+    Each axis's columns are a 1-D table at the axis's positions, with its own allowance (_Allowance); a row's
+    tolerances, screen and classes are those of its cell's axes, each column taken from its axis's.  The
+    references are the exact rows, made from each axis's exact table (the grid's are small), with _references'
+    ties.  A prefix row (a class token's zeros) is judged as a row at position 0.
+
+    Long because the per-axis allowance is a class made here, only when a grid is checked (a board's
+    frozen import holds this function alone), with the few lines that map a row to its axes' rows.
+    """
+    from operator import itemgetter
+
+    axes, columns, prefix, tables, row_at = plan
+    d_model = len(columns)
+    allowances = [
+        _Allowance(
+            _column_frequencies(moved, width),
+            list(moved._float_positions(n)) + [0.0],  # the prefix's rows at index n
+            dtype,
+            moved._output_scale(width).value,
+        )
+        for moved, n, width in axes
+    ]
+    sizes = [n for _, n, _ in axes]
+    # Each axis's columns in the table (-1 where the grid cut it off), and where each table column is in the
+    # axes' columns laid end to end.
+    where = [[-1] * width for _, _, width in axes]
+    for c, (axis, local) in enumerate(columns):
+        where[axis][local] = c
+    offsets = [sum(width for _, _, width in axes[:axis]) for axis in range(len(axes))]
+    gather = itemgetter(*[offsets[axis] + local for axis, local in columns])
+    spread = [itemgetter(*[d_model if c < 0 else c for c in cs]) if len(cs) > 1 else None for cs in where]
+
+    def indices(r: int) -> "List[int]":
+        # Row r's index on each axis: its cell's, or n for a prefix row.
+        if r < prefix:
+            return sizes[:]
+        index, rest = [0] * len(sizes), r - prefix
+        for axis in range(len(sizes) - 1, -1, -1):
+            rest, index[axis] = divmod(rest, sizes[axis])
+        return index
+
+    def joined(parts: "List[List[float]]") -> "List[float]":
+        if d_model == 1:
+            return [parts[columns[0][0]][columns[0][1]]]
+        return list(gather([x for part in parts for x in part]))
+
+    class Cells(_Allowance):
+        def row(self, r: int, values: "List[float]") -> "List[float]":
+            padded = values + [0.0]
+            parts = [
+                allowance.row(i, list(pick(padded)) if pick else [padded[cs[0]]])
+                for allowance, i, pick, cs in zip(allowances, indices(r), spread, where)
+            ]
+            return joined(parts)
+
+        def screen(self, r: int) -> "List[float]":
+            parts = [allowance.screen(i) for allowance, i in zip(allowances, indices(r))]
+            return joined(parts) if all(parts) else []
+
+        def lines(
+            self, r: int, bound: "List[float]", values: "Optional[List[float]]", largest: "Optional[float]" = None
+        ) -> "Optional[Tuple[List[float], List[float]]]":
+            return None  # the references are exact rows: no bound to draw lines with
+
+        def classes(self, r: int) -> "Tuple[int, int, int, int]":
+            counts, firsts = [0, 0], [d_model, d_model]
+            for allowance, i, cs in zip(allowances, indices(r), where):
+                coarse, unjudged, _, _ = allowance.classes(i)
+                # As _Allowance's: the coarse columns follow the columns not judged in falling frequency, and
+                # the first of each class is the first of those columns and every faster one.
+                present = [cs[c] for c in allowance._order[: unjudged + coarse] if cs[c] >= 0]
+                fastest = present[: sum(1 for c in allowance._order[:unjudged] if cs[c] >= 0)]
+                counts[0] += len(present) - len(fastest)
+                counts[1] += len(fastest)
+                firsts = [min(present + [firsts[0]]), min(fastest + [firsts[1]])]
+            return counts[0], counts[1], firsts[0] if counts[0] else -1, firsts[1] if counts[1] else -1
+
+    first = allowances[0]
+    cells = Cells([], [], dtype, first.factor)
+    comparison = _Comparison(cells, dtype, atol, ulps, measure)
+    held: "Dict[str, List[List[List[float]]]]" = {}
+
+    def exact_row(r: int) -> "List[float]":
+        if dtype not in held:
+            held[dtype] = tables(True, dtype)
+        return row_at(held[dtype], r)
+
+    def exact_rows(rounding: str) -> "Iterator[List[float]]":
+        made = tables(True, rounding)
+        return (row_at(made, r) for r in range(table.count))
+
+    for r, ((row, bad), (exact, expect, _)) in enumerate(
+        zip(table.read(), _references(exact_rows, dtype, exact_row, None))
+    ):
+        comparison.add(r, row, exact, expect, bad, None, None)
+    return comparison
+
+
 class _Allowance:
     """The default rule's allowance of each element, and which elements are coarse or not judged.
 
@@ -6788,8 +7144,8 @@ def _grid_rows(
     dtype: str,
     convention: object,
     fields: "Dict[str, object]",
-) -> "Tuple[int, Iterator[List[float]], List[str]]":
-    """A grid's table: how many rows, the rows (one per cell, the last axis fastest, after the prefix), the columns' names.
+) -> "Tuple[int, Iterator[List[float]], List[str], _GridPlan]":
+    """A grid's table: how many rows, the rows (one per cell, the last axis fastest, after the prefix), the columns' names, its plan.
 
     Each axis has its share of d_model and the 1-D convention asked (a grid preset's, or any preset's,
     changed by the keywords), at positions ``(start + k * step) * position_scale``, divided by the axis's
@@ -6798,7 +7154,7 @@ def _grid_rows(
     ``axes``, each block whole (MAE's), or ``functions``, every block's first half (its sines) then every
     second half (timm's):
 
-    >>> count, table, names = _grid_rows("encoding", (2, 3), 8, False, "float64", None, {"preset": "mae"})
+    >>> count, table, names, _ = _grid_rows("encoding", (2, 3), 8, False, "float64", None, {"preset": "mae"})
     >>> count, names
     (6, ['sin_x0', 'sin_x1', 'cos_x0', 'cos_x1', 'sin_y0', 'sin_y1', 'cos_y0', 'cos_y1'])
     >>> [round(x, 6) for x in next(table)], [round(x, 6) for x in next(table)]
@@ -6807,11 +7163,13 @@ def _grid_rows(
     Long because the grid's checks and its assembly are one piece, built only when a grid is asked for (a
     board's frozen import holds this one function, not ten helpers).
     """
+    parameter = "grid" if function == "compare" else "seq_len"
     if not 2 <= len(shape) <= 3:
-        raise TypeError(
-            f"seq_len must be an integer or a grid's shape of 2 or 3 integers, got {type(shape).__name__} {_short(shape)}"
+        kinds = (
+            "a tuple of 2 or 3 integers" if function == "compare" else "an integer or a grid's shape of 2 or 3 integers"
         )
-    sizes = [_check_integer("seq_len", n, 0) for n in shape]
+        raise TypeError(f"{parameter} must be {kinds}, got {type(shape).__name__} {_short(shape)}")
+    sizes = [_check_integer(parameter, n, 0) for n in shape]
     letters = "yx" if len(sizes) == 2 else "tyx"
     grid_fields = [row[0] for row in _GRID_FIELDS]
     settings = {row[0]: row[1] for row in _GRID_FIELDS}
@@ -6824,7 +7182,7 @@ def _grid_rows(
                 raise ValueError(f"give preset or convention, not both, got preset={_short(name)}")
             if axis_count != len(sizes):
                 raise ValueError(
-                    f"seq_len must be a shape of {axis_count} axes in the {name} grid, got {_short(tuple(shape))}"
+                    f"{parameter} must be a shape of {axis_count} axes in the {name} grid, got {_short(tuple(shape))}"
                 )
             per_axis = Convention()._with(**dict(changes))
             settings.update(grid_changes)
@@ -6902,18 +7260,18 @@ def _grid_rows(
     if any(w % 2 for w in widths) and (function_major or asked._fields["odd"] == "error"):
         shown = ", ".join(str(w) for w in widths)
         raise ValueError(f"d_model must split into even widths in this grid, got {d_model} (widths {shown})")
-    # Each axis's 1-D rows, at (start + k * step) * scale, over n + epsilon when normalized; checked now,
-    # computed at the first row.
-    axis_rows: "List[Iterator[List[float]]]" = [iter([])] * len(sizes)
+    # Each axis's 1-D convention, at (start + k * step) * scale, over n + epsilon when normalized, and its
+    # width: checked now (_rows), computed at the first row.
+    axes: "List[Tuple[Convention, int, int]]" = []
     start, step = asked._fields["start"], asked._fields["step"]
-    for axis in order:
-        n, width = sizes[axis], widths[axis]
+    for axis, n in enumerate(sizes):
         p, q = scales[axis] if scales else (1, 1)
         if normalize:
             p, q = p * epsilon[1], q * (n * epsilon[1] + epsilon[0])
+        moved = asked._with(start=_reduced(start[0] * p, start[1] * q), step=_reduced(step[0] * p, step[1] * q))
+        axes.append((moved, n, widths[axis]))
         if n:
-            moved = asked._with(start=_reduced(start[0] * p, start[1] * q), step=_reduced(step[0] * p, step[1] * q))
-            axis_rows[axis] = _rows(moved, n, width, exact, dtype)
+            _rows(moved, n, widths[axis], exact, dtype)
     cells = 1
     for n in sizes:
         cells *= n
@@ -6925,17 +7283,25 @@ def _grid_rows(
             row += [x for part in parts for x in part[len(part) // 2 :]]
         return row[:d_model]
 
-    def table() -> "Iterator[List[float]]":
-        tables = [list(rows) for rows in axis_rows]
-        for _ in range(prefix):
-            yield [0.0] * d_model
-        for cell in range(cells):
-            index, rest = [0] * len(sizes), cell
-            for axis in range(len(sizes) - 1, -1, -1):
-                rest, index[axis] = divmod(rest, sizes[axis])
-            yield place([tables[axis][index[axis]] for axis in order])
+    def tables(exact: bool, dtype: str) -> "List[List[List[float]]]":
+        # Each axis's 1-D table.
+        return [list(_rows(moved, n, width, exact, dtype)) if n else [] for moved, n, width in axes]
 
-    # Each column's name: sin_x0 is the sine of the x axis's pair 0.
+    def row_at(made: "List[List[List[float]]]", r: int) -> "List[float]":
+        # Row r of the grid's table from its axes' tables: zeros for the prefix, else its cell's axes' rows.
+        if r < prefix:
+            return [0.0] * d_model
+        index, rest = [0] * len(sizes), r - prefix
+        for axis in range(len(sizes) - 1, -1, -1):
+            rest, index[axis] = divmod(rest, sizes[axis])
+        return place([made[axis][index[axis]] for axis in order])
+
+    def table() -> "Iterator[List[float]]":
+        made = tables(exact, dtype)
+        for r in range(prefix + cells):
+            yield row_at(made, r)
+
+    # Each column's name, sin_x0 the sine of the x axis's pair 0; and its (axis, column of the axis's table).
     names = place(
         [
             [
@@ -6945,7 +7311,8 @@ def _grid_rows(
             for plan, axis in ((asked._plan(widths[axis]), axis) for axis in order)
         ]
     )
-    return prefix + cells, table(), names
+    columns = place([[(axis, c) for c in range(widths[axis])] for axis in order])
+    return prefix + cells, table(), names, (axes, columns, prefix, tables, row_at)
 
 
 # ---------------------------------------------------------------------------

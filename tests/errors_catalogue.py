@@ -94,6 +94,9 @@ API_CASES = [
     "encoding((16, 16), 6, preset='mae')",
     "encoding((16, 16), 8, preset='cogvideox')",
     "encoding((16, 16), 8, axis_order='xz')",
+    "compare(encoding((4, 4), 8, preset='mae'), grid=16)",
+    "compare(encoding((4, 4), 8, preset='mae'), grid=(4, 5), preset='mae')",
+    "compare(encoding(20, 8), preset='mae')",
 ]
 
 CLI_CASES = [

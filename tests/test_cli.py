@@ -204,8 +204,8 @@ BAD_USAGE = [
     (["2x3", "8", "--preset", "cogvideox"], "seq_len must be a shape of 3 axes in the cogvideox grid, got (2, 3)"),
     (["2x3", "8", "--position-scale", "1,2,3"], "position_scale must be one number or 2, got ['1', '2', '3']"),
     (["2x3", "8", "--prefix", "-1"], "prefix must be at least 0, got -1"),
-    (["2x3", "8", "--explain"], "a grid's shape as SEQ_LEN takes no --rope, --check, --explain, --plot, --waves"),
-    (["2x3", "8", "--format", "vectors"], "takes no --rope, --check, --explain, --plot, --waves or --format vectors"),
+    (["2x3", "8", "--explain"], "a grid's shape as SEQ_LEN takes no --rope, --explain, --plot, --waves"),
+    (["2x3", "8", "--format", "vectors"], "takes no --rope, --explain, --plot, --waves or --format vectors"),
     (["2x3", "8", "--header"], "--header goes with --format csv or hex"),
     (["2x3"], "required: D_MODEL"),
 ]
@@ -745,3 +745,19 @@ def test_an_empty_grid_prints_its_prefix_alone(capsys: pytest.CaptureFixture[str
     status, out, err = run_main(capsys, "0x3", "8", "--prefix", "1")
     assert (status, err) == (0, "")
     assert [line.split()[0] for line in out.splitlines()] == ["pos", "prefix"]
+
+
+def test_check_a_grids_table(tmp_path: Path) -> None:
+    # A 4 x 6 grid with a class token's row, MAE's columns: checked with its shape and preset, and named
+    # without them; a table of other rows is a shape mismatch.
+    table = encoding((4, 6), 16, preset="mae", prefix=1, exact=True, dtype="float32")
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(table))
+    status, out, err = run("4x6", "16", "--preset", "mae", "--prefix", "1", "--check", str(path), "--dtype", "float32")
+    assert (status, err) == (0, "") and "mae (prefix=1) convention on a grid of 4 x 6 cells" in out
+    assert "within tolerance" in out
+    status, out, err = run("--check", str(path), "--dtype", "float32")
+    assert (status, err) == (1, "") and "the table is a grid of 4 x 6 cells" in out
+    assert "(on the command line: 4x6 16 --preset mae --prefix 1 --dtype float32)" in out
+    status, out, err = run("4x5", "16", "--preset", "mae", "--prefix", "1", "--check", str(path))
+    assert (status, err) == (1, "") and out.strip() == "shape mismatch: the table has 25 x 16 values, expected 21 x 16"

@@ -10,7 +10,7 @@ import mpmath
 import pytest
 
 import pe_reference
-from pe_reference import encoding, rows
+from pe_reference import compare, encoding, rows
 from tests import reference
 from tests.helpers import peer
 
@@ -313,6 +313,141 @@ def test_the_stub_names_the_grid_presets_and_fields() -> None:
     assert keys == ["preset"] + [row[0] for row in pe_reference._GRID_FIELDS]
 
 
+# --- Checking a grid: compare() with a grid's preset, and a grid named without one ---
+
+
+def float32_table(preset: str, shape: Cell) -> List[List[float]]:
+    """The source's formula (REFERENCES), in mpmath, each value rounded to float32: a table no code under test made."""
+    formula, d_model, _ = REFERENCES[preset]
+    with mpmath.workprec(reference.PRECISION):
+        return [[reference.round_to(v, "float32") for v in formula(cell, shape, d_model)] for cell in cells(shape)]
+
+
+def reproduced_by_the_call(report: pe_reference.Report) -> List[List[float]]:
+    """The table the diagnosis's call computes, the call evaluated as written."""
+    assert report.diagnosis is not None
+    found = re.search(r"The call that reproduces it: (encoding\(.*?\)) \(on the command line", report.diagnosis)
+    assert found is not None, report.diagnosis
+    table: List[List[float]] = eval(found.group(1), {"encoding": encoding})
+    return table
+
+
+@pytest.mark.parametrize("preset", sorted(REFERENCES))
+def test_each_grid_presets_table_passes_with_its_preset_and_is_named_without_it(preset: str) -> None:
+    shape: Cell = (6, 10) if len(REFERENCES[preset][2]) == 2 else (3, 4, 5)
+    table = float32_table(preset, shape)
+    checked = compare(table, grid=shape, preset=preset, dtype="float32")
+    assert checked.ok and checked.subject.endswith(f"on a grid of {' x '.join(map(str, shape))} cells"), str(checked)
+    named = compare(table, dtype="float32")
+    assert not named.ok and named.causes == ("grid",), str(named)
+    assert f"grid of {' x '.join(map(str, shape))} cells" in str(named.diagnosis)
+    again = reproduced_by_the_call(named)
+    assert max(abs(a - b) for r, s in zip(again, table) for a, b in zip(r, s)) <= 2**-20, str(named)
+
+
+def test_a_grid_checked_with_another_preset_is_told_the_one_it_follows() -> None:
+    table = float32_table("mae", (6, 10))
+    report = compare(table, grid=(6, 10), preset="rt-detr", dtype="float32")
+    assert not report.ok and report.causes == ("grid",), str(report)
+    assert "in the mae convention" in str(report.diagnosis)
+    # A shape of as many cells with other axes: the rows' own shape is found.
+    report = compare(table, grid=(10, 6), preset="mae", dtype="float32")
+    assert report.causes == ("grid",) and "grid of 6 x 10 cells" in str(report.diagnosis), str(report)
+
+
+def test_a_class_tokens_row_of_zeros_is_the_prefix() -> None:
+    table = [[0.0] * 16] + float32_table("mae", (6, 6))
+    assert compare(table, preset="mae", prefix=1, dtype="float32").ok  # the square after the prefix
+    named = compare(table, dtype="float32")
+    assert "after 1 row of zeros" in str(named.diagnosis) and "prefix=1" in str(named.diagnosis), str(named)
+    assert reproduced_by_the_call(named)[0] == [0.0] * 16
+
+
+def test_local_damage_in_a_grid_is_named_by_cell_and_column() -> None:
+    table = float32_table("mae", (6, 10))
+    table[23][5] = 0.5  # cell (2, 3), x's cosine of pair 1 (MAE: x's sines, then x's cosines)
+    report = compare(table, grid=(6, 10), preset="mae", dtype="float32")
+    assert report.failures == 1 and report.causes == ("damage",), str(report)
+    assert "except for [23][5] (cos_x1 of cell (2, 3)) is 0.5, expected " in str(report.diagnosis), str(report)
+    named = compare(table, dtype="float32")
+    assert named.causes == ("grid", "damage") and "except for 1 elements" in str(named.diagnosis), str(named)
+
+
+def test_damage_beyond_local_names_its_axes_and_no_preset() -> None:
+    table = float32_table("mae", (6, 10))
+    for row in table[::2]:
+        row[9] += 0.25  # y's sine of pair 1, every other row
+    report = compare(table, grid=(6, 10), preset="mae", dtype="float32")
+    assert report.failures == 30 and report.causes == (), str(report)
+    assert "30 elements in 30 rows are outside the default tolerance, in the columns of axis y" in str(report.diagnosis)
+    assert "no grid preset explains the table" in str(report.diagnosis)
+
+
+def test_each_column_is_judged_at_its_own_axis_position() -> None:
+    # x's positions 1024 k and y's k: x's fast columns pass angle 32767 (float32's last judged) from x = 32 on,
+    # y's never.  The count of elements not judged, from the rule's words: 2**-19 (1 + angle) > 2**-4.
+    shape, d_model = (4, 64), 16
+    table = encoding(shape, d_model, preset="mae", position_scale=(1, 1024), exact=True, dtype="float32")
+    report = compare(table, grid=shape, preset="mae", position_scale=(1, 1024), dtype="float32")
+    omegas = [10000.0 ** (-m / (d_model // 4)) for m in range(d_model // 4)]
+    expected = sum(
+        2  # a sine and a cosine
+        for y, x in cells(shape)
+        for position in (1024.0 * x, float(y))
+        for omega in omegas
+        if 2**-19 * (1 + position * omega) > 2**-4
+    )
+    assert expected == 2 * 32 * 4 and report.unjudged == expected and report.ok, str(report)
+    # 2**-12 off in cell (1, 40): in y's sine of pair 0 (angle 1) it fails, in x's (angle 40960) it is not judged.
+    r = 1 * 64 + 40
+    for column, failures in ((8, 1), (0, 0)):  # MAE's columns: x's 8, then y's 8
+        damaged = [row[:] for row in table]
+        damaged[r][column] += 2**-12
+        report = compare(damaged, grid=shape, preset="mae", position_scale=(1, 1024), dtype="float32")
+        assert report.failures == failures, (column, str(report))
+
+
+def test_a_sequence_is_not_taken_for_a_grid() -> None:
+    # 256 rows make a 16 x 16 square, but a sequence's rows move every column at once.
+    table = [[x + 0.01 for x in row] for row in encoding(256, 16)]
+    assert compare(table).causes == ()
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda: compare(encoding(250, 8), preset="mae"),
+            ValueError,
+            "grid must be given unless the table's rows after the prefix make a square 2-D grid, got 250 rows",
+        ),
+        (
+            lambda: compare(encoding(64, 12), preset="tatp22-3d"),
+            ValueError,
+            "grid must be given unless the table's rows after the prefix make a square 2-D grid, got 64 rows and a grid of 3 axes",
+        ),
+        (lambda: compare(encoding(16, 8), grid=16), TypeError, "grid must be a tuple of 2 or 3 integers, got int 16"),  # type: ignore[arg-type]
+        (
+            lambda: compare(encoding(16, 8), grid=(2, 2, 2, 2)),
+            TypeError,
+            "grid must be a tuple of 2 or 3 integers, got tuple (2, 2, 2, 2)",
+        ),
+        (
+            lambda: compare(encoding(16, 8), grid=(4, 5), preset="mae"),
+            ValueError,
+            "actual must have 20 rows for the 4 x 5 grid (a row per cell, after 0 prefix rows), got 16",
+        ),
+        (lambda: compare(encoding(16, 8), grid=(4, -4)), ValueError, "grid must be at least 0, got -4"),
+    ],
+)
+def test_a_bad_grid_to_check_is_refused_naming_the_parameter_and_the_rule(
+    call: Callable[[], object], error: Type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        call()
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
 # --- The frameworks' own float32 tables at the sizes models use ---
 
 
@@ -327,6 +462,16 @@ def assert_close_to_exact(
     got = numpy.asarray(table, dtype=numpy.float64).reshape(exact.shape)
     worst = float(numpy.abs(got - exact).max())
     assert worst <= 4 * 2**-23 * (1 + turns), (preset, worst)
+    # The table as the framework made it, float32, rows of cells: checked with the preset, and named without it
+    # by a call that computes it.
+    flat = numpy.asarray(table).reshape(exact.shape)
+    assert flat.dtype == numpy.float32
+    checked = compare(flat, grid=tuple(shape), preset=preset, **fields)
+    assert checked.ok, str(checked)
+    named = compare(flat)
+    assert named.causes == ("grid",), str(named)
+    again = numpy.array(reproduced_by_the_call(named), dtype=numpy.float64)
+    assert float(numpy.abs(again - got).max()) <= 4 * 2**-23 * (1 + turns), str(named)
 
 
 @pytest.mark.peers("numpy", "torch", "diffusers")

@@ -101,6 +101,11 @@ class _GridFields(_AxisFields, total=False):
     position_scale: Optional[Union[_Number, Sequence[_Number]]]
     prefix: Optional[int]
 
+class _CompareFields(_GridFields, total=False):
+    """compare()'s keywords: a sequence's (positions) or a grid's."""
+
+    positions: Optional[Sequence[_Number]]
+
 class _Changes(TypedDict, total=False):
     layout: _Layout
     spacing: _Spacing
@@ -265,7 +270,8 @@ def compare(
     atol: Optional[float] = ...,
     ulps: Optional[float] = ...,
     convention: Optional[Convention] = ...,
-    **fields: Unpack[_Fields],
+    grid: Optional[Union[Tuple[int, ...], List[int]]] = ...,
+    **fields: Unpack[_CompareFields],
 ) -> Report: ...
 def assert_close(actual: object, **options: Any) -> None: ...
 def main(argv: Optional[Sequence[str]] = ...) -> int: ...
