@@ -111,6 +111,11 @@ if TYPE_CHECKING:
     # A grid's plan (_grid_rows): each axis's (1-D convention at its positions, length, width) in the shape's
     # order; each column's (axis, column of the axis's table); the prefix's rows; the axes' tables (exact,
     # dtype); and row r of the grid from such tables.
+    # A rotary embedding of several positions a row (_rope_axes): each axis's (setup, positions, the columns
+    # of x it rotates), each column of a cache and of rotated vectors as (axis, its column there), in words.
+    _RopeAxes = Tuple[
+        List[Tuple["_Rope", Optional[List[_Fraction]], List[int]]], List[Tuple[int, int]], List[Tuple[int, int]], str
+    ]
     _GridPlan = Tuple[
         List[Tuple["Convention", int, int]],
         List[Tuple[int, int]],
@@ -302,6 +307,11 @@ def _parser(prog: str) -> "ArgumentParser":
         def error(self, message: str) -> "NoReturn":
             self.exit(2, f"{self.prog}: error: {message}\n")
 
+    def digits(text: str) -> int:
+        if not _is_decimal_integer(text) or int(text) > 17:
+            raise argparse.ArgumentTypeError(f"digits must be an integer from 0 to 17, got {text!r}")
+        return int(text)
+
     def shape(text: str) -> "Union[int, Tuple[int, ...]]":
         # SEQ_LEN: a plain decimal integer, or a grid's shape of 2 or 3 of them joined by x (16x16).
         if "x" not in text.lower():
@@ -339,7 +349,7 @@ def _parser(prog: str) -> "ArgumentParser":
     )
     parser.add_argument(
         "--digits",
-        type=_cli_digits,
+        type=digits,
         default=None,
         metavar="N",
         help="N digits after the point (default: the shortest that reads back as the same number)",
@@ -417,6 +427,12 @@ def _parser(prog: str) -> "ArgumentParser":
     rotary.add_argument(
         "--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)"
     )
+    rotary.add_argument(
+        "--axes-dim",
+        metavar="W,W,...",
+        help="with a grid's shape as SEQ_LEN (its cells the positions): each axis's width of the head, its own"
+        " frequencies (Flux's axes_dim); or --rope-scaling's mrope_section (Qwen2-VL)",
+    )
     checking = parser.add_argument_group("checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
     checking.add_argument(
         "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
@@ -443,14 +459,6 @@ def _cli_integer(name: str, minimum: int) -> "Callable[[str], int]":
             raise argparse.ArgumentTypeError(str(error)) from None
 
     return parse
-
-
-def _cli_digits(text: str) -> int:
-    import argparse
-
-    if not _is_decimal_integer(text) or int(text) > 17:
-        raise argparse.ArgumentTypeError(f"digits must be an integer from 0 to 17, got {text!r}")
-    return int(text)
 
 
 def _cli_tolerance(name: str) -> "Callable[[str], float]":
@@ -496,6 +504,12 @@ def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     if not isinstance(args.seq_len, tuple):
         given = next(name for name, setting in keywords.items() if setting is not None)
         parser.error(f"--{given.replace('_', '-')} goes with a grid's shape as SEQ_LEN, such as 16x16")
+    if args.rope is not None:
+        # A rotary embedding of several positions a row: the grid's cells are the positions.
+        field = next((name for name, setting in keywords.items() if setting is not None), None)
+        if field is not None:
+            parser.error(f"--rope takes a grid's shape as its rows' positions, not --{field.replace('_', '-')}")
+        return _rope_command(prog, parser, args, fields)
     if args.rope or args.explain or args.plot or args.waves or args.format == "vectors":
         parser.error("a grid's shape as SEQ_LEN takes no --rope, --explain, --plot, --waves or --format vectors")
     broken = _broken_option_rule(args, fields)
@@ -529,6 +543,25 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     if args.explain or args.plot or args.waves:
         parser.error("--rope takes no --explain, --plot or --waves")
     scaling = _rope_scaling_option(parser, args.rope_scaling)
+    # A grid's shape as SEQ_LEN: its cells, the last axis fastest, are the rows' positions, one per axis.
+    grid: "Optional[List[List[int]]]" = None
+    cells: "Optional[Tuple[int, ...]]" = None
+    if isinstance(args.seq_len, tuple):
+        cells = args.seq_len
+        if fields["positions"] is not None:
+            parser.error("--positions does not go with a grid's shape as SEQ_LEN, whose cells are the positions")
+        grid = [[]]
+        for n in args.seq_len:
+            grid = [cell + [k] for cell in grid for k in range(n)]
+        args.seq_len = len(grid)
+    axes_dim: "Optional[List[object]]" = None
+    if args.axes_dim is not None:
+        axes_dim = [int(text) if _is_decimal_integer(text.strip()) else text for text in args.axes_dim.split(",")]
+    if grid is not None and axes_dim is None and (scaling or {}).get("mrope_section") is None:
+        parser.error(
+            "a grid's shape as SEQ_LEN with --rope takes --axes-dim or --rope-scaling's mrope_section:"
+            " the axes' share of the head"
+        )
     if (args.input is None) != (args.rope != "rotated"):
         parser.error(
             "--rope rotated needs --input FILE, the vectors before rotation"
@@ -552,7 +585,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
             parser.error(mismatch)
         return _print_report(prog, mismatch, 1)
     layout = args.rope_layout or "half"
-    base, positions = fields["base"], fields["positions"]
+    base, positions = fields["base"], fields["positions"] if grid is None else grid
     if table is not None:
         if args.format or args.digits is not None or args.header or args.exact:
             parser.error("--check takes no --format, --digits, --header or --exact (it always compares exactly)")
@@ -568,6 +601,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
                 dtype=args.dtype,
                 atol=args.atol,
                 ulps=args.ulps,
+                axes_dim=axes_dim,  # type: ignore[arg-type]
             )
         except (TypeError, ValueError) as error:
             sys.stderr.write(f"{prog}: error: {error}\n")
@@ -578,11 +612,15 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         parser.error(broken)
     output_format = args.format or "table"
     try:
-        setup = _Rope(shape[1], base, layout, scaling)
-        given = _rope_positions(positions, shape[0])
+        axes = _rope_axes(shape[1], base, layout, scaling, axes_dim, positions, shape[0])
+        setup = _Rope(shape[1], base, layout, scaling) if axes is None else axes[0][0][0]
+        given = _rope_positions(positions, shape[0]) if axes is None else None
         dtype = args.dtype or "float64"
         request = _Request(shape[0], shape[1], None, args.exact, dtype, output_format, args.digits, args.header)
         request.rope, request.rope_scaling = _RopeRequest(setup, args.rope, vectors, given), args.rope_scaling
+        request.rope.axes = axes
+        if cells is not None:
+            request.grid = (cells, {})  # the rows' labels: their cells
         next(request.rows(), None)
     except (TypeError, ValueError) as error:
         parser.error(str(error))
@@ -649,6 +687,7 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
         printing = args.format or args.digits is not None or args.header or args.explain or args.exact
         rules = (
             (args.rope_layout is not None, "--rope-layout goes with --rope"),
+            (args.axes_dim is not None, "--axes-dim goes with --rope"),
             (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
             (args.input is not None, "--input goes with --rope"),
             (len(missing) == 1, "with --check give both SEQ_LEN and D_MODEL, or neither"),
@@ -666,6 +705,7 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
         output = _broken_output_rule(args)
         rules = (
             (args.rope_layout is not None, "--rope-layout goes with --rope"),
+            (args.axes_dim is not None, "--axes-dim goes with --rope"),
             (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
             (args.input is not None, "--input goes with --rope"),
             (bool(missing), f"the following arguments are required: {', '.join(missing)}"),
@@ -1245,13 +1285,19 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
 
 def _column_names(request: "_Request") -> "List[str]":
     """sin_0, cos_0, ... in the convention's order; zero for a padding column.  A rotary table: cos_k, sin_k or x_k by pair."""
+    rope = request.rope
+    if rope is not None:
+        if rope.kind == "rotated":
+            return ["x_" + str(c) for c in range(request.d_model)]
+        if rope.axes is not None:
+            # Each axis's pairs by its letter (t, y, x as a grid's shape names them): cos_x0.
+            per_axis, columns = rope.axes[0], rope.axes[1]
+            letters = "tyx"[-len(per_axis) :] if len(per_axis) <= 3 else "abcdefghijklmnopqrstuvwxyz"
+            return [rope.kind + "_" + letters[a] + str(per_axis[a][0].columns()[c]) for a, c in columns]
+        return [rope.kind + "_" + str(k) for k in rope.setup.columns()]
     if request.grid is not None:
         shape, fields = request.grid
         return _grid_rows("main", shape, request.d_model, request.exact, request.dtype, None, fields)[2]
-    if request.rope is not None:
-        if request.rope.kind == "rotated":
-            return ["x_" + str(c) for c in range(request.d_model)]
-        return [request.rope.kind + "_" + str(k) for k in request.rope.setup.columns()]
     names = []
     for kind, pair in request.convention._plan(request.d_model):
         names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
@@ -1342,10 +1388,10 @@ class _Request:
             yield next(_rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype, index))
 
     def rows(self) -> "Iterator[List[float]]":
-        if self.grid is not None:
-            return _grid_rows("main", self.grid[0], self.d_model, self.exact, self.dtype, None, self.grid[1])[1]
         if self.rope is not None:
             return self.rope.rows(self.seq_len, self.exact, self.dtype)
+        if self.grid is not None:
+            return _grid_rows("main", self.grid[0], self.d_model, self.exact, self.dtype, None, self.grid[1])[1]
         return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
 
     def formatter(self) -> "Callable[[float], str]":
@@ -1360,16 +1406,16 @@ class _Request:
         if self.dtype == "float64":
             return repr
         dtype = self.dtype
-        return lambda x: _shortest_text(x, dtype)
 
+        def shortest(x: float) -> str:
+            # The shortest decimal that reads back, rounded to dtype, as x (as numpy prints float32).
+            for digits in range(1, 18):
+                text = f"{x:.{digits}g}"
+                if _round_float(float(text), dtype) == x:
+                    return text
+            return repr(x)
 
-def _shortest_text(x: float, dtype: str) -> str:
-    """The shortest decimal that reads back, rounded to dtype, as x (as numpy prints float32)."""
-    for digits in range(1, 18):
-        text = f"{x:.{digits}g}"
-        if _round_float(float(text), dtype) == x:
-            return text
-    return repr(x)
+        return shortest
 
 
 # ---------------------------------------------------------------------------
@@ -1986,6 +2032,7 @@ def rope(
     positions: "Optional[object]" = None,
     exact: bool = False,
     dtype: str = "float64",
+    axes_dim: "Optional[Sequence[int]]" = None,
 ) -> "Tuple[List[List[float]], List[List[float]]]":
     """Return a rotary embedding's cos and sin caches: each seq_len rows of head_dim floats.
 
@@ -2017,8 +2064,35 @@ def rope(
     (1.140625, [0.61328125, 0.78125, 0.8984375])
 
     Position 0 gives cos 1 times YaRN's attention factor, 0.1 ln 4 + 1.
+
+    Several positions a row (a patch's row and column, a video's frame,
+    Qwen2-VL's temporal, height and width ids): ``positions`` holds a row
+    of them for each row, and either ``axes_dim`` gives each axis its
+    columns and its own frequencies (Flux's ``axes_dim``, CogVideoX,
+    timm's and rotary-embedding-torch's axial RoPE), or ``scaling``'s
+    ``mrope_section`` gives each axis a section of one embedding's pairs
+    (Qwen2-VL; ``mrope_interleaved`` for Qwen3-VL's every third pair);
+    docs/rope.md says which model takes which.  Flux's image token at row
+    1, column 2 of the latent grid:
+
+    >>> cos = rope(1, 16, positions=[(0, 1, 2)], axes_dim=(4, 6, 6), layout="interleaved")[0]
+    >>> [round(x, 6) for x in cos[0][:4] + cos[0][4:6] + cos[0][10:12]]
+    [1.0, 1.0, 1.0, 1.0, 0.540302, 0.540302, -0.416147, -0.416147]
     """
     seq_len = _check_integer("seq_len", seq_len, 0)
+    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len)
+    if axes is not None:
+        exact = _check_flag("exact")(exact)
+        dtype = _check_dtype(dtype, exact)
+        if 2 * seq_len * len(axes[2]) > _MAX_TABLE:
+            raise ValueError(
+                f"seq_len * head_dim must be at most {_MAX_TABLE // 2} for rope(), got {seq_len * len(axes[2])}"
+            )
+        request = _RopeRequest(axes[0][0][0], "cos", None, None)
+        request.axes = axes
+        cos_rows = list(request.rows(seq_len, exact, dtype))
+        request.kind = "sin"
+        return cos_rows, list(request.rows(seq_len, exact, dtype))
     setup = _Rope(head_dim, base, layout, scaling)
     given = _rope_positions(positions, seq_len)
     exact = _check_flag("exact")(exact)
@@ -2044,6 +2118,7 @@ def apply_rope(
     positions: "Optional[object]" = None,
     exact: bool = False,
     dtype: str = "float64",
+    axes_dim: "Optional[Sequence[int]]" = None,
 ) -> "List[List[float]]":
     """Return the rows of x rotated by a rotary embedding: what a fused rotary kernel computes.
 
@@ -2064,7 +2139,16 @@ def apply_rope(
     table = _as_table(x, "x")
     if len(table[0]) % 2:
         raise ValueError(f"x must have an even number of columns (head_dim), got {len(table[0])}")
-    setup = _Rope(_rope_head_dim("rotated", layout, len(table[0])), base, layout, scaling)
+    head_dim = _rope_head_dim("rotated", layout, len(table[0]))
+    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, len(table))
+    if axes is not None:
+        exact = _check_flag("exact")(exact)
+        dtype = _check_dtype(dtype, exact)
+        _check_vectors(table, _Rope(head_dim, base, layout, None))  # its pairs are the axes' together
+        request = _RopeRequest(axes[0][0][0], "rotated", table, None)
+        request.axes = axes
+        return list(request.rows(len(table), exact, dtype))
+    setup = _Rope(head_dim, base, layout, scaling)
     given = _check_positions(positions)
     if given is not None and len(given) != len(table):
         raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
@@ -2086,6 +2170,7 @@ def compare_rope(
     dtype: "Optional[str]" = None,
     atol: "Optional[float]" = None,
     ulps: "Optional[float]" = None,
+    axes_dim: "Optional[Sequence[int]]" = None,
 ) -> "Report":
     """Compare a rotary cache (``kind`` "cos" or "sin") or rotated vectors ("rotated", of ``x``) with the exact values.
 
@@ -2112,12 +2197,17 @@ def compare_rope(
 
     >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
     Diagnosis: the table follows the RoPE cos cache (half layout, base 10000) in the interleaved layout; it reproduces every element. The call that reproduces it: rope(64, 8, layout='interleaved')[0] (on the command line: --rope cos --rope-layout interleaved).
+
+    Long because a check is one sequence, as compare()'s: the arguments, the tally, the diagnosis (one
+    position a row, or several), the report.
     """
     kind = _check_choice("kind", kind, ("cos", "sin", "rotated"))
     table = _as_table(actual)
     seq_len, width = len(table), len(table[0])
-    setup = _Rope(_rope_head_dim(kind, layout, width), base, layout, scaling)
-    given = _rope_positions(positions, seq_len, "the table's rows")
+    head_dim = _rope_head_dim(kind, layout, width)
+    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len)
+    setup = _Rope(head_dim, base, layout, scaling) if axes is None else _Rope(head_dim, base, layout, None)
+    given = _rope_positions(positions, seq_len, "the table's rows") if axes is None else None
     dtype, origin = _check_format(actual, dtype)
     if atol is not None:
         atol = _check_tolerance("atol", atol)
@@ -2130,16 +2220,30 @@ def compare_rope(
     ]
     rows_with_not_finite = set(r for r, _, _ in not_finite)
     request = _RopeRequest(setup, kind, vectors, given)
+    request.axes = axes
     comparison = _rope_comparison(rounded, request, dtype, atol, ulps, rows_with_not_finite)
     allowance = comparison.allowance
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
+    name = setup.name(what) if axes is None else f"{axes[0][0][0].name(what)[:-1]}, {axes[3]})"
     diagnosis: "Optional[str]" = None
     causes: "Tuple[str, ...]" = ()
-    if comparison.failures:
+    if comparison.failures and axes is None:
         diagnosis, causes = _diagnose_rope(rounded, request, dtype, allowance)
+    elif axes is not None and comparison.failures and comparison.damaged:
+        # Several axes: where the elements outside the default tolerance are, by axis (no other setup is tried).
+        r = min(comparison.damaged)
+        c = comparison.damaged[r][0]
+        expected = next(row for i, row in enumerate(request.rows(seq_len, True, dtype)) if i == r)[c]
+        chosen = axes[2] if kind == "rotated" else axes[1]
+        which = sorted(set(chosen[c][0] for columns in comparison.damaged.values() for c in columns))
+        diagnosis = (
+            f"Diagnosis: {comparison.damaged_cells} elements in {comparison.damaged_rows} rows are outside the"
+            f" default tolerance, in the columns of axes {', '.join(map(str, which))} (counted from 0); the first"
+            f" is [{r}][{c}], axis {chosen[c][0]}'s, {table[r][c]!r}, expected {expected!r}."
+        )
     report = Report(
         shape=(seq_len, width),
-        convention=setup.name(what),
+        convention=name,
         dtype=dtype,
         atol=atol,
         ulps=ulps,
@@ -2151,7 +2255,7 @@ def compare_rope(
         not_finite=not_finite[:5],
         not_finite_count=len(not_finite),
     )
-    report.subject = f"the {setup.name(what)}"
+    report.subject = f"the {name}"
     report.rule = allowance.rule
     report.causes = causes
     return _with_origin(report, origin, rounded, comparison)
@@ -2367,6 +2471,103 @@ def _power_is_exact(base: "_Fraction", exponent: "_Fraction", result: "_Fraction
 _ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
 
+def _rope_axes(
+    head_dim: int, base: object, layout: object, scaling: object, axes_dim: object, positions: object, count: int
+) -> "Optional[_RopeAxes]":
+    """A rotary embedding of several positions a row, checked; None for one position a row.
+
+    Two kinds.  ``axes_dim`` (Flux's, HunyuanVideo's, CogVideoX's, timm's and rotary-embedding-torch's
+    axial RoPE): axis a takes axes_dim[a] columns, a rotary embedding of that width, its own frequencies
+    base**(-2j/axes_dim[a]), its pairs after the previous axis's.  ``scaling['mrope_section']`` (Qwen2-VL's
+    M-RoPE): one embedding of head_dim, each pair k at the position of the axis whose section holds it; with
+    ``scaling['mrope_interleaved']`` (Qwen3-VL's), pair k is axis a's when k % n == a and k < n * section[a],
+    else the first axis's.  ``positions`` holds a row of n positions (one per axis) for each row.
+
+    Returns each axis's (setup, positions, the columns of x its vectors take), each column of a cache and of
+    rotated vectors as (axis, its column there), and the split in words.
+
+    Long because the two kinds share their checks, their rows of positions and their columns' map, in order.
+    """
+    plain: "Dict[str, object]" = {}
+    items = getattr(scaling, "items", None)
+    if callable(items):
+        plain = dict(items())
+    section, interleaved = plain.pop("mrope_section", None), plain.pop("mrope_interleaved", None)
+    if plain.get("rope_type", plain.get("type")) == "mrope":  # HF's name for M-RoPE's default frequencies
+        plain.pop("type", None)
+        plain["rope_type"] = "default"
+    if axes_dim is None and section is None:
+        if interleaved is not None:
+            raise ValueError(
+                f"scaling['mrope_interleaved'] goes with scaling['mrope_section'], got {_short(interleaved)}"
+            )
+        return None
+    whole = _Rope(head_dim, base, layout, plain if callable(items) else scaling)
+    name, given = ("axes_dim", axes_dim) if section is None else ("scaling['mrope_section']", section)
+    if axes_dim is not None and section is not None:
+        raise ValueError(f"give axes_dim or scaling['mrope_section'], not both, got axes_dim={_short(axes_dim)}")
+    iterator = _iterate(given)
+    if iterator is None or isinstance(given, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of integers, got {type(given).__name__} {_short(given)}")
+    widths = [_check_integer(name, w, 1) for w in iterator]
+    total, h = (whole.head_dim, whole.pairs) if section is None else (whole.pairs, whole.pairs)
+    if len(widths) < 2 or sum(widths) != total or (section is None and any(w % 2 for w in widths)):
+        kind = "even widths" if section is None else "pair counts"
+        raise ValueError(f"{name} must be 2 or more {kind} summing to {total}, got {_short(given)}")
+    n = len(widths)
+    mixed = _check_flag("scaling['mrope_interleaved']")(interleaved or False)
+    # Each pair's (axis, its pair in the axis's embedding).
+    pairs: "List[Tuple[int, int]]" = []
+    for a, w in enumerate(widths):
+        if section is None:
+            pairs += [(a, j) for j in range(w // 2)]
+        elif not mixed:
+            pairs += [(a, len(pairs) + j) for j in range(w)]
+    if mixed:
+        pairs = [(k % n if k % n and k < n * widths[k % n] else 0, k) for k in range(h)]
+    setups = [_Rope(w, base, layout, plain) if section is None else whole for w in widths]
+    # Each row's positions: count rows of n numbers (an array's tolist(), HF's position_ids[:, 0].T).
+    tolist = getattr(positions, "tolist", None)
+    rows = tolist() if callable(tolist) else positions
+    iterator = _iterate(rows)
+    if positions is None or iterator is None or isinstance(rows, (str, bytes)):
+        raise TypeError(
+            f"positions must be rows of {n} positions (one per axis) for {name}, got {type(positions).__name__} {_short(positions)}"
+        )
+    table = []
+    for r, row in enumerate(iterator):
+        if not isinstance(row, (tuple, list)):
+            raise TypeError(
+                f"positions[{r}] must be a row of {n} positions, one per axis of {name}, got {type(row).__name__} {_short(row)}"
+            )
+        if len(row) != n:
+            raise ValueError(f"positions[{r}] must be {n} positions, one per axis of {name}, got {_short(row)}")
+        table.append(row)
+
+    # Each column of a cache (or vectors, "rotated") as (axis, its column in the axis's cache or vectors), and
+    # each axis's vectors' columns, as the table's columns.
+    def columns(kind: str) -> "List[Tuple[int, int]]":
+        if whole.layout == "pairs" and kind != "rotated":
+            return pairs[:]
+        if whole.layout == "interleaved":
+            return [(pairs[c // 2][0], 2 * pairs[c // 2][1] + c % 2) for c in range(2 * h)]
+        return [(pairs[c % h][0], pairs[c % h][1] + c // h * setups[pairs[c % h][0]].pairs) for c in range(2 * h)]
+
+    rotated = columns("rotated")
+    # Axis a's vectors: x's columns of its pairs, in its order; all of x for one embedding shared (its other
+    # pairs' rotations are not taken).
+    inputs = [
+        list(range(2 * h))
+        if section is not None
+        else [c for c, _ in sorted(enumerate(rotated), key=lambda item: item[1]) if rotated[c][0] == axis]
+        for axis in range(n)
+    ]
+    per_axis = [(setup, _rope_positions([row[a] for row in table], count), inputs[a]) for a, setup in enumerate(setups)]
+    shown = ", ".join(str(w) for w in widths)
+    words = f"axes_dim {shown}" if section is None else f"M-RoPE sections {shown}" + (", interleaved" if mixed else "")
+    return per_axis, columns("cos"), rotated, words
+
+
 def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[List[List[float]]]":
     """compare_rope's vectors before rotation: given for kind "rotated" only, of the table's shape, checked."""
     if kind != "rotated":
@@ -2531,7 +2732,23 @@ def _rope_comparison(
 ) -> "_Comparison":
     """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
     count = len(rounded)
-    allowance = request.setup.default_allowance(count, request.positions, dtype, request.vectors)
+    if request.axes is None:
+        allowance = request.setup.default_allowance(count, request.positions, dtype, request.vectors)
+    else:
+        # Each axis's allowance at its own positions (and its vectors' weights), each column its axis's.
+        per_axis, cache_columns, vector_columns, _ = request.axes
+        vectors = request.vectors
+        allowance = _axes_allowance(
+            [
+                axis.default_allowance(
+                    count, given, dtype, None if vectors is None else [[row[c] for c in inputs] for row in vectors]
+                )
+                for axis, given, inputs in per_axis
+            ],
+            vector_columns if request.kind == "rotated" else cache_columns,
+            lambda r: [r] * len(per_axis),
+            dtype,
+        )
     comparison = _Comparison(allowance, dtype, atol, ulps)
 
     def exact_row(r: int) -> "List[float]":
@@ -2563,10 +2780,27 @@ class _RopeRequest:
         positions: "Optional[List[_Fraction]]",
     ) -> None:
         self.setup, self.kind, self.vectors, self.positions = setup, kind, vectors, positions
+        #: Several positions a row (_rope_axes), or None: then setup and positions are the first axis's.
+        self.axes: "Optional[_RopeAxes]" = None
 
     def rows(self, count: int, exact: bool, dtype: str) -> "Iterator[List[float]]":
         """The rows of the cos or sin cache, or of the rotated vectors: what the command line prints."""
         setup, positions = self.setup, self.positions
+        if self.axes is not None:
+            # Each axis's rows, each column taken from its axis's.
+            per_axis, cache_columns, vector_columns, _ = self.axes
+            if self.kind == "rotated":
+                assert self.vectors is not None
+                parts = [
+                    _rotated(axis, [[row[c] for c in inputs] for row in self.vectors], given, exact, dtype)
+                    for axis, given, inputs in per_axis
+                ]
+            else:
+                parts = [
+                    _RopeRequest(axis, self.kind, None, given).rows(count, exact, dtype) for axis, given, _ in per_axis
+                ]
+            chosen = vector_columns if self.kind == "rotated" else cache_columns
+            return ([made[a][c] for a, c in chosen] for made in zip(*parts))
         if self.kind == "rotated":
             assert self.vectors is not None
             return _rotated(setup, self.vectors, positions, exact, dtype)
@@ -2673,7 +2907,17 @@ def _rotated_element(
     """
     if first == 0.0 and second == 0.0:
         return 0.0
-    X1, X2, q = _common_grid(first, second)
+    # first = X1 2**q and second = X2 2**q, integers, exactly.
+    parts = []
+    for x in (first, second):
+        if x == 0.0:
+            parts.append((0, 0))
+        else:
+            m, e = _float_parts(-x if x < 0.0 else x)
+            parts.append((-m if x < 0.0 else m, e))
+    q = min(e for m, e in parts if m)
+    (m1, e1), (m2, e2) = parts
+    X1, X2 = (m1 << (e1 - q) if m1 else 0), (m2 << (e2 - q) if m2 else 0)
     if position[0] == 0:
         root = scale.root()
         if root is not None:
@@ -2698,20 +2942,6 @@ def _rotated_element(
         bits *= 2
         sine, cosine, F, E = _sin_cos(position, (k, law.pairs), law, bits + _bit_length(abs(X1) + abs(X2)))
         v, v_error = X1 * cosine + sign * X2 * sine, (abs(X1) + abs(X2)) * E
-
-
-def _common_grid(first: float, second: float) -> "Tuple[int, int, int]":
-    """(X1, X2, q): first = X1 2**q and second = X2 2**q, integers, exactly."""
-    parts = []
-    for x in (first, second):
-        if x == 0.0:
-            parts.append((0, 0))
-        else:
-            m, e = _float_parts(-x if x < 0.0 else x)
-            parts.append((-m if x < 0.0 else m, e))
-    q = min(e for m, e in parts if m)
-    (m1, e1), (m2, e2) = parts
-    return (m1 << (e1 - q) if m1 else 0), (m2 << (e2 - q) if m2 else 0), q
 
 
 def _rope_candidate(
@@ -5794,18 +6024,12 @@ def _grid_tally(
 ) -> "_Comparison":
     """_tally's tally for a grid's table: each element judged at its axis's position in the row's cell.
 
-    Each axis's columns are a 1-D table at the axis's positions, with its own allowance (_Allowance); a row's
-    tolerances, screen and classes are those of its cell's axes, each column taken from its axis's.  The
+    Each axis's columns are a 1-D table at the axis's positions, with its own allowance (_axes_allowance).  The
     references are the exact rows, made from each axis's exact table (the grid's are small), with _references'
     ties.  A prefix row (a class token's zeros) is judged as a row at position 0.
 
-    Long because the per-axis allowance is a class made here, only when a grid is checked (a board's
-    frozen import holds this function alone), with the few lines that map a row to its axes' rows.
     """
-    from operator import itemgetter
-
     axes, columns, prefix, tables, row_at = plan
-    d_model = len(columns)
     allowances = [
         _Allowance(
             _column_frequencies(moved, width),
@@ -5816,14 +6040,6 @@ def _grid_tally(
         for moved, n, width in axes
     ]
     sizes = [n for _, n, _ in axes]
-    # Each axis's columns in the table (-1 where the grid cut it off), and where each table column is in the
-    # axes' columns laid end to end.
-    where = [[-1] * width for _, _, width in axes]
-    for c, (axis, local) in enumerate(columns):
-        where[axis][local] = c
-    offsets = [sum(width for _, _, width in axes[:axis]) for axis in range(len(axes))]
-    gather = itemgetter(*[offsets[axis] + local for axis, local in columns])
-    spread = [itemgetter(*[d_model if c < 0 else c for c in cs]) if len(cs) > 1 else None for cs in where]
 
     def indices(r: int) -> "List[int]":
         # Row r's index on each axis: its cell's, or n for a prefix row.
@@ -5834,44 +6050,7 @@ def _grid_tally(
             rest, index[axis] = divmod(rest, sizes[axis])
         return index
 
-    def joined(parts: "List[List[float]]") -> "List[float]":
-        if d_model == 1:
-            return [parts[columns[0][0]][columns[0][1]]]
-        return list(gather([x for part in parts for x in part]))
-
-    class Cells(_Allowance):
-        def row(self, r: int, values: "List[float]") -> "List[float]":
-            padded = values + [0.0]
-            parts = [
-                allowance.row(i, list(pick(padded)) if pick else [padded[cs[0]]])
-                for allowance, i, pick, cs in zip(allowances, indices(r), spread, where)
-            ]
-            return joined(parts)
-
-        def screen(self, r: int) -> "List[float]":
-            parts = [allowance.screen(i) for allowance, i in zip(allowances, indices(r))]
-            return joined(parts) if all(parts) else []
-
-        def lines(
-            self, r: int, bound: "List[float]", values: "Optional[List[float]]", largest: "Optional[float]" = None
-        ) -> "Optional[Tuple[List[float], List[float]]]":
-            return None  # the references are exact rows: no bound to draw lines with
-
-        def classes(self, r: int) -> "Tuple[int, int, int, int]":
-            counts, firsts = [0, 0], [d_model, d_model]
-            for allowance, i, cs in zip(allowances, indices(r), where):
-                coarse, unjudged, _, _ = allowance.classes(i)
-                # As _Allowance's: the coarse columns follow the columns not judged in falling frequency, and
-                # the first of each class is the first of those columns and every faster one.
-                present = [cs[c] for c in allowance._order[: unjudged + coarse] if cs[c] >= 0]
-                fastest = present[: sum(1 for c in allowance._order[:unjudged] if cs[c] >= 0)]
-                counts[0] += len(present) - len(fastest)
-                counts[1] += len(fastest)
-                firsts = [min(present + [firsts[0]]), min(fastest + [firsts[1]])]
-            return counts[0], counts[1], firsts[0] if counts[0] else -1, firsts[1] if counts[1] else -1
-
-    first = allowances[0]
-    cells = Cells([], [], dtype, first.factor)
+    cells = _axes_allowance(allowances, columns, indices, dtype)
     comparison = _Comparison(cells, dtype, atol, ulps, measure)
     held: "Dict[str, List[List[List[float]]]]" = {}
 
@@ -5889,6 +6068,70 @@ def _grid_tally(
     ):
         comparison.add(r, row, exact, expect, bad, None, None)
     return comparison
+
+
+def _axes_allowance(
+    allowances: "List[_Allowance]", columns: "List[Tuple[int, int]]", indices: "Callable[[int], List[int]]", dtype: str
+) -> "_Allowance":
+    """The allowance of a table whose columns are several axes' (a grid's, a multi-axis rotary cache's).
+
+    Axis a's allowance judges its own table, row indices(r)[a] of it for the table's row r; column c of the
+    table is column columns[c] = (a, its column) of axis a's table, and an axis's column that the table does
+    not hold (cut off, or a pair another axis takes) is judged on nothing.  A row's tolerances, screen and
+    classes are those of its axes' rows, each column taken from its axis's.
+    """
+    from operator import itemgetter
+
+    width = len(columns)
+    # Each axis's columns in the table (-1 where it has none), and where each table column is in the axes'
+    # columns laid end to end.
+    where = [[-1] * len(allowance.frequencies) for allowance in allowances]
+    for c, (axis, local) in enumerate(columns):
+        where[axis][local] = c
+    offsets = [sum(len(allowance.frequencies) for allowance in allowances[:axis]) for axis in range(len(allowances))]
+    gather = itemgetter(*[offsets[axis] + local for axis, local in columns])
+    spread = [itemgetter(*[width if c < 0 else c for c in cs]) if len(cs) > 1 else None for cs in where]
+
+    def joined(parts: "List[List[float]]") -> "List[float]":
+        if width == 1:
+            return [parts[columns[0][0]][columns[0][1]]]
+        return list(gather([x for part in parts for x in part]))
+
+    class Axes(_Allowance):
+        def row(self, r: int, values: "List[float]") -> "List[float]":
+            padded = values + [0.0]
+            parts = [
+                allowance.row(i, list(pick(padded)) if pick else [padded[cs[0]]])
+                for allowance, i, pick, cs in zip(allowances, indices(r), spread, where)
+            ]
+            return joined(parts)
+
+        def screen(self, r: int) -> "List[float]":
+            parts = [allowance.screen(i) for allowance, i in zip(allowances, indices(r))]
+            return joined(parts) if all(parts) else []
+
+        def lines(
+            self, r: int, bound: "List[float]", values: "Optional[List[float]]", largest: "Optional[float]" = None
+        ) -> "Optional[Tuple[List[float], List[float]]]":
+            return None  # checked against exact rows: no bound to draw lines with
+
+        def classes(self, r: int) -> "Tuple[int, int, int, int]":
+            counts, firsts = [0, 0], [width, width]
+            for allowance, i, cs in zip(allowances, indices(r), where):
+                coarse, unjudged, _, _ = allowance.classes(i)
+                # As _Allowance's: the coarse columns follow the columns not judged in falling frequency, and
+                # the first of each class is the first of those columns and every faster one.
+                present = [cs[c] for c in allowance._order[: unjudged + coarse] if cs[c] >= 0]
+                fastest = present[: sum(1 for c in allowance._order[:unjudged] if cs[c] >= 0)]
+                counts[0] += len(present) - len(fastest)
+                counts[1] += len(fastest)
+                firsts = [min(present + [firsts[0]]), min(fastest + [firsts[1]])]
+            return counts[0], counts[1], firsts[0] if counts[0] else -1, firsts[1] if counts[1] else -1
+
+    first = allowances[0]
+    made = Axes([], [], dtype, first.factor, None if first.weights is None else [])
+    made.rule = first.rule
+    return made
 
 
 class _Allowance:
@@ -7074,21 +7317,15 @@ def _parse_json(text: str, name: str) -> "List[List[float]]":
                 values.append(float(x))
             except OverflowError:
                 values.append(_INF if x > 0 else -_INF)  # an integer beyond float64
-        _check_row(table, values, r, name)
+        if not values:
+            raise _Unreadable(f"{name}: row {r} is empty")
+        if table and len(values) != len(table[0]):
+            raise _Unreadable(f"{name}: ragged table: row {r} has {len(values)} values, the first has {len(table[0])}")
         table.append(values)
     if not table:
         raise _Unreadable(f"{name}: the table is empty")
     _check_table_size(len(table), len(table[0]), name)
     return table
-
-
-def _check_row(table: "List[List[float]]", values: "List[float]", index: int, name: str, what: str = "row") -> None:
-    if not values:
-        raise _Unreadable(f"{name}: {what} {index} is empty")
-    if table and len(values) != len(table[0]):
-        raise _Unreadable(
-            f"{name}: ragged table: {what} {index} has {len(values)} values, the first has {len(table[0])}"
-        )
 
 
 _MAX_VALUES = 1 << 26

@@ -9,8 +9,8 @@ resident memory is the child's), exact float32 values of SD3's preset at d_model
 grid to SD3.5's 384 x 384; and the 1-D table of as many values, for the time per value.
 
 Then compare(): SD3's table as a user brings it, a float32 numpy array (made by numpy from the
-formula), checked with its preset (grid= and preset=) and named without them, from 16 x 16 to
-192 x 192: seconds, and peak memory beyond the array's own bytes and numpy's import.
+formula, loaded from a .npy file), checked with its preset (grid= and preset=) and named without
+them, from 16 x 16 to 192 x 192: seconds, and peak memory beyond numpy's and the array's.
 """
 
 import subprocess
@@ -72,43 +72,47 @@ def main() -> None:
     )
 
 
-# SD3's table in numpy float32, positions k * 64 / n: x's sines and cosines, then y's (docs/conventions.md).
+# SD3's table in numpy float32, positions k * 64 / n: x's sines and cosines, then y's (docs/conventions.md),
+# saved to a .npy file that the measured child loads: its memory is then the array's own.
 ARRAY = """
 import numpy
 n, d = {size}, {d_model}
 omega = 1.0 / 10000.0 ** (numpy.arange(d // 4, dtype=numpy.float64) / (d // 4))
 k = numpy.arange(n, dtype=numpy.float64) * 64 / n
 y, x = numpy.meshgrid(k, k, indexing="ij")
-parts = [f(a.reshape(-1)[:, None] * omega) for a in (x, y) for f in (numpy.sin, numpy.cos)]
-table = numpy.concatenate(parts, axis=1).astype(numpy.float32)
-del parts, x, y
+parts = [f(a.reshape(-1)[:, None] * omega).astype(numpy.float32) for a in (x, y) for f in (numpy.sin, numpy.cos)]
+numpy.save({path!r}, numpy.concatenate(parts, axis=1))
 """
 
 
 def checks() -> None:
     """compare() of SD3's float32 array: with its preset, and without (the diagnosis names the grid)."""
-    baseline = measure(ARRAY.format(size=2, d_model=8))[1]
-    print(f"compare() of SD3's table, a float32 numpy array, d_model {D_MODEL}")
+    import tempfile
+
+    print(f"compare() of SD3's table, a float32 numpy array loaded from .npy, d_model {D_MODEL}")
     print("  grid         values   with preset s   s/1M values   MB   named without s   MB   array MB")
     rates = []
-    for size in (16, 64, 96, 192):
-        made = ARRAY.format(size=size, d_model=D_MODEL)
-        array_mb = size * size * D_MODEL * 4 / 2**20
-        values = size * size * D_MODEL
-        seconds, peak = measure(
-            made
-            + f"start = time.perf_counter()\nassert pe_reference.compare(table, grid=({size}, {size}), preset='sd3').ok"
-        )
-        checked = f"{seconds:15.2f} {seconds / values * 1e6:13.3f} {(peak - baseline) / 1024 - array_mb:5.0f}"
-        if size <= 96:
-            named, named_peak = measure(
-                made + "start = time.perf_counter()\nassert pe_reference.compare(table).causes == ('grid',)"
+    with tempfile.TemporaryDirectory() as folder:
+        for size in (16, 64, 96, 192):
+            path = str(Path(folder) / f"sd3-{size}.npy")
+            measure(ARRAY.format(size=size, d_model=D_MODEL, path=path))
+            load = f"import numpy\ntable = numpy.load({path!r})\n"
+            baseline = measure(load)[1]  # numpy and the array
+            values = size * size * D_MODEL
+            seconds, peak = measure(
+                load
+                + f"start = time.perf_counter()\nassert pe_reference.compare(table, grid=({size}, {size}), preset='sd3').ok"
             )
-            named_text = f"{named:17.2f} {(named_peak - baseline) / 1024 - array_mb:5.0f}"
-        else:
-            named_text = f"{'-':>17} {'-':>5}"
-        print(f"  {size:>3}x{size:<3} {values:>12,} {checked} {named_text} {array_mb:10.0f}")
-        rates.append(seconds / values * 1e6)
+            checked = f"{seconds:15.2f} {seconds / values * 1e6:13.3f} {(peak - baseline) / 1024:5.0f}"
+            if size <= 96:
+                named, named_peak = measure(
+                    load + "start = time.perf_counter()\nassert pe_reference.compare(table).causes == ('grid',)"
+                )
+                named_text = f"{named:17.2f} {(named_peak - baseline) / 1024:5.0f}"
+            else:
+                named_text = f"{'-':>17} {'-':>5}"
+            print(f"  {size:>3}x{size:<3} {values:>12,} {checked} {named_text} {values * 4 / 2**20:10.0f}")
+            rates.append(seconds / values * 1e6)
     print(f"  with the preset: {min(rates):.3f} to {max(rates):.3f} s per million values")
 
 

@@ -97,6 +97,9 @@ API_CASES = [
     "compare(encoding((4, 4), 8, preset='mae'), grid=16)",
     "compare(encoding((4, 4), 8, preset='mae'), grid=(4, 5), preset='mae')",
     "compare(encoding(20, 8), preset='mae')",
+    "rope(2, 16, positions=[[0, 1], [1, 2]], axes_dim=(8, 6))",
+    "rope(2, 16, positions=[0, 1], axes_dim=(8, 8))",
+    "rope(2, 16, positions=[[0, 1, 2]] * 2, scaling={'mrope_section': [2, 3, 2]})",
 ]
 
 CLI_CASES = [
@@ -143,6 +146,7 @@ CLI_CASES = [
     ["16", "8", "--preset", "mae"],
     ["16", "8", "--axis-order", "xy"],
     ["16x16", "8", "--explain"],
+    ["16x16", "8", "--rope", "cos"],
 ]
 
 

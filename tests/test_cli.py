@@ -761,3 +761,26 @@ def test_check_a_grids_table(tmp_path: Path) -> None:
     assert "(on the command line: 4x6 16 --preset mae --prefix 1 --dtype float32)" in out
     status, out, err = run("4x5", "16", "--preset", "mae", "--prefix", "1", "--check", str(path))
     assert (status, err) == (1, "") and out.strip() == "shape mismatch: the table has 25 x 16 values, expected 21 x 16"
+
+
+def test_a_multi_axis_rotary_cache_from_a_grids_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # SEQ_LEN 2x3: the cells (0, 0), (0, 1), ... are the rows' positions, one per axis; --axes-dim splits the head.
+    status, out, err = run_main(capsys, "2x3", "8", "--rope", "sin", "--axes-dim", "4,4", "--exact", "--format", "json")
+    cells = [[i, j] for i in range(2) for j in range(3)]
+    assert (status, err) == (0, "") and json.loads(out) == rope(6, 8, positions=cells, axes_dim=(4, 4), exact=True)[1]
+    status, out, _ = run_main(capsys, "2x3", "8", "--rope", "cos", "--axes-dim", "4,4", "--format", "csv", "--header")
+    assert out.splitlines()[0] == "cos_y0,cos_y1,cos_x0,cos_x1,cos_y0,cos_y1,cos_x0,cos_x1"
+    mrope = '{"mrope_section": [2, 3, 3]}'
+    status, out, _ = run_main(capsys, "1x2x2", "16", "--rope", "cos", "--rope-scaling", mrope, "--format", "json")
+    scaling = {"mrope_section": [2, 3, 3]}
+    assert (
+        status == 0
+        and json.loads(out)
+        == rope(4, 16, positions=[[0, i, j] for i in range(2) for j in range(2)], scaling=scaling)[0]
+    )
+    path = tmp_path / "cache.json"
+    path.write_text(json.dumps(rope(6, 8, positions=cells, axes_dim=(4, 4), exact=True, dtype="float32")[0]))
+    status, out, err = run("2x3", "8", "--rope", "cos", "--axes-dim", "4,4", "--check", str(path), "--dtype", "float32")
+    assert (status, err) == (0, "") and "axes_dim 4, 4" in out and "within tolerance" in out
+    status, out, err = run("2x3", "8", "--rope", "cos", "--check", str(path))
+    assert status == 2 and "takes --axes-dim or --rope-scaling's mrope_section" in err

@@ -2130,3 +2130,274 @@ def test_a_wrong_cache_of_one_row_gets_a_diagnosis(kind: str) -> None:
         "Diagnosis: nothing known explains the table: no candidate reproduces any of the elements compared;"
     ), report.diagnosis
     assert "closest" not in report.diagnosis
+
+
+# ---------------------------------------------------------------------------------------------------
+# Several positions a row: axes_dim (Flux, CogVideoX, axial RoPE) and M-RoPE sections (Qwen2-VL, Qwen3-VL)
+# ---------------------------------------------------------------------------------------------------
+
+# The sources' rules, written out (docs/rope.md): each pair k of the head as (axis, exponent t), its angle
+# the axis's position times base**-t; the cache's columns by the layout.
+MultiPair = Tuple[int, Fraction]
+
+
+def axes_dim_pairs(axes_dim: Sequence[int]) -> List[MultiPair]:
+    """Each axis its own frequencies base**(-2j / axes_dim[a]), its pairs after the previous axis's."""
+    return [(a, Fraction(2 * j, w)) for a, w in enumerate(axes_dim) for j in range(w // 2)]
+
+
+def mrope_pairs(section: Sequence[int], interleaved: bool) -> List[MultiPair]:
+    """One embedding of head_dim = 2 * sum(section): pair k's exponent 2k / head_dim, its axis by section
+    (Qwen2-VL: contiguous sections t, h, w) or, interleaved (Qwen3-VL), axis a for k % n == a < ... ."""
+    h, n = sum(section), len(section)
+    if interleaved:
+        axes = [k % n if k % n and k < n * section[k % n] else 0 for k in range(h)]
+    else:
+        axes = [a for a, s in enumerate(section) for _ in range(s)]
+    return [(axes[k], Fraction(k, h)) for k in range(h)]
+
+
+def multi_cache(
+    pairs: List[MultiPair], row: Sequence[Position], base: int, layout: str, kind: str
+) -> List["mpmath.mpf"]:
+    values = []
+    for axis, t in pairs:
+        angle = rope_reference.mpf(rope_reference.exact(row[axis])) * mpmath.power(
+            base, -mpmath.mpf(t.numerator) / t.denominator
+        )
+        values.append(mpmath.cos(angle) if kind == "cos" else mpmath.sin(angle))
+    if layout == "half":
+        return values + values
+    if layout == "pairs":
+        return values
+    return [v for v in values for _ in (0, 1)]
+
+
+MULTI_CASES = [
+    # (name, keywords of rope(), the pairs, base, layout)
+    ("flux-like", dict(axes_dim=(4, 6, 6)), axes_dim_pairs((4, 6, 6)), 10000, "interleaved"),
+    ("qwen-vision-like", dict(axes_dim=(8, 8)), axes_dim_pairs((8, 8)), 10000, "half"),
+    ("pairs layout", dict(axes_dim=(4, 4)), axes_dim_pairs((4, 4)), 10000, "pairs"),
+    (
+        "qwen2-vl-like",
+        dict(scaling={"rope_type": "mrope", "mrope_section": [2, 3, 3]}),
+        mrope_pairs((2, 3, 3), False),
+        10000,
+        "half",
+    ),
+    (
+        "qwen3-vl-like",
+        dict(scaling={"rope_type": "default", "mrope_section": [4, 2, 2], "mrope_interleaved": True}),
+        mrope_pairs((4, 2, 2), True),
+        10000,
+        "half",
+    ),
+]
+MULTI_POSITIONS: List[List[Position]] = [[0, 1, 2], [1, 0, 3], ["1/2", 2, 0], [7, "2.5", 1000], [0.1, 3, 5]]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, keywords, pairs, base, layout", MULTI_CASES, ids=[case[0] for case in MULTI_CASES])
+def test_multi_axis_caches_are_each_axis_rule_correctly_rounded(
+    name: str, keywords: Dict[str, Any], pairs: List[MultiPair], base: int, layout: str, dtype: str
+) -> None:
+    n = max(axis for axis, _ in pairs) + 1
+    positions = [row[:n] for row in MULTI_POSITIONS]
+    head_dim = 2 * len(pairs)
+    cos, sin = rope(len(positions), head_dim, positions=positions, layout=layout, exact=True, dtype=dtype, **keywords)
+    with mpmath.workprec(rope_reference.PRECISION):
+        for kind, got in (("cos", cos), ("sin", sin)):
+            expected = [
+                [reference.round_to(v, dtype) for v in multi_cache(pairs, row, base, layout, kind)] for row in positions
+            ]
+            assert got == expected, (name, kind)
+    # Checked with the same keywords, the exact caches pass; the fast ones too.
+    assert compare_rope(cos, positions=positions, layout=layout, dtype=dtype, **keywords).ok
+    fast = rope(len(positions), head_dim, positions=positions, layout=layout, dtype=dtype, **keywords)[1]
+    assert compare_rope(fast, kind="sin", positions=positions, layout=layout, dtype=dtype, **keywords).ok
+
+
+@pytest.mark.parametrize("name, keywords, pairs, base, layout", MULTI_CASES[:2] + MULTI_CASES[3:])
+def test_multi_axis_rotation_turns_each_pair_by_its_axis_angle(
+    name: str, keywords: Dict[str, Any], pairs: List[MultiPair], base: int, layout: str
+) -> None:
+    n = max(axis for axis, _ in pairs) + 1
+    positions = [row[:n] for row in MULTI_POSITIONS]
+    h = len(pairs)
+    x = [[float((3 * r + 5 * c) % 11 - 5) for c in range(2 * h)] for r in range(len(positions))]
+    got = apply_rope(x, positions=positions, layout=layout, exact=True, dtype="float32", **keywords)
+    with mpmath.workprec(rope_reference.PRECISION):
+        for r, row in enumerate(positions):
+            cos, sin = (multi_cache(pairs, row, base, "pairs", kind) for kind in ("cos", "sin"))
+            for k in range(h):
+                a, b = (k, k + h) if layout == "half" else (2 * k, 2 * k + 1)
+                assert got[r][a] == reference.round_to(x[r][a] * cos[k] - x[r][b] * sin[k], "float32"), (name, r, k)
+                assert got[r][b] == reference.round_to(x[r][b] * cos[k] + x[r][a] * sin[k], "float32"), (name, r, k)
+    assert compare_rope(got, kind="rotated", x=x, positions=positions, layout=layout, dtype="float32", **keywords).ok
+
+
+def test_each_multi_axis_column_is_judged_at_its_own_axis_position() -> None:
+    # Axis 1 at positions 40000 + r: its fast pairs' angles pass 32767, float32's last judged, axis 0's never.
+    positions = [[r, 40000 + r] for r in range(8)]
+    cos = rope(8, 16, positions=positions, axes_dim=(8, 8), exact=True, dtype="float32")[0]
+    report = compare_rope(cos, positions=positions, axes_dim=(8, 8), dtype="float32")
+    omegas = [10000.0 ** (-2 * j / 8) for j in range(4)]
+    expected = sum(2 for row in positions for axis in (0, 1) for w in omegas if 2**-19 * (1 + row[axis] * w) > 2**-4)
+    assert expected == 8 * 2 and report.unjudged == expected and report.ok, str(report)
+    # 2**-12 off in axis 0's fastest pair (half layout: column 0) fails; in axis 1's (column 4), not judged.
+    for column, failures in ((0, 1), (4, 0)):
+        damaged = [row[:] for row in cos]
+        damaged[3][column] += 2**-12
+        report = compare_rope(damaged, positions=positions, axes_dim=(8, 8), dtype="float32")
+        assert report.failures == failures, (column, str(report))
+    assert "in the columns of axes 0 (counted from 0); the first is [3][0], axis 0's" in str(
+        compare_rope(
+            [[x + (2**-12 if (r, c) == (3, 0) else 0.0) for c, x in enumerate(row)] for r, row in enumerate(cos)],
+            positions=positions,
+            axes_dim=(8, 8),
+            dtype="float32",
+        ).diagnosis
+    )
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda: rope(2, 16, positions=[[0, 1], [1, 2]], axes_dim=(8, 6)),
+            ValueError,
+            "axes_dim must be 2 or more even widths summing to 16, got (8, 6)",
+        ),
+        (
+            lambda: rope(2, 16, positions=[[0, 1], [1, 2]], axes_dim=(7, 9)),
+            ValueError,
+            "axes_dim must be 2 or more even widths summing to 16, got (7, 9)",
+        ),
+        (
+            lambda: rope(2, 16, positions=[[0, 1], [1, 2]], axes_dim=16),  # type: ignore[arg-type]
+            TypeError,
+            "axes_dim must be a sequence of integers, got int 16",
+        ),
+        (
+            lambda: rope(2, 16, positions=[[0, 1], [1]], axes_dim=(8, 8)),
+            ValueError,
+            "positions[1] must be 2 positions, one per axis of axes_dim, got [1]",
+        ),
+        (
+            lambda: rope(2, 16, axes_dim=(8, 8)),
+            TypeError,
+            "positions must be rows of 2 positions (one per axis) for axes_dim, got NoneType None",
+        ),
+        (
+            lambda: rope(2, 16, positions=[[0, 1, 2]] * 2, scaling={"mrope_section": [2, 3, 2]}),
+            ValueError,
+            "scaling['mrope_section'] must be 2 or more pair counts summing to 8, got [2, 3, 2]",
+        ),
+        (
+            lambda: rope(2, 16, positions=[[0, 1]] * 2, axes_dim=(8, 8), scaling={"mrope_section": [4, 4]}),
+            ValueError,
+            "give axes_dim or scaling['mrope_section'], not both, got axes_dim=(8, 8)",
+        ),
+        (
+            lambda: rope(2, 16, scaling={"mrope_interleaved": True}),
+            ValueError,
+            "scaling['mrope_interleaved'] goes with scaling['mrope_section'], got True",
+        ),
+        (
+            lambda: rope(2, 16, positions=[[0, 1]] * 2, scaling={"mrope_section": [4, 4], "mrope_interleaved": 1}),
+            TypeError,
+            "scaling['mrope_interleaved'] must be True or False, got int 1",
+        ),
+    ],
+)
+def test_a_bad_multi_axis_rope_is_refused_naming_the_parameter_and_the_rule(
+    call: Callable[[], object], error: type, message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        call()
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+# The frameworks' own caches at 4096 positions a model meets (a 64 x 64 latent, a 4 x 32 x 32 video, 64 text
+# tokens then a 64 x 63 image), checked with the keywords that name their setup.
+
+
+def image_ids(text: int, height: int, width: int, frame: int = 0) -> List[List[int]]:
+    """Qwen2-VL's position ids, written out: text tokens 0..text-1 on every axis, then an image's (t, h, w)."""
+    ids = [[p, p, p] for p in range(text)]
+    return ids + [[text + frame, text + i, text + j] for i in range(height) for j in range(width)]
+
+
+@pytest.mark.peers("torch", "diffusers")
+def test_flux_pos_embed_at_a_64_by_64_latent() -> None:
+    from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+
+    # The pipeline's ids: text tokens zeros, image tokens (0, row, column) of the packed latent.
+    ids = [[0, 0, 0]] * 16 + [[0, i, j] for i in range(64) for j in range(64)]
+    cos, sin = FluxPosEmbed(theta=10000, axes_dim=[16, 56, 56])(torch.tensor(ids, dtype=torch.float32))
+    assert cos.dtype == torch.float32 and tuple(cos.shape) == (4112, 128)
+    for kind, cache in (("cos", cos), ("sin", sin)):
+        report = compare_rope(cache.numpy(), kind=kind, positions=ids, axes_dim=(16, 56, 56), layout="interleaved")
+        assert report.ok and report.max_abs_error == 0, str(report)  # float64 angles, rounded once to float32
+    wrong = compare_rope(cos.numpy(), positions=ids, axes_dim=(16, 56, 56), layout="half")
+    assert not wrong.ok and "in the columns of axes" in str(wrong.diagnosis)
+
+
+@pytest.mark.peers("torch", "diffusers")
+def test_cogvideox_3d_rotary_and_hunyuan_video() -> None:
+    from diffusers.models.embeddings import get_3d_rotary_pos_embed
+    from diffusers.models.transformers.transformer_hunyuan_video import HunyuanVideoRotaryPosEmbed
+
+    cells = [[t, i, j] for t in range(4) for i in range(32) for j in range(32)]
+    cos, sin = get_3d_rotary_pos_embed(64, ((0, 0), (32, 32)), (32, 32), 4)
+    assert tuple(cos.shape) == (4096, 64)
+    for kind, cache in (("cos", cos), ("sin", sin)):
+        assert compare_rope(cache.numpy(), kind=kind, positions=cells, axes_dim=(16, 24, 24), layout="interleaved").ok
+    embed = HunyuanVideoRotaryPosEmbed(patch_size=1, patch_size_t=1, rope_dim=[16, 56, 56], theta=256.0)
+    cos, sin = embed(torch.zeros(1, 16, 4, 32, 32))
+    assert tuple(cos.shape) == (4096, 128)
+    report = compare_rope(cos.numpy(), positions=cells, axes_dim=(16, 56, 56), base=256, layout="interleaved")
+    assert report.ok, str(report)
+
+
+@pytest.mark.peers("torch", "transformers")
+@pytest.mark.parametrize("model", ["qwen2_vl", "qwen3_vl"])
+def test_qwen_m_rope_caches(model: str) -> None:
+    if model == "qwen2_vl":
+        from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig as Config
+        from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLRotaryEmbedding as Embedding
+
+        parameters: Dict[str, Any] = {"rope_type": "default", "mrope_section": [16, 24, 24], "rope_theta": 1000000.0}
+        config = Config(hidden_size=1536, num_attention_heads=12, rope_parameters=parameters)
+    else:
+        from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig as Config
+        from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding as Embedding
+
+        parameters = {
+            "rope_type": "default",
+            "mrope_section": [24, 20, 20],
+            "mrope_interleaved": True,
+            "rope_theta": 5e6,
+        }
+        config = Config(hidden_size=2048, num_attention_heads=16, head_dim=128, rope_parameters=parameters)
+    ids = image_ids(64, 64, 63)
+    position_ids = torch.tensor(ids).T[:, None, :]  # (3, batch, seq), as the model passes them
+    cos, sin = Embedding(config)(torch.zeros(1, 4096, 128), position_ids)
+    assert cos.dtype == torch.float32 and tuple(cos.shape) == (1, 4096, 128)
+    for kind, cache in (("cos", cos), ("sin", sin)):
+        report = compare_rope(cache[0].numpy(), kind=kind, positions=ids, scaling=config.rope_parameters)
+        assert report.ok, str(report)
+    # The same ids on one axis (text's rule everywhere) is another cache: the check tells them apart.
+    flat = compare_rope(cos[0].numpy(), positions=[row[0] for row in ids], base=parameters["rope_theta"])
+    assert not flat.ok
+
+
+@pytest.mark.peers("torch", "rotary_embedding_torch")
+def test_rotary_embedding_torch_axial_frequencies() -> None:
+    from rotary_embedding_torch import RotaryEmbedding
+
+    angles = RotaryEmbedding(dim=32).get_axial_freqs(64, 64)  # (64, 64, 64): angles, not cos
+    cells = [[i, j] for i in range(64) for j in range(64)]
+    for kind, cache in (("cos", angles.cos()), ("sin", angles.sin())):
+        flat = cache.reshape(4096, 64).numpy()
+        assert compare_rope(flat, kind=kind, positions=cells, axes_dim=(32, 32), layout="interleaved").ok

@@ -279,6 +279,8 @@ def main(argv: Optional[Sequence[str]] = ...) -> int: ...
 _RopeLayout = Literal["half", "interleaved", "pairs"]
 # A model's rope parameters as HF transformers writes them (config.rope_parameters).
 _Scaling = Mapping[str, Any]
+# A row's position, or (several axes: axes_dim, scaling's mrope_section) a row of one per axis; or an array.
+_RopePositions = Union[Sequence[_Number], Sequence[Sequence[_Number]], Any]
 
 def rope(
     seq_len: int,
@@ -287,9 +289,10 @@ def rope(
     base: Optional[_Number] = ...,
     layout: _RopeLayout = ...,
     scaling: Optional[_Scaling] = ...,
-    positions: Optional[Sequence[_Number]] = ...,
+    positions: Optional[_RopePositions] = ...,
     exact: bool = ...,
     dtype: _DType = ...,
+    axes_dim: Optional[Sequence[int]] = ...,
 ) -> Tuple[List[List[float]], List[List[float]]]: ...
 def apply_rope(
     x: Any,
@@ -297,9 +300,10 @@ def apply_rope(
     base: Optional[_Number] = ...,
     layout: _RopeLayout = ...,
     scaling: Optional[_Scaling] = ...,
-    positions: Optional[Sequence[_Number]] = ...,
+    positions: Optional[_RopePositions] = ...,
     exact: bool = ...,
     dtype: _DType = ...,
+    axes_dim: Optional[Sequence[int]] = ...,
 ) -> List[List[float]]: ...
 def compare_rope(
     actual: Any,
@@ -309,8 +313,9 @@ def compare_rope(
     base: Optional[_Number] = ...,
     layout: _RopeLayout = ...,
     scaling: Optional[_Scaling] = ...,
-    positions: Optional[Sequence[_Number]] = ...,
+    positions: Optional[_RopePositions] = ...,
     dtype: Optional[_DType] = ...,
     atol: Optional[float] = ...,
     ulps: Optional[float] = ...,
+    axes_dim: Optional[Sequence[int]] = ...,
 ) -> Report: ...
