@@ -510,8 +510,10 @@ def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         if field is not None:
             parser.error(f"--rope takes a grid's shape as its rows' positions, not --{field.replace('_', '-')}")
         return _rope_command(prog, parser, args, fields)
-    if args.rope or args.explain or args.plot or args.waves or args.format == "vectors":
-        parser.error("a grid's shape as SEQ_LEN takes no --rope, --explain, --plot, --waves or --format vectors")
+    if args.explain or args.waves or args.format == "vectors" or (args.plot and len(args.seq_len) != 2):
+        parser.error(
+            "a grid's shape as SEQ_LEN takes no --explain, --waves or --format vectors, and --plot a 2-D one only"
+        )
     broken = _broken_option_rule(args, fields)
     if broken is not None:
         parser.error(broken)
@@ -525,6 +527,10 @@ def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         return _check_command(prog, args, keywords, (count, args.d_model), args.seq_len)
     request = _Request(count, args.d_model, None, args.exact, dtype, args.format or "table", args.digits, args.header)
     request.grid = (args.seq_len, keywords)
+    if args.plot:
+        status = _write_picture(prog, args.plot, _heatmap, request)
+        if status or args.format is None:
+            return status
     return _write(prog, request)
 
 
@@ -817,8 +823,39 @@ _PLOT_HEIGHT = 512
 
 
 def _heatmap(request: "_Request") -> bytes:
-    """Positions down, dimensions across, coloured blue (-1) to white (0) to red (1)."""
+    """Positions down, dimensions across, coloured blue (-1) to white (0) to red (1).
+
+    A 2-D grid's table is drawn as tiles instead, one for each of up to four sine columns of each axis (its
+    pairs 0, 1, 2 and 3): the column's value at each cell, y down and x across.
+
+    Long because the grid's tiles are drawn here too, not in a function of their own (a board's frozen import
+    holds one function for both).
+    """
     seq_len, d_model = request.seq_len, request.d_model
+    if request.grid is not None:
+        (ny, nx), names = request.grid[0], _column_names(request)
+        chosen = [[names.index(f"sin_{letter}{k}") for k in range(4) if f"sin_{letter}{k}" in names] for letter in "yx"]
+        size = max(1, 128 // max(ny, nx, 1))
+        tile_width, tile_height, gap, left, top = nx * size, ny * size, 40, 60, 60
+        across = max(len(row) for row in chosen)
+        title = f"A {ny} x {nx} GRID, D_MODEL {d_model}: A TILE A COLUMN, Y DOWN, X ACROSS"
+        width = max(across * (tile_width + gap), _text_width(title)) + 2 * left
+        canvas = _Canvas(width, top + 2 * (tile_height + gap + 20), (255, 255, 255))
+        canvas.text(left, 18, title)
+        values: "List[List[float]]" = [[] for _ in chosen[0] + chosen[1]]
+        for r, row in enumerate(request.rows()):
+            if r >= seq_len - ny * nx:  # past the prefix's rows
+                for i, c in enumerate(chosen[0] + chosen[1]):
+                    values[i].append(row[c])
+        i = 0
+        for band, picked in enumerate(chosen):
+            for place, c in enumerate(picked):
+                x0, y0 = left + place * (tile_width + gap), top + band * (tile_height + gap + 20)
+                for cell, v in enumerate(values[i]):
+                    canvas.rectangle(x0 + (cell % nx) * size, y0 + (cell // nx) * size, size, size, _colour(v))
+                canvas.text(x0, y0 + tile_height + 8, names[c].upper())
+                i += 1
+        return canvas.png()
     cell_width = max(1, _PLOT_WIDTH // d_model)
     cell_height = max(1, _PLOT_HEIGHT // seq_len)
     columns = min(d_model, _PLOT_WIDTH)

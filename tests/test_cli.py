@@ -204,8 +204,12 @@ BAD_USAGE = [
     (["2x3", "8", "--preset", "cogvideox"], "seq_len must be a shape of 3 axes in the cogvideox grid, got (2, 3)"),
     (["2x3", "8", "--position-scale", "1,2,3"], "position_scale must be one number or 2, got ['1', '2', '3']"),
     (["2x3", "8", "--prefix", "-1"], "prefix must be at least 0, got -1"),
-    (["2x3", "8", "--explain"], "a grid's shape as SEQ_LEN takes no --rope, --explain, --plot, --waves"),
-    (["2x3", "8", "--format", "vectors"], "takes no --rope, --explain, --plot, --waves or --format vectors"),
+    (["2x3", "8", "--explain"], "a grid's shape as SEQ_LEN takes no --explain, --waves or --format vectors"),
+    (["2x3", "8", "--format", "vectors"], "takes no --explain, --waves or --format vectors, and --plot a 2-D one"),
+    (
+        ["2x3x2", "8", "--plot", "/nonexistent-directory/x.png"],
+        "takes no --explain, --waves or --format vectors, and --plot a 2-D one only",
+    ),
     (["2x3", "8", "--header"], "--header goes with --format csv or hex"),
     (["2x3"], "required: D_MODEL"),
 ]

@@ -286,3 +286,38 @@ def test_a_line_of_thickness_3_paints_the_3_by_3_square_centred_on_each_of_its_p
     canvas.line(*start, *end, (0, 0, 0), thickness=3)
     painted = {(i % 30, i // 30) for i in range(900) if canvas.pixels[3 * i] == 0}
     assert painted == {(x + a, y + b) for x, y in points for a in (-1, 0, 1) for b in (-1, 0, 1)}
+
+
+def test_a_grids_tiles_vary_along_their_own_axis(tmp_path: Path) -> None:
+    # A 6 x 10 grid, MAE's columns, d_model 16: a tile for each of sin_y0..3 (top band), sin_x0..3 (bottom),
+    # cells of 128 // 10 = 12 pixels, tiles 40 apart from x = 60, bands from y = 60, 132 + 20 apart.
+    path = tmp_path / "grid.png"
+    assert run("6x10", "16", "--preset", "mae", "--exact", "--plot", str(path)) == (0, "", "")
+    image = decode(path)
+    table = encoding((6, 10), 16, preset="mae", exact=True)
+    names = ["sin_x0", "sin_x1", "sin_x2", "sin_x3", "cos_x0", "cos_x1", "cos_x2", "cos_x3"]
+    names += [name.replace("x", "y") for name in names]
+    for band, letter in enumerate("yx"):
+        for place in range(4):
+            column = names.index(f"sin_{letter}{place}")
+            x0, y0 = 60 + place * (120 + 40), 60 + band * (72 + 40 + 20)
+            for i in range(6):
+                for j in range(10):
+                    colour = image.getpixel((x0 + j * 12 + 6, y0 + i * 12 + 6))
+                    value = table[i * 10 + j][column]
+                    if value > 0.1:
+                        assert colour[0] > colour[2], (letter, place, i, j, value)
+                    elif value < -0.1:
+                        assert colour[2] > colour[0], (letter, place, i, j, value)
+                    # y's columns change down the tile only, x's across it only.
+                    same = (i, 0) if letter == "y" else (0, j)
+                    assert colour == image.getpixel((x0 + same[1] * 12 + 6, y0 + same[0] * 12 + 6))
+
+
+def test_the_committed_grid_picture_is_what_the_tutorials_command_makes(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "tutorial" / "4-odd-widths-and-conventions.md").read_text(encoding="utf-8")
+    args = ["16x16", "64", "--preset", "mae", "--exact", "--plot"]
+    assert "python3 -m pe_reference " + " ".join(args) + " docs/grid.png" in page and "](../grid.png)" in page
+    made = tmp_path / "grid.png"
+    assert run(*args, str(made))[0] == 0
+    assert decode(made).tobytes() == decode(ROOT / "docs" / "grid.png").tobytes()
