@@ -11,6 +11,10 @@ grid to SD3.5's 384 x 384; and the 1-D table of as many values, for the time per
 Then compare(): SD3's table as a user brings it, a float32 numpy array (made by numpy from the
 formula, loaded from a .npy file), checked with its preset (grid= and preset=) and named without
 them, from 16 x 16 to 192 x 192: seconds, and peak memory beyond numpy's and the array's.
+
+Last, compare_rope() of multi-axis rotary caches, float32 arrays loaded from .npy: Flux's (axes_dim 16,
+56, 56, positions (0, row, column)) and Qwen2-VL's (mrope_section 16, 24, 24, base 1e6, positions (0, row,
+column)), head_dim 128, from a 32 x 32 grid (1024 rows) to 128 x 128 (16384).
 """
 
 import subprocess
@@ -116,6 +120,46 @@ def checks() -> None:
     print(f"  with the preset: {min(rates):.3f} to {max(rates):.3f} s per million values")
 
 
+# A multi-axis cache in float32, made by rope() (fast path) and saved to .npy.
+ROPE = """
+import numpy
+cells = [[0, i, j] for i in range({side}) for j in range({side})]
+cos = pe_reference.rope(len(cells), 128, positions=cells, dtype="float32", {keywords})[0]
+numpy.save({path!r}, numpy.array(cos, dtype=numpy.float32))
+"""
+ROPE_SETUPS = {
+    "Flux, axes_dim 16, 56, 56": "axes_dim=(16, 56, 56), layout='interleaved'",
+    "Qwen2-VL, mrope_section 16, 24, 24": "scaling={'mrope_section': [16, 24, 24]}, base=1000000",
+}
+
+
+def rotary() -> None:
+    """compare_rope() of multi-axis caches: seconds and peak memory as the grid grows."""
+    import tempfile
+
+    print("compare_rope() of multi-axis float32 caches, head_dim 128, loaded from .npy")
+    print("  setup                                  rows    s    s/1M values   MB beyond the array")
+    with tempfile.TemporaryDirectory() as folder:
+        for name, keywords in ROPE_SETUPS.items():
+            for side in (32, 64, 128):
+                path = str(Path(folder) / f"rope-{side}.npy")
+                measure(ROPE.format(side=side, keywords=keywords, path=path))
+                load = f"import numpy\ntable = numpy.load({path!r})\n"
+                baseline = measure(load)[1]
+                check = (
+                    f"cells = [[0, i, j] for i in range({side}) for j in range({side})]\n"
+                    "start = time.perf_counter()\n"
+                    f"assert pe_reference.compare_rope(table, positions=cells, {keywords}).ok"
+                )
+                seconds, peak = measure(load + check)
+                values = side * side * 128
+                print(
+                    f"  {name:<36} {side * side:>6} {seconds:6.2f} {seconds / values * 1e6:12.3f}"
+                    f" {(peak - baseline) / 1024:8.0f}"
+                )
+
+
 if __name__ == "__main__":
     main()
     checks()
+    rotary()

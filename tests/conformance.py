@@ -133,6 +133,20 @@ def exact_cases(digest: Digest, formats: "Any" = DTYPES) -> None:
             for row in pe.encoding(shape, 16 if axes == 2 else 32, preset=name, exact=True, dtype=dtype):
                 for x in row:
                     digest.add(x)
+    # Several positions a row: axes_dim (Flux's kind), M-RoPE sections and Qwen3-VL's interleaved ones.
+    cells = [[0, 1, 2], [3, "1/2", 70000], [1000, 0, 5]]
+    splits: "List[Dict[str, Any]]" = [
+        {"axes_dim": (4, 6, 6), "layout": "interleaved"},
+        {"scaling": {"mrope_section": [2, 3, 3]}, "base": 1000000},
+        {"scaling": {"mrope_section": [4, 2, 2], "mrope_interleaved": True}},
+    ]
+    turned = [[float(c % 5) - 2.0 for c in range(16)] for _ in cells]
+    for dtype in formats:
+        for split in splits:
+            cos, sin = pe.rope(3, 16, positions=cells, exact=True, dtype=dtype, **split)
+            for row in cos + sin + pe.apply_rope(turned, positions=cells, exact=True, dtype=dtype, **split):
+                for x in row:
+                    digest.add(x)
 
 
 def fast_path_check() -> float:
