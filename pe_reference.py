@@ -563,11 +563,20 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     axes_dim: "Optional[List[object]]" = None
     if args.axes_dim is not None:
         axes_dim = [int(text) if _is_decimal_integer(text.strip()) else text for text in args.axes_dim.split(",")]
-    if grid is not None and axes_dim is None and (scaling or {}).get("mrope_section") is None:
+    section = (scaling or {}).get("mrope_section")
+    if grid is not None and axes_dim is None and section is None:
         parser.error(
             "a grid's shape as SEQ_LEN with --rope takes --axes-dim or --rope-scaling's mrope_section:"
             " the axes' share of the head"
         )
+    if grid is None and (axes_dim is not None or section is not None):
+        parser.error("--axes-dim and --rope-scaling's mrope_section go with a grid's shape as SEQ_LEN, such as 16x16")
+    split = axes_dim if axes_dim is not None else section
+    if cells is not None and isinstance(split, list) and len(split) != len(cells):
+        option = "--axes-dim" if axes_dim is not None else "--rope-scaling's mrope_section"
+        parser.error(f"{option} must give one width for each of the grid's {len(cells)} axes, got {_short(split)}")
+    if (axes_dim is not None or section is not None) and args.format == "vectors":
+        parser.error("--format vectors holds one position a row, not a grid's cells")
     if (args.input is None) != (args.rope != "rotated"):
         parser.error(
             "--rope rotated needs --input FILE, the vectors before rotation"
@@ -618,7 +627,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         parser.error(broken)
     output_format = args.format or "table"
     try:
-        axes = _rope_axes(shape[1], base, layout, scaling, axes_dim, positions, shape[0])
+        axes = _rope_axes(shape[1], base, layout, scaling, axes_dim, positions, shape[0], "seq_len")
         setup = _Rope(shape[1], base, layout, scaling) if axes is None else axes[0][0][0]
         given = _rope_positions(positions, shape[0]) if axes is None else None
         dtype = args.dtype or "float64"
@@ -2001,7 +2010,7 @@ def _grid_compare(
     causes: "Tuple[str, ...]" = ()
     damaged = comparison.damaged
     local = 0 < comparison.damaged_cells <= _DAMAGE_ITEMS and len(damaged) == comparison.damaged_rows
-    if comparison.failures and not local:
+    if comparison.failures and damaged and not local:
         asked = (tuple(shape), plan[2], sorted((key, given) for key, given in fields.items() if given is not None))
         shapes = [(tuple(shape), plan[2])]
         if len(shape) == 2 and shape[0] != shape[1]:
@@ -2034,10 +2043,12 @@ def _grid_compare(
             causes = ("damage",)
         else:
             letters = sorted(set(names[c][4] for columns in damaged.values() for c in columns if names[c] != "zero"))
+            columns_of = f"axis {letters[0]}" if len(letters) == 1 else "axes " + " and ".join(letters)
             diagnosis = (
                 f"Diagnosis: {comparison.damaged_cells} elements in {comparison.damaged_rows} rows are outside the"
-                f" default tolerance, in the columns of axis {' and '.join(letters) or 'none'}, the first {items[0]};"
-                " no grid preset explains the table, on this shape, its axes swapped or a shape its rows show."
+                f" default tolerance, in the columns of {columns_of}, the first {items[0]}; none of the grid presets"
+                " tried explains the table (on this shape, its axes swapped or a shape its rows show, each with a"
+                " position scale read from the table)."
             )
     report = Report(
         shape=(seq_len, d_model),
@@ -2117,7 +2128,7 @@ def rope(
     [1.0, 1.0, 1.0, 1.0, 0.540302, 0.540302, -0.416147, -0.416147]
     """
     seq_len = _check_integer("seq_len", seq_len, 0)
-    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len)
+    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len, "seq_len")
     if axes is not None:
         exact = _check_flag("exact")(exact)
         dtype = _check_dtype(dtype, exact)
@@ -2177,7 +2188,7 @@ def apply_rope(
     if len(table[0]) % 2:
         raise ValueError(f"x must have an even number of columns (head_dim), got {len(table[0])}")
     head_dim = _rope_head_dim("rotated", layout, len(table[0]))
-    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, len(table))
+    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, len(table), "x")
     if axes is not None:
         exact = _check_flag("exact")(exact)
         dtype = _check_dtype(dtype, exact)
@@ -2242,7 +2253,7 @@ def compare_rope(
     table = _as_table(actual)
     seq_len, width = len(table), len(table[0])
     head_dim = _rope_head_dim(kind, layout, width)
-    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len)
+    axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len, "the table's rows")
     setup = _Rope(head_dim, base, layout, scaling) if axes is None else _Rope(head_dim, base, layout, None)
     given = _rope_positions(positions, seq_len, "the table's rows") if axes is None else None
     dtype, origin = _check_format(actual, dtype)
@@ -2509,7 +2520,14 @@ _ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
 
 def _rope_axes(
-    head_dim: int, base: object, layout: object, scaling: object, axes_dim: object, positions: object, count: int
+    head_dim: int,
+    base: object,
+    layout: object,
+    scaling: object,
+    axes_dim: object,
+    positions: object,
+    count: int,
+    rows_name: str,
 ) -> "Optional[_RopeAxes]":
     """A rotary embedding of several positions a row, checked; None for one position a row.
 
@@ -2518,7 +2536,8 @@ def _rope_axes(
     base**(-2j/axes_dim[a]), its pairs after the previous axis's.  ``scaling['mrope_section']`` (Qwen2-VL's
     M-RoPE): one embedding of head_dim, each pair k at the position of the axis whose section holds it; with
     ``scaling['mrope_interleaved']`` (Qwen3-VL's), pair k is axis a's when k % n == a and k < n * section[a],
-    else the first axis's.  ``positions`` holds a row of n positions (one per axis) for each row.
+    else the first axis's.  ``positions`` holds a row of n positions (one per axis) for each of the count
+    rows of rows_name ("seq_len": at least count of them).
 
     Returns each axis's (setup, positions, the columns of x its vectors take), each column of a cache and of
     rotated vectors as (axis, its column there), and the split in words.
@@ -2580,6 +2599,8 @@ def _rope_axes(
         if len(row) != n:
             raise ValueError(f"positions[{r}] must be {n} positions, one per axis of {name}, got {_short(row)}")
         table.append(row)
+    if rows_name != "seq_len" and len(table) != count:
+        raise ValueError(f"positions must have one row per row of {rows_name} ({count}), got {len(table)}")
 
     # Each column of a cache (or vectors, "rotated") as (axis, its column in the axis's cache or vectors), and
     # each axis's vectors' columns, as the table's columns.
@@ -2599,7 +2620,10 @@ def _rope_axes(
         else [c for c, _ in sorted(enumerate(rotated), key=lambda item: item[1]) if rotated[c][0] == axis]
         for axis in range(n)
     ]
-    per_axis = [(setup, _rope_positions([row[a] for row in table], count), inputs[a]) for a, setup in enumerate(setups)]
+    per_axis = [
+        (setup, _rope_positions([row[a] for row in table], count, rows_name), inputs[a])
+        for a, setup in enumerate(setups)
+    ]
     shown = ", ".join(str(w) for w in widths)
     words = f"axes_dim {shown}" if section is None else f"M-RoPE sections {shown}" + (", interleaved" if mixed else "")
     return per_axis, columns("cos"), rotated, words
@@ -4354,12 +4378,23 @@ def _grid_found(
                         if abs(read) >= 0.01 and positions[1] * frequencies[pair] > 0.0:
                             ratio = read / (positions[1] * frequencies[pair])
                             break
-                if (abs(ratio - 1.0) > 1e-3) != fitting:
+                # Read to about the format's precision: a bfloat16 value's angle is off by 2**-8 of itself.
+                slack = max(1e-3, 2.0 ** (2 - precision))
+                if (abs(ratio - 1.0) > slack) != fitting:
                     continue
                 if fitting:
                     default = dict(grid_changes).get("position_scale", 1)
-                    scale = _simplest(ratio * (default if isinstance(default, int) else 1), 1e-3)
-                    if not isinstance(scale, (int, str)) or scale == 0:
+                    if not isinstance(default, int):
+                        continue  # a scale per axis (CogVideoX's): not read from one axis
+                    wanted = ratio * default
+                    # The simplest fraction p/q (q up to 16) within the slack, as a framework's base sizes make.
+                    scale: "object" = None
+                    for q in range(1, 17):
+                        p = round(wanted * q)
+                        if p > 0 and abs(p / q - wanted) <= slack * wanted:
+                            scale = p if q == 1 else f"{p}/{q}"
+                            break
+                    if scale is None:
                         continue
                     keywords["position_scale"] = scale
                     _, _, names, plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
@@ -4388,12 +4423,13 @@ def _grid_found(
                 f"the table is a grid of {shown.replace('x', ' x ')} cells, a row per cell with x fastest"
                 + (f", after {prefix} row of zeros" if prefix else "")
                 + f", in the {name} convention ({description}"
-                + "".join(f"; {key}={given}" for key, given in keywords.items() if key not in ("preset", "prefix"))
+                + "".join(f"; with {key}={given}" for key, given in keywords.items() if key not in ("preset", "prefix"))
                 + ")"
             )
             damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
             if damaged:
-                words += f", except for {len(damaged)} elements outside the default tolerance: {', '.join(damaged)}"
+                what = "element" if len(damaged) == 1 else "elements"
+                words += f", except for {len(damaged)} {what} outside the default tolerance: {', '.join(damaged)}"
             else:
                 words += "; it reproduces every element"
             return (
@@ -6200,9 +6236,9 @@ class _Allowance:
         # Annotated, not inferred: mypy 1.14 (the last for Python 3.8) meets their readers first, above.
         self.computing: "str" = "float64" if computing == 53 else "float32"
         self.unit: "float" = _power_of_two(5 - computing)
-        self.factor = abs(factor)
+        self.factor: "float" = abs(factor)
         self.storing = _power_of_two(-self.precision)
-        self.weights = weights
+        self.weights: "Optional[List[List[float]]]" = weights
         #: The rule in words, as the report's first line gives it.
         self.rule: "str" = (
             f"default tolerance 2**{5 - computing} * (1 + |angle|)"
@@ -6240,7 +6276,8 @@ class _Allowance:
                 c for c, (error, tolerance) in enumerate(zip(errors, tolerances)) if not error <= tolerance
             ]
         # Columns by falling frequency, with the first column among each prefix: where each class starts.
-        order = self._order = sorted(range(len(frequencies)), key=lambda c: -frequencies[c])
+        order: "List[int]" = sorted(range(len(frequencies)), key=lambda c: -frequencies[c])
+        self._order: "List[int]" = order
         self._falling = [frequencies[c] for c in order]
         self._first: "List[int]" = []
         for c in order:

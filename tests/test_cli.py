@@ -788,3 +788,16 @@ def test_a_multi_axis_rotary_cache_from_a_grids_shape(capsys: pytest.CaptureFixt
     assert (status, err) == (0, "") and "axes_dim 4, 4" in out and "within tolerance" in out
     status, out, err = run("2x3", "8", "--rope", "cos", "--check", str(path))
     assert status == 2 and "takes --axes-dim or --rope-scaling's mrope_section" in err
+    for args, message in (
+        (["6", "8", "--rope", "cos", "--axes-dim", "4,4"], "go with a grid's shape as SEQ_LEN, such as 16x16"),
+        (
+            ["2x3", "8", "--rope", "cos", "--axes-dim", "2,2,4"],
+            "--axes-dim must give one width for each of the grid's 2 axes, got [2, 2, 4]",
+        ),
+        (
+            ["2x3", "8", "--rope", "cos", "--axes-dim", "4,4", "--format", "vectors"],
+            "--format vectors holds one position a row",
+        ),
+    ):
+        status, out, err = run_main(capsys, *args)
+        assert (status, out) == (2, "") and message in err, (args, err)

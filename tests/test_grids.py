@@ -3,6 +3,7 @@
 import ast
 import math
 import re
+import struct
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence, Tuple, Type
 
@@ -370,7 +371,7 @@ def test_local_damage_in_a_grid_is_named_by_cell_and_column() -> None:
     assert report.failures == 1 and report.causes == ("damage",), str(report)
     assert "except for [23][5] (cos_x1 of cell (2, 3)) is 0.5, expected " in str(report.diagnosis), str(report)
     named = compare(table, dtype="float32")
-    assert named.causes == ("grid", "damage") and "except for 1 elements" in str(named.diagnosis), str(named)
+    assert named.causes == ("grid", "damage") and "except for 1 element outside" in str(named.diagnosis), str(named)
 
 
 def test_damage_beyond_local_names_its_axes_and_no_preset() -> None:
@@ -380,7 +381,34 @@ def test_damage_beyond_local_names_its_axes_and_no_preset() -> None:
     report = compare(table, grid=(6, 10), preset="mae", dtype="float32")
     assert report.failures == 30 and report.causes == (), str(report)
     assert "30 elements in 30 rows are outside the default tolerance, in the columns of axis y" in str(report.diagnosis)
-    assert "no grid preset explains the table" in str(report.diagnosis)
+    assert "none of the grid presets tried explains the table" in str(report.diagnosis)
+
+
+def test_a_failure_of_the_tolerance_asked_alone_names_no_other_preset() -> None:
+    # One element a float32 place off: within the default rule, outside ulps=0; the grid asked explains it.
+    table = float32_table("mae", (6, 10))
+    bits = struct.unpack("<I", struct.pack("<f", table[7][3]))[0]
+    table[7][3] = struct.unpack("<f", struct.pack("<I", bits + 1))[0]
+    report = compare(table, grid=(6, 10), preset="mae", dtype="float32", ulps=0)
+    assert report.failures == 1 and report.causes == (), str(report)
+    assert str(report.diagnosis).startswith("Diagnosis: every element is within the default tolerance of the mae")
+
+
+@pytest.mark.parametrize(
+    "keywords, dtype",
+    [
+        (dict(preset="mae", position_scale="2/3"), "float32"),  # diffusers' interpolation_scale 3 at base 16 / 8
+        (dict(preset="sd3"), "bfloat16"),
+        (dict(preset="detr"), "bfloat16"),
+        (dict(preset="diffusers-2d", position_scale="16/3"), "float16"),
+    ],
+)
+def test_a_grids_position_scale_is_read_to_its_formats_precision(keywords: Dict[str, Any], dtype: str) -> None:
+    table = encoding((8, 8), 32, exact=True, dtype=dtype, **keywords)
+    named = compare(table, dtype=dtype)
+    assert named.causes == ("grid",), str(named)
+    again = reproduced_by_the_call(named)
+    assert compare(again, grid=(8, 8), dtype=dtype, **keywords).ok, str(named)
 
 
 def test_each_column_is_judged_at_its_own_axis_position() -> None:

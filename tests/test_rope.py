@@ -23,7 +23,7 @@ import re
 import struct
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Type, Union
 
 import mpmath
 import pytest
@@ -2299,6 +2299,21 @@ def test_each_multi_axis_column_is_judged_at_its_own_axis_position() -> None:
             "give axes_dim or scaling['mrope_section'], not both, got axes_dim=(8, 8)",
         ),
         (
+            lambda: apply_rope([[1.0] * 8] * 3, axes_dim=(4, 4), positions=[(1, 2), (3, 4)]),
+            ValueError,
+            "positions must have one row per row of x (3), got 2",
+        ),
+        (
+            lambda: apply_rope([[1.0] * 8], axes_dim=(4, 4), positions=[(1, 2), (3, 4)]),
+            ValueError,
+            "positions must have one row per row of x (1), got 2",
+        ),
+        (
+            lambda: compare_rope([[1.0] * 8] * 3, axes_dim=(4, 4), positions=[(1, 2), (3, 4)]),
+            ValueError,
+            "positions must have one row per row of the table's rows (3), got 2",
+        ),
+        (
             lambda: rope(2, 16, scaling={"mrope_interleaved": True}),
             ValueError,
             "scaling['mrope_interleaved'] goes with scaling['mrope_section'], got True",
@@ -2311,7 +2326,7 @@ def test_each_multi_axis_column_is_judged_at_its_own_axis_position() -> None:
     ],
 )
 def test_a_bad_multi_axis_rope_is_refused_naming_the_parameter_and_the_rule(
-    call: Callable[[], object], error: type, message: str
+    call: Callable[[], object], error: "Type[Exception]", message: str
 ) -> None:
     with pytest.raises(error) as caught:
         call()
