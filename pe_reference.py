@@ -4326,24 +4326,30 @@ def _grid_found(
             cells = count - prefix
             if cells < 4 or (prefix and any(table[0])):
                 continue
-            first = table[prefix]
 
-            def differ(k: int) -> "Set[int]":
-                # The columns where the cell k rows on differs from the first cell.
-                return set(c for c, (x, y) in enumerate(zip(first, table[prefix + k])) if x != y)
+            def differ(step: int, stride: int) -> "Set[int]":
+                # The columns where the row step rows on differs from its base, for most of up to three
+                # bases two strides apart, no row in two of the comparisons (a damaged element is outvoted).
+                bases = [prefix + 2 * j * stride for j in range(3) if 2 * j * stride + step < cells]
+                votes: "Dict[int, int]" = {}
+                for b in bases:
+                    for c, (x, y) in enumerate(zip(table[b], table[b + step])):
+                        if x != y:
+                            votes[c] = votes.get(c, 0) + 1
+                return set(c for c, n in votes.items() if 2 * n > len(bases))
 
             # A grid's row k cells on, for k below the last axis's length n, moves along that axis alone:
             # its columns differ where the next row's do; k = n moves along the next axis alone: columns
             # apart from those.  So n is the least divisor of the cells whose columns are apart from the
-            # next row's, and the middle axis's length times n the least multiple of n apart from both.
-            seen = differ(1)
+            # next row's, and the middle axis's length times n the least multiple of n apart from both;
+            # each read from cells at the start of their axis (bases a length apart).
             lengths: "List[int]" = []
             for k in range(2, cells // 2 + 1):
                 if not cells % k and (not lengths or not k % lengths[-1]):
-                    apart = differ(k)
+                    seen = differ(1, k) if not lengths else differ(1, k) | differ(lengths[0], k)
+                    apart = differ(k, k)
                     if apart and not apart & seen:
                         lengths.append(k)
-                        seen |= apart
                         if len(lengths) == 2:
                             break
             if len(lengths) == 2 and cells // lengths[1] > 1:
@@ -4367,19 +4373,23 @@ def _grid_found(
             try:
                 _, _, names, plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
                 moved, n, width = plan[0][-1]
-                positions = list(moved._float_positions(2))
+                positions = list(moved._float_positions(3))
                 frequencies = moved._float_frequencies(width)
-                # x's pairs, slowest first, and the angle of each at the cell x = 1, as read and as the preset's.
-                row = table[prefix + 1]
-                ratio = 1.0
-                for pair in sorted(range(len(frequencies)), key=lambda k: frequencies[k]):
-                    if f"sin_x{pair}" in names and f"cos_x{pair}" in names:
-                        read = math.atan2(row[names.index(f"sin_x{pair}")], row[names.index(f"cos_x{pair}")])
-                        if abs(read) >= 0.01 and positions[1] * frequencies[pair] > 0.0:
-                            ratio = read / (positions[1] * frequencies[pair])
-                            break
                 # Read to about the format's precision: a bfloat16 value's angle is off by 2**-8 of itself.
                 slack = max(1e-3, 2.0 ** (2 - precision))
+                # x's two slowest pairs that turn at least 0.01 at the cells x = 1 and x = 2: each angle as read
+                # over the preset's.  The ratio two readings agree on (a damaged element spoils one).
+                readings: "List[float]" = []
+                for x in (1, 2)[: shape[-1] - 1]:
+                    row, taken = table[prefix + x], 0
+                    for pair in sorted(range(len(frequencies)), key=lambda k: frequencies[k]):
+                        if f"sin_x{pair}" in names and f"cos_x{pair}" in names and taken < 2:
+                            read = math.atan2(row[names.index(f"sin_x{pair}")], row[names.index(f"cos_x{pair}")])
+                            if abs(read) >= 0.01 and positions[x] * frequencies[pair] > 0.0:
+                                readings.append(read / (positions[x] * frequencies[pair]))
+                                taken += 1
+                agreed = [a for a in readings if sum(1 for b in readings if abs(a - b) <= slack * abs(b)) > 1]
+                ratio = agreed[0] if agreed else 1.0
                 if (abs(ratio - 1.0) > slack) != fitting:
                     continue
                 if fitting:

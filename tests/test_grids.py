@@ -374,6 +374,17 @@ def test_local_damage_in_a_grid_is_named_by_cell_and_column() -> None:
     assert named.causes == ("grid", "damage") and "except for 1 element outside" in str(named.diagnosis), str(named)
 
 
+@pytest.mark.parametrize("r, c", [(0, 0), (1, 5), (10, 3), (2, 1)])
+def test_a_damaged_element_in_the_first_cells_does_not_hide_the_grid(r: int, c: int) -> None:
+    # The shape and the position scale are read from the first cells of each axis: one bad element there
+    # (the first cell, x = 1, the next row's first, x = 2) is outvoted.
+    table = float32_table("mae", (6, 10))
+    table[r][c] = 0.25
+    named = compare(table, dtype="float32")
+    assert named.causes == ("grid", "damage") and f"[{r}][{c}]" in str(named.diagnosis), str(named)
+    assert "grid of 6 x 10 cells" in str(named.diagnosis)
+
+
 def test_damage_beyond_local_names_its_axes_and_no_preset() -> None:
     table = float32_table("mae", (6, 10))
     for row in table[::2]:
