@@ -7490,7 +7490,9 @@ def _grid_rows(
             "a tuple of 2 or 3 integers" if function == "compare" else "an integer or a grid's shape of 2 or 3 integers"
         )
         raise TypeError(f"{parameter} must be {kinds}, got {type(shape).__name__} {_short(shape)}")
-    sizes = [_check_integer(parameter, n, 0) for n in shape]
+    # compare()'s grid is its own parameter, each size named by its index; encoding()'s is seq_len.
+    sizes = [_check_integer(f"grid[{i}]" if function == "compare" else parameter, n, 0) for i, n in enumerate(shape)]
+    width = "the table's width" if function == "compare" else "d_model"
     letters = "yx" if len(sizes) == 2 else "tyx"
     grid_fields = [row[0] for row in _GRID_FIELDS]
     settings = {row[0]: row[1] for row in _GRID_FIELDS}
@@ -7572,7 +7574,7 @@ def _grid_rows(
     order = [letters.index(letter) for letter in axis_order]
     if split:
         if d_model % sum(split):
-            raise ValueError(f"d_model must be a multiple of {sum(split)} to split among the axes, got {d_model}")
+            raise ValueError(f"{width} must be a multiple of {sum(split)} to split among the axes, got {d_model}")
         widths = [d_model * w // sum(split) for w in split]
     else:
         widths = [-(-d_model // (2 * len(sizes))) * 2] * len(sizes)
@@ -7580,7 +7582,7 @@ def _grid_rows(
         raise ValueError("arrangement must be axes for an interleaved layout, got 'functions'")
     if any(w % 2 for w in widths) and (function_major or asked._fields["odd"] == "error"):
         shown = ", ".join(str(w) for w in widths)
-        raise ValueError(f"d_model must split into even widths in this grid, got {d_model} (widths {shown})")
+        raise ValueError(f"{width} must split into even widths in this grid, got {d_model} (widths {shown})")
     # Each axis's 1-D convention, at (start + k * step) * scale, over n + epsilon when normalized, and its
     # width: checked now (_rows), computed at the first row.
     axes: "List[Tuple[Convention, int, int]]" = []

@@ -476,7 +476,13 @@ def test_a_sequence_is_not_taken_for_a_grid() -> None:
             ValueError,
             "actual must have 20 rows for the 4 x 5 grid (a row per cell, after 0 prefix rows), got 16",
         ),
-        (lambda: compare(encoding(16, 8), grid=(4, -4)), ValueError, "grid must be at least 0, got -4"),
+        (lambda: compare(encoding(16, 8), grid=(4, -4)), ValueError, "grid[1] must be at least 0, got -4"),
+        (lambda: compare(encoding(16, 8), grid=(4.0, 4)), TypeError, "grid[0] must be an integer, got float 4.0"),  # type: ignore[arg-type]
+        (
+            lambda: compare(encoding(16, 6), grid=(4, 4), preset="mae"),
+            ValueError,
+            "the table's width must split into even widths in this grid, got 6 (widths 3, 3)",
+        ),
     ],
 )
 def test_a_bad_grid_to_check_is_refused_naming_the_parameter_and_the_rule(
