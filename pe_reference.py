@@ -108,20 +108,21 @@ if TYPE_CHECKING:
     _Made = Union["_Candidate", Tuple["Convention", str]]
     # And a rotary cache's: (words, causes, the rope computed, the steps rounded, the attention factor).
     _RopeMade = Tuple[str, Tuple[str, ...], "_Rope", Dict[str, str], float]
-    # A grid's plan (_grid_rows): each axis's (1-D convention at its positions, length, width) in the shape's
-    # order; each column's (axis, column of the axis's table); the prefix's rows; the axes' tables (exact,
-    # dtype); and row r of the grid from such tables.
     # A rotary embedding of several positions a row (_rope_axes): each axis's (setup, positions, the columns
     # of x it rotates), each column of a cache and of rotated vectors as (axis, its column there), in words.
     _RopeAxes = Tuple[
         List[Tuple["_Rope", Optional[List[_Fraction]], List[int]]], List[Tuple[int, int]], List[Tuple[int, int]], str
     ]
+    # A grid's plan (_grid_rows): each axis's (1-D convention at its positions, length, width) in the shape's
+    # order; each column's (axis, column of the axis's table); the prefix's rows; the axes' tables (exact,
+    # dtype); row r of the grid from such tables; and row r's index on each axis (its length for a prefix row).
     _GridPlan = Tuple[
         List[Tuple["Convention", int, int]],
         List[Tuple[int, int]],
         int,
         Callable[[bool, str], List[List[List[float]]]],
         Callable[[List[List[List[float]]], int], List[float]],
+        Callable[[int], List[int]],
     ]
 
 
@@ -2028,12 +2029,7 @@ def _grid_compare(
         made = plan[3](True, dtype)
         items = []
         for r in sorted(damaged)[: 1 if not local else None]:
-            index: "List[int]" = []
-            rest = r - plan[2]
-            for _, n, _ in reversed(plan[0]):
-                rest, k = divmod(rest, n)
-                index.insert(0, k)
-            cell = "a prefix row" if r < plan[2] else f"cell {tuple(index)}"
+            cell = "a prefix row" if r < plan[2] else f"cell {tuple(plan[5](r))}"
             for c in damaged[r][: 1 if not local else None]:
                 items.append(f"[{r}][{c}] ({names[c]} of {cell}) is {table[r][c]!r}, expected {plan[4](made, r)[c]!r}")
         if local:
@@ -2129,31 +2125,30 @@ def rope(
     """
     seq_len = _check_integer("seq_len", seq_len, 0)
     axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len, "seq_len")
-    if axes is not None:
-        exact = _check_flag("exact")(exact)
-        dtype = _check_dtype(dtype, exact)
-        if 2 * seq_len * len(axes[2]) > _MAX_TABLE:
-            raise ValueError(
-                f"seq_len * head_dim must be at most {_MAX_TABLE // 2} for rope(), got {seq_len * len(axes[2])}"
-            )
-        request = _RopeRequest(axes[0][0][0], "cos", None, None)
-        request.axes = axes
-        cos_rows = list(request.rows(seq_len, exact, dtype))
-        request.kind = "sin"
-        return cos_rows, list(request.rows(seq_len, exact, dtype))
-    setup = _Rope(head_dim, base, layout, scaling)
-    given = _rope_positions(positions, seq_len)
+    if axes is None:
+        # One position a row: one axis, whose cache is the table.
+        setup = _Rope(head_dim, base, layout, scaling)
+        per_axis: "List[Tuple[_Rope, Optional[List[_Fraction]], List[int]]]" = [
+            (setup, _rope_positions(positions, seq_len), [])
+        ]
+    else:
+        per_axis = axes[0]
     exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
-    if 2 * seq_len * setup.head_dim > _MAX_TABLE:
-        raise ValueError(
-            f"seq_len * head_dim must be at most {_MAX_TABLE // 2} for rope(), got {seq_len * setup.head_dim}"
-        )
-    h = setup.pairs
+    width = per_axis[0][0].head_dim if axes is None else len(axes[2])
+    if 2 * seq_len * width > _MAX_TABLE:
+        raise ValueError(f"seq_len * head_dim must be at most {_MAX_TABLE // 2} for rope(), got {seq_len * width}")
+    # Each axis's cos and sin at once (one pass of the kernel for both), then each column taken from its axis's.
     cos_rows, sin_rows = [], []
-    for row in _rope_pairs(setup, seq_len, given, exact, dtype):
-        cos_rows.append(_rope_arrange(setup, row[:h]))
-        sin_rows.append(_rope_arrange(setup, row[h:]))
+    for made in zip(*[_rope_pairs(axis, seq_len, given, exact, dtype) for axis, given, _ in per_axis]):
+        cos = [_rope_arrange(axis, row[: axis.pairs]) for (axis, _, _), row in zip(per_axis, made)]
+        sin = [_rope_arrange(axis, row[axis.pairs :]) for (axis, _, _), row in zip(per_axis, made)]
+        if axes is None:
+            cos_rows.append(cos[0])
+            sin_rows.append(sin[0])
+        else:
+            cos_rows.append([cos[a][c] for a, c in axes[1]])
+            sin_rows.append([sin[a][c] for a, c in axes[1]])
     return cos_rows, sin_rows
 
 
@@ -2189,21 +2184,17 @@ def apply_rope(
         raise ValueError(f"x must have an even number of columns (head_dim), got {len(table[0])}")
     head_dim = _rope_head_dim("rotated", layout, len(table[0]))
     axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, len(table), "x")
-    if axes is not None:
-        exact = _check_flag("exact")(exact)
-        dtype = _check_dtype(dtype, exact)
-        _check_vectors(table, _Rope(head_dim, base, layout, None))  # its pairs are the axes' together
-        request = _RopeRequest(axes[0][0][0], "rotated", table, None)
-        request.axes = axes
-        return list(request.rows(len(table), exact, dtype))
-    setup = _Rope(head_dim, base, layout, scaling)
-    given = _check_positions(positions)
+    # With several axes, a plain setup of head_dim: its pairs are the axes' together (for _check_vectors).
+    setup = _Rope(head_dim, base, layout, scaling if axes is None else None)
+    given = _check_positions(positions) if axes is None else None
     if given is not None and len(given) != len(table):
         raise ValueError(f"positions must have one position per row of x ({len(table)}), got {len(given)}")
     exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
     _check_vectors(table, setup)
-    return list(_rotated(setup, table, None if given is None else list(given), exact, dtype))
+    request = _RopeRequest(setup, "rotated", table, None if given is None else list(given))
+    request.axes = axes
+    return list(request.rows(len(table), exact, dtype))
 
 
 def compare_rope(
@@ -6112,7 +6103,7 @@ def _grid_tally(
     ties.  A prefix row (a class token's zeros) is judged as a row at position 0.
 
     """
-    axes, columns, prefix, tables, row_at = plan
+    axes, columns, _, tables, row_at, cell = plan
     allowances = [
         _Allowance(
             _column_frequencies(moved, width),
@@ -6122,18 +6113,7 @@ def _grid_tally(
         )
         for moved, n, width in axes
     ]
-    sizes = [n for _, n, _ in axes]
-
-    def indices(r: int) -> "List[int]":
-        # Row r's index on each axis: its cell's, or n for a prefix row.
-        if r < prefix:
-            return sizes[:]
-        index, rest = [0] * len(sizes), r - prefix
-        for axis in range(len(sizes) - 1, -1, -1):
-            rest, index[axis] = divmod(rest, sizes[axis])
-        return index
-
-    cells = _axes_allowance(allowances, columns, indices, dtype)
+    cells = _axes_allowance(allowances, columns, cell, dtype)  # a prefix row at index n: position 0
     comparison = _Comparison(cells, dtype, atol, ulps, measure)
     held: "Dict[str, List[List[List[float]]]]" = {}
 
@@ -7610,13 +7590,20 @@ def _grid_rows(
         # Each axis's 1-D table.
         return [list(_rows(moved, n, width, exact, dtype)) if n else [] for moved, n, width in axes]
 
+    def cell(r: int) -> "List[int]":
+        # Row r's index on each axis, the last fastest; for a prefix row, each axis's length.
+        if r < prefix:
+            return sizes[:]
+        index, rest = [0] * len(sizes), r - prefix
+        for axis in range(len(sizes) - 1, -1, -1):
+            rest, index[axis] = divmod(rest, sizes[axis])
+        return index
+
     def row_at(made: "List[List[List[float]]]", r: int) -> "List[float]":
         # Row r of the grid's table from its axes' tables: zeros for the prefix, else its cell's axes' rows.
         if r < prefix:
             return [0.0] * d_model
-        index, rest = [0] * len(sizes), r - prefix
-        for axis in range(len(sizes) - 1, -1, -1):
-            rest, index[axis] = divmod(rest, sizes[axis])
+        index = cell(r)
         return place([made[axis][index[axis]] for axis in order])
 
     def table() -> "Iterator[List[float]]":
@@ -7635,7 +7622,7 @@ def _grid_rows(
         ]
     )
     columns = place([[(axis, c) for c in range(widths[axis])] for axis in order])
-    return prefix + cells, table(), names, (axes, columns, prefix, tables, row_at)
+    return prefix + cells, table(), names, (axes, columns, prefix, tables, row_at, cell)
 
 
 # ---------------------------------------------------------------------------
