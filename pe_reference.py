@@ -1008,9 +1008,13 @@ class _Canvas:
                 y0 += sy
 
     def text(self, x: int, y: int, text: str, colour: "Tuple[int, int, int]" = (40, 40, 40), scale: int = 2) -> int:
-        """Draw text with its top left corner at (x, y); return its width in pixels."""
+        """Draw text with its top left corner at (x, y); return its width in pixels.
+
+        Each character's glyph, else its upper case's, else a blank.
+        """
+        font = dict(_FONT)
         for index, character in enumerate(text):
-            glyph = _glyph(character)
+            glyph = font.get(character, font.get(character.upper(), font[" "]))
             for row in range(7):
                 bits = int(glyph[2 * row : 2 * row + 2], 16)
                 for column in range(5):
@@ -1096,15 +1100,6 @@ _FONT = (
     ("_", "0000000000001F"),
     (" ", "00000000000000"),
 )
-
-
-def _glyph(character: str) -> str:
-    """The character's glyph, else its upper case's, else a blank."""
-    for wanted in (character, character.upper(), " "):
-        for name, glyph in _FONT:
-            if name == wanted:
-                return glyph
-    return "00000000000000"
 
 
 def _text_width(text: str, scale: int = 2) -> int:
@@ -2232,7 +2227,9 @@ def compare_rope(
     rounded to a narrow format (``positions``, ``inv_freq``, ``angles``,
     ``output``, as ``inv_freq:bfloat16``), ``output:float32``
     (or another format) for values all held by a narrower format than
-    ``dtype``:
+    ``dtype``, ``axes`` for a cos or sin cache of several positions a row checked without them (its split,
+    base, layout and each row's positions read from its values; ``damage`` beside it where elements are
+    named):
 
     >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
     Diagnosis: the table follows the RoPE cos cache (half layout, base 10000) in the interleaved layout; it reproduces every element. The call that reproduces it: rope(64, 8, layout='interleaved')[0] (on the command line: --rope cos --rope-layout interleaved).
@@ -2510,116 +2507,6 @@ def _power_is_exact(base: "_Fraction", exponent: "_Fraction", result: "_Fraction
 _ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
 
-def _rope_axes(
-    head_dim: int,
-    base: object,
-    layout: object,
-    scaling: object,
-    axes_dim: object,
-    positions: object,
-    count: int,
-    rows_name: str,
-) -> "Optional[_RopeAxes]":
-    """A rotary embedding of several positions a row, checked; None for one position a row.
-
-    Two kinds.  ``axes_dim`` (Flux's, HunyuanVideo's, CogVideoX's, timm's and rotary-embedding-torch's
-    axial RoPE): axis a takes axes_dim[a] columns, a rotary embedding of that width, its own frequencies
-    base**(-2j/axes_dim[a]), its pairs after the previous axis's.  ``scaling['mrope_section']`` (Qwen2-VL's
-    M-RoPE): one embedding of head_dim, each pair k at the position of the axis whose section holds it; with
-    ``scaling['mrope_interleaved']`` (Qwen3-VL's), pair k is axis a's when k % n == a and k < n * section[a],
-    else the first axis's.  ``positions`` holds a row of n positions (one per axis) for each of the count
-    rows of rows_name ("seq_len": at least count of them).
-
-    Returns each axis's (setup, positions, the columns of x its vectors take), each column of a cache and of
-    rotated vectors as (axis, its column there), and the split in words.
-
-    Long because the two kinds share their checks, their rows of positions and their columns' map, in order.
-    """
-    plain: "Dict[str, object]" = {}
-    items = getattr(scaling, "items", None)
-    if callable(items):
-        plain = dict(items())
-    section, interleaved = plain.pop("mrope_section", None), plain.pop("mrope_interleaved", None)
-    if plain.get("rope_type", plain.get("type")) == "mrope":  # HF's name for M-RoPE's default frequencies
-        plain.pop("type", None)
-        plain["rope_type"] = "default"
-    if axes_dim is None and section is None:
-        if interleaved is not None:
-            raise ValueError(
-                f"scaling['mrope_interleaved'] goes with scaling['mrope_section'], got {_short(interleaved)}"
-            )
-        return None
-    whole = _Rope(head_dim, base, layout, plain if callable(items) else scaling)
-    name, given = ("axes_dim", axes_dim) if section is None else ("scaling['mrope_section']", section)
-    if axes_dim is not None and section is not None:
-        raise ValueError(f"give axes_dim or scaling['mrope_section'], not both, got axes_dim={_short(axes_dim)}")
-    iterator = _iterate(given)
-    if iterator is None or isinstance(given, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence of integers, got {type(given).__name__} {_short(given)}")
-    widths = [_check_integer(name, w, 1) for w in iterator]
-    total, h = (whole.head_dim, whole.pairs) if section is None else (whole.pairs, whole.pairs)
-    if len(widths) < 2 or sum(widths) != total or (section is None and any(w % 2 for w in widths)):
-        kind = "even widths" if section is None else "pair counts"
-        raise ValueError(f"{name} must be 2 or more {kind} summing to {total}, got {_short(given)}")
-    n = len(widths)
-    mixed = _check_flag("scaling['mrope_interleaved']")(interleaved or False)
-    # Each pair's (axis, its pair in the axis's embedding).
-    pairs: "List[Tuple[int, int]]" = []
-    for a, w in enumerate(widths):
-        if section is None:
-            pairs += [(a, j) for j in range(w // 2)]
-        elif not mixed:
-            pairs += [(a, len(pairs) + j) for j in range(w)]
-    if mixed:
-        pairs = [(k % n if k % n and k < n * widths[k % n] else 0, k) for k in range(h)]
-    setups = [_Rope(w, base, layout, plain) if section is None else whole for w in widths]
-    # Each row's positions: count rows of n numbers (an array's tolist(), HF's position_ids[:, 0].T).
-    tolist = getattr(positions, "tolist", None)
-    rows = tolist() if callable(tolist) else positions
-    iterator = _iterate(rows)
-    if positions is None or iterator is None or isinstance(rows, (str, bytes)):
-        raise TypeError(
-            f"positions must be rows of {n} positions (one per axis) for {name}, got {type(positions).__name__} {_short(positions)}"
-        )
-    table = []
-    for r, row in enumerate(iterator):
-        if not isinstance(row, (tuple, list)):
-            raise TypeError(
-                f"positions[{r}] must be a row of {n} positions, one per axis of {name}, got {type(row).__name__} {_short(row)}"
-            )
-        if len(row) != n:
-            raise ValueError(f"positions[{r}] must be {n} positions, one per axis of {name}, got {_short(row)}")
-        table.append(row)
-    if rows_name != "seq_len" and len(table) != count:
-        raise ValueError(f"positions must have one row per row of {rows_name} ({count}), got {len(table)}")
-
-    # Each column of a cache (or vectors, "rotated") as (axis, its column in the axis's cache or vectors), and
-    # each axis's vectors' columns, as the table's columns.
-    def columns(kind: str) -> "List[Tuple[int, int]]":
-        if whole.layout == "pairs" and kind != "rotated":
-            return pairs[:]
-        if whole.layout == "interleaved":
-            return [(pairs[c // 2][0], 2 * pairs[c // 2][1] + c % 2) for c in range(2 * h)]
-        return [(pairs[c % h][0], pairs[c % h][1] + c // h * setups[pairs[c % h][0]].pairs) for c in range(2 * h)]
-
-    rotated = columns("rotated")
-    # Axis a's vectors: x's columns of its pairs, in its order; all of x for one embedding shared (its other
-    # pairs' rotations are not taken).
-    inputs = [
-        list(range(2 * h))
-        if section is not None
-        else [c for c, _ in sorted(enumerate(rotated), key=lambda item: item[1]) if rotated[c][0] == axis]
-        for axis in range(n)
-    ]
-    per_axis = [
-        (setup, _rope_positions([row[a] for row in table], count, rows_name), inputs[a])
-        for a, setup in enumerate(setups)
-    ]
-    shown = ", ".join(str(w) for w in widths)
-    words = f"axes_dim {shown}" if section is None else f"M-RoPE sections {shown}" + (", interleaved" if mixed else "")
-    return per_axis, columns("cos"), rotated, words
-
-
 def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[List[List[float]]]":
     """compare_rope's vectors before rotation: given for kind "rotated" only, of the table's shape, checked."""
     if kind != "rotated":
@@ -2771,7 +2658,452 @@ def _diagnose_rope(
     # The simplest story first: the fewest causes, then the order tried (a setup read before a mistake).
     candidates = [c for _, c in sorted(enumerate(candidates), key=lambda item: (len(item[1].causes), item[0]))]
     told, found = _explanation(table, _scored(table, candidates, None, dtype, sample), None, dtype, (0, 0), len(sample))
+    several = None if found or positions is not None or vectors is not None else _rope_axes_found(table, kind, dtype)
+    if several is not None:
+        told, found = several[0], several[1] + stored  # several positions a row: no sequence's setup explains it
     return "Diagnosis: " + told, found
+
+
+def _rope_axes_found(table: "List[List[float]]", kind: str, dtype: str) -> "Optional[Tuple[str, Tuple[str, ...]]]":
+    """The rotary embedding of several positions a row that explains a cos or sin cache, in words with the
+    call that reproduces it, and its causes; or None.
+
+    Read in turn from the values, none given:
+
+    1. The layout: which columns repeat (interleaved: 2k and 2k + 1; half: k and k + h) on most rows.
+    2. The grid, walked back from the last row (its last cell): a step along the fastest axis changes
+       only that axis's pairs, so its length is the first step back whose changed pairs are apart from
+       those of the steps before; the next axis's length is read the same way with steps of that many
+       rows.  The walk stops at row 0 or at a step that also changes an axis read before (rows before
+       the grid: text tokens).  Each pair is labelled with the grid axis it turns with, or none (an
+       axis that keeps its position, or a pair too slow to change in dtype).
+    3. Each labelled pair's frequency w along its axis's line of cells, whose positions are unknown:
+       the values x(p) of cos or sin obey x(p - m) + x(p + m) = 2 cos(m w) x(p), so cos(m w) is their
+       ratio (the median over the line), m doubled while m w is below 1.5, for precision.
+    4. The splits the labels allow: runs of one label (the slow pairs after a run its own, a leading run
+       of none an axis that keeps its position) as axes_dim's widths, each axis's frequencies
+       base**(-j/n) from its first pair, or as M-RoPE's sections on one ladder base**(-k/h); labels that
+       repeat every 3 (or 2) pairs as interleaved M-RoPE.  The sections models use come first where the
+       labels allow them.  The base is read from the pair read most precisely; every pair read agrees.
+    5. Each row's position on each axis, read as _rope_fit reads one (the slowest pair first; of its
+       branches, the one whose values come nearest), then fitted: the grid's cells as an origin plus the
+       cell's coordinate along the grid axis the axis's pairs turn with, the rows before the grid as one
+       row of positions repeated (Flux's text tokens) or p on every axis (text tokens before an image,
+       Qwen2-VL's); all but _DAMAGE_ITEMS rows within each reading's precision.
+    6. The setup checked on every element by the default rule (_rope_comparison); named when the table
+       passes or fails in at most _DAMAGE_ITEMS elements, which are named.
+
+    Long because the reading is one piece, each step using the numbers read before it, built only when a
+    diagnosis asks (a board's frozen import holds one function).
+    """
+    count, width = len(table), len(table[0])
+    if count < 8 or width % 2 or kind not in ("cos", "sin"):
+        return None
+    h = width // 2
+    precision = _DTYPES[dtype][0]
+    ulp = _power_of_two(1 - precision)
+    near = max(1e-4, 16 * ulp)
+    sample = _sample_rows(count)
+    # 1. The layout, and each row's value of each pair.
+    for layout in ("interleaved", "half"):
+        again = 1 if layout == "interleaved" else h
+        columns = [2 * k if layout == "interleaved" else k for k in range(h)]
+        # All but an eighth of the sampled rows (a damaged element spoils its row's repeat).
+        if (
+            sum(1 for r in sample if any(abs(table[r][c] - table[r][c + again]) > near for c in columns))
+            <= len(sample) // 8
+        ):
+            break
+    else:
+        return None
+    if not all(-1.5 < table[r][c] < 1.5 for r in sample for c in columns):
+        return None  # not finite, or not a cos or sin
+    last = count - 1
+
+    def changed(r: int) -> "Set[int]":
+        return set(k for k, c in enumerate(columns) if table[r][c] != table[last][c])
+
+    # 2. The grid's axes, fastest first: (rows a step, length, the pairs that turn with it).  Where every pair
+    # turns along the first, the rows are one position each: a long cache is left after a few steps.
+    axes: "List[Tuple[int, int, Set[int]]]" = []
+    stride, turning, steps = 1, changed(last - 1), 2
+    before: "Set[int]" = set()
+    while 0 < len(turning) < h:
+        r = last - steps * stride
+        moved = changed(r) if r >= 0 else set()
+        if moved and not moved & before and moved & turning:
+            turning |= moved  # further along the same axis: its slower pairs join
+            steps += 1
+            continue
+        axes.append((stride, steps, turning))
+        if not moved or moved & before or len(axes) == 3:
+            break  # the grid's first cell: row 0, or rows before the grid
+        before |= turning
+        stride, turning, steps = stride * steps, moved, 2
+    cells = 1
+    for _, n, _ in axes:
+        cells *= n
+    prefix = count - cells
+    label = [-1] * h  # each pair's grid axis, -1 for none
+    for g, (_, _, turned) in enumerate(axes):
+        for k in turned:
+            if label[k] >= 0:
+                return None  # a pair turning with two axes: no split explains it
+            label[k] = g
+    if len(axes) < 2 or prefix < 0:
+        return None
+    values = [[row[c] for c in columns] for row in table]
+    # 3. Each labelled pair's frequency, and its relative precision: each value is within an ulp, so the
+    # ratio is within 4 ulps / |x(p)| <= 16 ulps (|x(p)| >= 1/4 taken), and m w within 16 ulps / sin(m w).
+    speeds, spreads = [0.0] * h, [_INF] * h
+    for k in range(h):
+        if label[k] < 0:
+            continue
+        step, n, _ = axes[label[k]]
+        line = [values[last - i * step][k] for i in range(n)]
+        m = 1
+        while 2 * m < n:
+            ratios = sorted(
+                (line[i - m] + line[i + m]) / (2 * line[i]) for i in range(m, n - m) if abs(line[i]) >= 0.25
+            )
+            if not ratios:
+                break
+            angle = math.acos(min(1.0, max(-1.0, ratios[len(ratios) // 2])))
+            if angle > 2.5 or (speeds[k] and abs(angle - m * speeds[k]) > 0.5):
+                break  # near a half turn, or past it: the reading before stands
+            speeds[k], spreads[k] = angle / m, 16 * ulp / max(1e-300, math.sin(angle) * angle)
+            if angle > 1.5:
+                break
+            m *= 2
+    read = [k for k in range(h) if spreads[k] < 1e-3 and speeds[k] > 0.0]
+    # 4. The splits the labels allow: (kind, pairs per axis, each pair's (axis, exponent e: w = base**-e)).
+    known = (((16, 24, 24), "Qwen2-VL's and Qwen2.5-VL's"), ((24, 20, 20), "Qwen3-VL's"), ((8, 12, 12), "GLM-4V's"))
+    splits: "List[Tuple[str, List[int], List[Tuple[int, float]]]]" = []
+    allowed: "Dict[str, List[List[int]]]" = {}  # each kind's sections the labels allow, as each pair's axis
+    runs: "List[List[int]]" = []  # [label (-1: none), first pair, pairs]
+    for k in range(h):
+        if runs and label[k] in (-1, runs[-1][0]):
+            runs[-1][2] += 1
+        else:
+            runs.append([label[k], k, 1])
+    sections: "List[Tuple[str, List[int]]]" = []
+    if len(set(run[0] for run in runs)) == len(runs):
+        sizes = [run[2] for run in runs]
+        splits.append(("axes_dim", sizes, [(a, j / n) for a, (_, _, n) in enumerate(runs) for j in range(n)]))
+        sections += [("", list(s)) for s, _ in known if list(s) != sizes] + [("", sizes)]
+    for n in (3, 2):
+        least = [max([k // n + 1 for k in range(h) if k % n == a and label[k] >= 0] or [1]) for a in range(n)]
+        minimal = [h - sum(least[1:])] + least[1:]
+        # Known sections nearest the least first (fewest pairs given to an axis where none turned), then the least.
+        tried = sorted((list(s) for s, _ in known), key=lambda s: sum(s[1:]))
+        sections += [("interleaved", s) for s in tried + ([] if minimal in tried else [minimal])]
+    for interleaved, section in sections:
+        n = len(section)
+        if interleaved:
+            owner = [k % n if k % n and k < n * section[k % n] else 0 for k in range(h)]
+        else:
+            owner = [a for a, pairs in enumerate(section) for _ in range(pairs)]
+        # Allowed where each axis turns with one grid axis at most, and no two with the same.
+        axis_of: "Dict[int, int]" = {}
+        if (
+            sum(section) == h
+            and min(section) > 0
+            and all(axis_of.setdefault(label[k], owner[k]) == owner[k] for k in range(h) if label[k] >= 0)
+            and len(set(axis_of.values())) == len(axis_of)
+        ):
+            splits.append(("mrope" + interleaved, section, [(owner[k], k / h) for k in range(h)]))
+            allowed.setdefault("mrope" + interleaved, []).append(owner)
+
+    def angle_near(x: float, predicted: float) -> float:
+        # The angle whose cos (or sin) is x, in the turn and branch nearest the prediction.
+        x = min(1.0, max(-1.0, x))
+        angle = math.acos(x) if kind == "cos" else math.asin(x)
+        branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
+        turns = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
+        return min(turns, key=lambda t: (abs(t - predicted), -t))
+
+    wave = math.cos if kind == "cos" else math.sin
+    verified = 0
+    for split, sizes, pairs in splits:
+        n = len(sizes)
+        # The base: from the pair whose reading gives ln(base) most precisely; every pair read agrees with it.
+        usable = [k for k in read if pairs[k][1] > 0.0]
+        if not usable:
+            continue
+        best = min(usable, key=lambda k: spreads[k] / pairs[k][1])
+        log_base = -math.log(speeds[best]) / pairs[best][1]
+        if not all(abs(math.log(speeds[k]) + pairs[k][1] * log_base) <= 8 * spreads[k] + 1e-6 for k in read):
+            continue
+        base = _number(_rational("base", _simplest(math.exp(log_base), 8 * spreads[best] / pairs[best][1] * log_base)))
+        b = _to_float(_rational("base", base))
+        # 5. Each row's position on each axis: (the position, its error), each axis's pairs slowest first.
+        ladders = [sorted((math.pow(b, -e), k) for k, (a, e) in enumerate(pairs) if a == axis) for axis in range(n)]
+
+        def reading(row: "List[float]", ladder: "List[Tuple[float, int]]") -> "Tuple[float, float]":
+            best_reading = (_INF, 0.0, _INF)  # (how far its values are, the position, its error)
+            w0, k0 = ladder[0]
+            x0 = min(1.0, max(-1.0, row[k0]))
+            first = math.acos(x0) if kind == "cos" else math.asin(x0)
+            for start in (first,) if kind == "cos" else (first, math.pi - first):
+                # A reading's angle is within an ulp / sqrt(1 - x**2): the position within ulp / quality.
+                estimate, quality = start / w0, w0 * math.sqrt(max(0.0, 1 - x0 * x0))
+                for w, k in ladder[1:]:
+                    q = w * math.sqrt(max(0.0, 1 - row[k] * row[k]))
+                    if q > quality:
+                        estimate, quality = angle_near(row[k], estimate * w) / w, q
+                far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
+                if far < best_reading[0]:
+                    best_reading = (far, estimate, ulp / quality if quality else _INF)
+            return best_reading[1], best_reading[2]
+
+        readings = [[reading(row, ladder) for ladder in ladders] for row in values]
+
+        def misfits(rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
+            # The rows where some axis's reading is not the position given, within 4 errors (and rounding).
+            return sum(
+                1
+                for r in rows
+                if any(
+                    abs(x - at(r, a)) > max(1e-3 + 8 * ulp * abs(x), 4 * error)
+                    for a, (x, error) in enumerate(readings[r])
+                )
+            )
+
+        def nearest(rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
+            # The whole number the most precise reading on axis a says, less its row's offset.
+            r = min(rows, key=lambda r: readings[r][a][1])
+            return int(round(readings[r][a][0])) - offset(r)
+
+        # The grid's cells: each axis at its origin plus the cell's coordinate along the grid axis its pairs
+        # turn with (none: the origin on every cell).
+        dims: "List[Optional[int]]" = []
+        for axis in range(n):
+            turned = set(label[k] for k, (a, _) in enumerate(pairs) if a == axis and label[k] >= 0)
+            dims.append(turned.pop() if len(turned) == 1 else None)
+
+        def coordinate(r: int, g: "Optional[int]") -> int:
+            return 0 if g is None else (r - prefix) // axes[g][0] % axes[g][1]
+
+        origin = [nearest(range(prefix, count), a, lambda r: coordinate(r, dims[a])) for a in range(n)]
+
+        def at(r: int, a: int) -> int:
+            return origin[a] + coordinate(r, dims[a])
+
+        # The rows before the grid: one row of positions repeated, or p + o on every axis; the one fewer rows misfit.
+        fitted: "List[Tuple[int, bool, List[int]]]" = []
+        for text in (False, True) if prefix else ():
+            start = [nearest(range(prefix), a, (lambda r: r) if text else (lambda r: 0)) for a in range(n)]
+            if not text or len(set(start)) == 1:
+                fitted.append((misfits(range(prefix), lambda r, a: start[a] + (r if text else 0)), text, start))
+        wrong, text, start = min(fitted, key=lambda fit: fit[0]) if fitted else (0, False, [])
+        wrong += misfits(range(prefix, count), at)
+        if wrong > _DAMAGE_ITEMS or verified == 2:
+            continue
+        positions = [[start[a] + (r if text else 0) for a in range(n)] for r in range(prefix)]
+        positions += [[at(r, a) for a in range(n)] for r in range(prefix, count)]
+        # 6. The check, element by element.
+        verified += 1
+        if split == "axes_dim":
+            scaling: "Optional[Dict[str, object]]" = None
+            axes_dim: "Optional[List[int]]" = [2 * s for s in sizes]
+        else:
+            scaling, axes_dim = {"mrope_section": sizes}, None
+            if split == "mropeinterleaved":
+                scaling["mrope_interleaved"] = True
+        request = _RopeRequest(_Rope(width, base, layout, None), kind, None, None)
+        request.axes = _rope_axes(width, base, layout, scaling, axes_dim, positions, count, "the table's rows")
+        comparison = _rope_comparison(table, request, dtype, None, None, set())
+        if comparison.failures > _DAMAGE_ITEMS:
+            continue
+        # The words: the split, the positions (rows before the grid, the grid), the call.
+        letters = ("j", "i", "t")[: len(axes)]
+        shape = " x ".join(str(axes[g][1]) for g in reversed(range(len(axes))))
+
+        def term(a: int) -> str:
+            g = dims[a]
+            if g is None:
+                return str(origin[a])
+            return letters[g] if not origin[a] else f"{origin[a]} + {letters[g]}"
+
+        cell = "[" + ", ".join(term(a) for a in range(n)) + "]"
+        loops = " ".join(f"for {letters[g]} in range({axes[g][1]})" for g in reversed(range(len(axes))))
+        expression = f"[{cell} {loops}]"
+        words = f"the cells of a {shape} grid at {cell.replace('[', '(').replace(']', ')')}, {letters[0]} fastest"
+        if prefix and text:
+            rows = f"range({start[0]}, {start[0] + prefix})" if start[0] else f"range({prefix})"
+            expression = f"[[{', '.join(['p'] * n)}] for p in {rows}] + " + expression
+            words = (
+                f"{prefix} rows at ({', '.join(['p'] * n)}) for p = {start[0]} to {start[0] + prefix - 1}, then "
+                + words
+            )
+        elif prefix:
+            expression = f"[{start}] * {prefix} + " + expression
+            words = f"{prefix} rows at {tuple(start)}, then " + words
+        if split == "axes_dim":
+            keywords = f", axes_dim={tuple(axes_dim or ())}"
+            told = f"axes_dim {', '.join(str(w) for w in axes_dim or ())}"
+        else:
+            keywords = f", scaling={scaling!r}"
+            told = f"M-RoPE sections {', '.join(str(s) for s in sizes)}" + (", interleaved" if split != "mrope" else "")
+        if base != 10000:
+            keywords += f", base={base!r}"
+        if layout != "half":
+            keywords += f", layout={layout!r}"
+        if dtype != "float64":
+            keywords += f", dtype={dtype!r}"
+        what = f"RoPE {kind} cache ({layout} layout, base {base}, {told})"
+        damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
+        said = f"the table follows the {what} with a position per axis on each row: {words}" + (
+            f", except for {len(damaged)} element{'s' if len(damaged) > 1 else ''} outside the default tolerance:"
+            f" {', '.join(damaged)}"
+            if damaged
+            else "; it reproduces every element"
+        )
+        # Pairs of one value on every row (too slow to turn in dtype, or at one position) show no axis: sections
+        # that differ only there fit the other pairs as well.
+        still = [k for k in range(h) if all(row[k] == values[0][k] for row in values)]
+        chosen = [a for a, _ in pairs]
+        if any(o != chosen and all(o[k] == chosen[k] or k in still for k in range(h)) for o in allowed.get(split, [])):
+            groups: "List[List[int]]" = []
+            for k in still:
+                if groups and k == groups[-1][1] + 1:
+                    groups[-1][1] = k
+                else:
+                    groups.append([k, k])
+            whose = [name for s, name in known if list(s) == sizes]
+            said += (
+                f"; pairs {_join([str(a) if a == b else f'{a} to {b}' for a, b in groups], ', ')} are"
+                f" {values[0][still[0]]!r} on every row, which shows no axis, so the sections are not read from the"
+                " table: these are "
+                + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
+            )
+        call = f"rope({count}, {width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
+        if not prefix and n == len(axes) and not any(origin) and dims == list(reversed(range(n))):
+            # The command line's grid: its cells, from 0, the last axis fastest, one position per axis.
+            import json
+
+            option = (
+                f"--axes-dim {','.join(str(w) for w in axes_dim or ())}"
+                if split == "axes_dim"
+                else f"--rope-scaling '{json.dumps(scaling)}'"
+            )
+            command = f"{shape.replace(' x ', 'x')} {width} --rope {kind} {option}"
+            command += (f" --base {base}" if base != 10000 else "") + (
+                f" --rope-layout {layout}" if layout != "half" else ""
+            )
+            call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
+        return f"{said}. The call that reproduces it: {call}.", ("axes",) + (("damage",) if damaged else ())
+    return None
+
+
+def _rope_axes(
+    head_dim: int,
+    base: object,
+    layout: object,
+    scaling: object,
+    axes_dim: object,
+    positions: object,
+    count: int,
+    rows_name: str,
+) -> "Optional[_RopeAxes]":
+    """A rotary embedding of several positions a row, checked; None for one position a row.
+
+    Two kinds.  ``axes_dim`` (Flux's, HunyuanVideo's, CogVideoX's, timm's and rotary-embedding-torch's
+    axial RoPE): axis a takes axes_dim[a] columns, a rotary embedding of that width, its own frequencies
+    base**(-2j/axes_dim[a]), its pairs after the previous axis's.  ``scaling['mrope_section']`` (Qwen2-VL's
+    M-RoPE): one embedding of head_dim, each pair k at the position of the axis whose section holds it; with
+    ``scaling['mrope_interleaved']`` (Qwen3-VL's), pair k is axis a's when k % n == a and k < n * section[a],
+    else the first axis's.  ``positions`` holds a row of n positions (one per axis) for each of the count
+    rows of rows_name ("seq_len": at least count of them).
+
+    Returns each axis's (setup, positions, the columns of x its vectors take), each column of a cache and of
+    rotated vectors as (axis, its column there), and the split in words.
+
+    Long because the two kinds share their checks, their rows of positions and their columns' map, in order.
+    """
+    plain: "Dict[str, object]" = {}
+    items = getattr(scaling, "items", None)
+    if callable(items):
+        plain = dict(items())
+    section, interleaved = plain.pop("mrope_section", None), plain.pop("mrope_interleaved", None)
+    if plain.get("rope_type", plain.get("type")) == "mrope":  # HF's name for M-RoPE's default frequencies
+        plain.pop("type", None)
+        plain["rope_type"] = "default"
+    if axes_dim is None and section is None:
+        if interleaved is not None:
+            raise ValueError(
+                f"scaling['mrope_interleaved'] goes with scaling['mrope_section'], got {_short(interleaved)}"
+            )
+        return None
+    whole = _Rope(head_dim, base, layout, plain if callable(items) else scaling)
+    name, given = ("axes_dim", axes_dim) if section is None else ("scaling['mrope_section']", section)
+    if axes_dim is not None and section is not None:
+        raise ValueError(f"give axes_dim or scaling['mrope_section'], not both, got axes_dim={_short(axes_dim)}")
+    iterator = _iterate(given)
+    if iterator is None or isinstance(given, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of integers, got {type(given).__name__} {_short(given)}")
+    widths = [_check_integer(name, w, 1) for w in iterator]
+    total, h = (whole.head_dim, whole.pairs) if section is None else (whole.pairs, whole.pairs)
+    if len(widths) < 2 or sum(widths) != total or (section is None and any(w % 2 for w in widths)):
+        kind = "even widths" if section is None else "pair counts"
+        raise ValueError(f"{name} must be 2 or more {kind} summing to {total}, got {_short(given)}")
+    n = len(widths)
+    mixed = _check_flag("scaling['mrope_interleaved']")(interleaved or False)
+    # Each pair's (axis, its pair in the axis's embedding).
+    pairs: "List[Tuple[int, int]]" = []
+    for a, w in enumerate(widths):
+        if section is None:
+            pairs += [(a, j) for j in range(w // 2)]
+        elif not mixed:
+            pairs += [(a, len(pairs) + j) for j in range(w)]
+    if mixed:
+        pairs = [(k % n if k % n and k < n * widths[k % n] else 0, k) for k in range(h)]
+    setups = [_Rope(w, base, layout, plain) if section is None else whole for w in widths]
+    # Each row's positions: count rows of n numbers (an array's tolist(), HF's position_ids[:, 0].T).
+    tolist = getattr(positions, "tolist", None)
+    rows = tolist() if callable(tolist) else positions
+    iterator = _iterate(rows)
+    if positions is None or iterator is None or isinstance(rows, (str, bytes)):
+        raise TypeError(
+            f"positions must be rows of {n} positions (one per axis) for {name}, got {type(positions).__name__} {_short(positions)}"
+        )
+    table = []
+    for r, row in enumerate(iterator):
+        if not isinstance(row, (tuple, list)):
+            raise TypeError(
+                f"positions[{r}] must be a row of {n} positions, one per axis of {name}, got {type(row).__name__} {_short(row)}"
+            )
+        if len(row) != n:
+            raise ValueError(f"positions[{r}] must be {n} positions, one per axis of {name}, got {_short(row)}")
+        table.append(row)
+    if rows_name != "seq_len" and len(table) != count:
+        raise ValueError(f"positions must have one row per row of {rows_name} ({count}), got {len(table)}")
+
+    # Each column of a cache (or vectors, "rotated") as (axis, its column in the axis's cache or vectors), and
+    # each axis's vectors' columns, as the table's columns.
+    def columns(kind: str) -> "List[Tuple[int, int]]":
+        if whole.layout == "pairs" and kind != "rotated":
+            return pairs[:]
+        if whole.layout == "interleaved":
+            return [(pairs[c // 2][0], 2 * pairs[c // 2][1] + c % 2) for c in range(2 * h)]
+        return [(pairs[c % h][0], pairs[c % h][1] + c // h * setups[pairs[c % h][0]].pairs) for c in range(2 * h)]
+
+    rotated = columns("rotated")
+    # Axis a's vectors: x's columns of its pairs, in its order; all of x for one embedding shared (its other
+    # pairs' rotations are not taken).
+    inputs = [
+        list(range(2 * h))
+        if section is not None
+        else [c for c, _ in sorted(enumerate(rotated), key=lambda item: item[1]) if rotated[c][0] == axis]
+        for axis in range(n)
+    ]
+    per_axis = [
+        (setup, _rope_positions([row[a] for row in table], count, rows_name), inputs[a])
+        for a, setup in enumerate(setups)
+    ]
+    shown = ", ".join(str(w) for w in widths)
+    words = f"axes_dim {shown}" if section is None else f"M-RoPE sections {shown}" + (", interleaved" if mixed else "")
+    return per_axis, columns("cos"), rotated, words
 
 
 def _rope_comparison(
@@ -6143,7 +6475,15 @@ def _axes_allowance(
     not hold (cut off, or a pair another axis takes) is judged on nothing.  A row's tolerances, screen and
     classes are those of its axes' rows, each column taken from its axis's.
     """
-    from operator import itemgetter
+
+    def getter(index: "List[int]") -> "Callable[[List[float]], Sequence[float]]":
+        # The items at index (two or more), in one C loop where there is an operator module (not MicroPython).
+        try:
+            from operator import itemgetter
+
+            return itemgetter(*index)
+        except ImportError:
+            return lambda values: [values[i] for i in index]
 
     width = len(columns)
     # Each axis's columns in the table (-1 where it has none), and where each table column is in the axes'
@@ -6152,8 +6492,8 @@ def _axes_allowance(
     for c, (axis, local) in enumerate(columns):
         where[axis][local] = c
     offsets = [sum(len(allowance.frequencies) for allowance in allowances[:axis]) for axis in range(len(allowances))]
-    gather = itemgetter(*[offsets[axis] + local for axis, local in columns])
-    spread = [itemgetter(*[width if c < 0 else c for c in cs]) if len(cs) > 1 else None for cs in where]
+    gather = getter([offsets[axis] + local for axis, local in columns])
+    spread = [getter([width if c < 0 else c for c in cs]) if len(cs) > 1 else None for cs in where]
 
     def joined(parts: "List[List[float]]") -> "List[float]":
         if width == 1:

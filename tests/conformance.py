@@ -206,6 +206,18 @@ def library_checks() -> "List[str]":
         "compare refuses another convention",
     )
     expect(pe.compare_rope(pe.rope(8, 8, exact=True, dtype=REFERENCE)[0], dtype=REFERENCE).ok, "compare_rope accepts")
+    grid = pe.encoding((3, 4), 8, preset="mae", exact=True, dtype=REFERENCE)
+    expect(pe.compare(grid, grid=(3, 4), preset="mae", dtype=REFERENCE).ok, "compare accepts a grid's exact table")
+    cells = [[i, j] for i in range(6) for j in range(6)]
+    cos = pe.rope(36, 16, positions=cells, axes_dim=(8, 8), layout="interleaved", exact=True, dtype=REFERENCE)[0]
+    checked = pe.compare_rope(cos, positions=cells, axes_dim=(8, 8), layout="interleaved", dtype=REFERENCE)
+    expect(checked.ok, "compare_rope accepts a multi-axis cache")
+    # The rotary diagnosis holds its candidates' rows at once: more than a 384 KB heap holds (a board's own
+    # heap; CI runs these checks on 8 MB ones and on every other runtime).
+    gc = __import__("gc")
+    heap = getattr(gc, "mem_free", lambda: 1 << 30)() + getattr(gc, "mem_alloc", lambda: 0)()
+    if heap >= 1 << 20:
+        expect(pe.compare_rope(cos, dtype=REFERENCE).causes == ("axes",), "a multi-axis cache checked alone is named")
     for dtype in NARROW if SINGLE else DTYPES:
         row = pe.encoding(2, 6, exact=True, dtype=dtype)[1]
         expect(all(-1.0 <= x <= 1.0 for x in row), "values in [-1, 1] in " + dtype)

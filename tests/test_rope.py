@@ -2333,8 +2333,178 @@ def test_a_bad_multi_axis_rope_is_refused_naming_the_parameter_and_the_rule(
     assert str(caught.value).startswith(message), str(caught.value)
 
 
+# Named without keywords: a cache of several positions a row, checked alone, is read as one (its split, base,
+# layout and each row's positions), and the call the diagnosis gives makes the cache the source's rule makes.
+
+
+def float32_cache(
+    pairs: List[MultiPair], positions: List[List[int]], base: float, layout: str, kind: str
+) -> List[List[float]]:
+    """The sources' rule in float64 (Flux's, diffusers' float64 frequencies), each value rounded to float32."""
+    wave = math.cos if kind == "cos" else math.sin
+    table = []
+    for row in positions:
+        values = [wave(row[axis] * base ** -float(t)) for axis, t in pairs]
+        values = [struct.unpack("f", struct.pack("f", v))[0] for v in values]
+        table.append(values + values if layout == "half" else [v for v in values for _ in (0, 1)])
+    return table
+
+
+def grid(*lengths: int, at: Sequence[int] = (0, 0, 0)) -> List[List[int]]:
+    """A grid's cells, the last axis fastest, each coordinate plus at[axis]."""
+    cells: List[List[int]] = [[]]
+    for axis, n in enumerate(lengths):
+        cells = [cell + [at[axis] + k] for cell in cells for k in range(n)]
+    return cells
+
+
+NAMED_CASES = [
+    # (name, pairs, base, layout, kind, positions, the keywords that make it, words the diagnosis says)
+    (
+        "flux-like: text tokens at 0, an axis kept at 0",
+        axes_dim_pairs((8, 12, 12)),
+        10000,
+        "interleaved",
+        "cos",
+        [[0, 0, 0]] * 4 + [[0] + cell for cell in grid(12, 12)],
+        dict(axes_dim=(8, 12, 12), layout="interleaved"),
+        "axes_dim 8, 12, 12) with a position per axis on each row: 4 rows at (0, 0, 0), then the cells of a 12 x 12"
+        " grid at (0, i, j), j fastest; it reproduces every element",
+    ),
+    (
+        "video-like, base 256",
+        axes_dim_pairs((8, 12, 12)),
+        256,
+        "interleaved",
+        "sin",
+        grid(3, 8, 8),
+        dict(axes_dim=(8, 12, 12), base=256, layout="interleaved"),
+        "the cells of a 3 x 8 x 8 grid at (t, i, j), j fastest; it reproduces every element",
+    ),
+    (
+        "axial, half layout",
+        axes_dim_pairs((16, 16)),
+        10000,
+        "half",
+        "cos",
+        grid(16, 16),
+        dict(axes_dim=(16, 16)),
+        "the cells of a 16 x 16 grid at (i, j)",
+    ),
+    (
+        "qwen2-vl-like: text tokens, then an image",
+        mrope_pairs((4, 6, 6), False),
+        1000000,
+        "half",
+        "sin",
+        [[p, p, p] for p in range(10)] + grid(1, 12, 10, at=(10, 10, 10)),
+        dict(scaling={"mrope_section": [4, 6, 6]}, base=1000000),
+        "M-RoPE sections 4, 6, 6) with a position per axis on each row: 10 rows at (p, p, p) for p = 0 to 9, then"
+        " the cells of a 12 x 10 grid at (10, 10 + i, 10 + j)",
+    ),
+    (
+        "qwen3-vl-like: interleaved sections",
+        mrope_pairs((6, 5, 5), True),
+        10000,
+        "half",
+        "sin",
+        [[p, p, p] for p in range(6)] + grid(2, 10, 10, at=(6, 6, 6)),
+        dict(scaling={"mrope_section": [6, 5, 5], "mrope_interleaved": True}),
+        "M-RoPE sections 6, 5, 5, interleaved) with a position per axis on each row: 6 rows at (p, p, p) for p = 0"
+        " to 5, then the cells of a 2 x 10 x 10 grid at (6 + t, 6 + i, 6 + j)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name, pairs, base, layout, kind, positions, keywords, words", NAMED_CASES, ids=[c[0] for c in NAMED_CASES]
+)
+def test_a_multi_axis_cache_checked_alone_is_named_with_its_split_and_positions(
+    name: str,
+    pairs: List[MultiPair],
+    base: float,
+    layout: str,
+    kind: str,
+    positions: List[List[int]],
+    keywords: Dict[str, Any],
+    words: str,
+) -> None:
+    table = float32_cache(pairs, positions, base, layout, kind)
+    assert compare_rope(table, kind=kind, positions=positions, dtype="float32", **keywords).ok
+    report = compare_rope(table, kind=kind, dtype="float32")
+    assert not report.ok and report.causes == ("axes",), str(report)
+    assert words in str(report.diagnosis), str(report)
+    # The call named makes the cache of the source's keywords and positions, value for value.
+    call = re.search(r"The call that reproduces it: (rope\(.*\)\[[01]\])", str(report.diagnosis))
+    assert call is not None, str(report)
+    made = eval(call.group(1), {"rope": rope})
+    assert made == rope(len(positions), len(table[0]), positions=positions, dtype="float32", **keywords)[kind == "sin"]
+
+
+def test_the_command_line_named_for_a_grid_from_zero_reproduces_the_cache(
+    tmp_path: Path, capsys: "pytest.CaptureFixture[str]"
+) -> None:
+    cos = float32_cache(axes_dim_pairs((8, 8)), grid(6, 6), 10000, "interleaved", "cos")
+    told = str(compare_rope(cos, dtype="float32").diagnosis)
+    line = re.search(r"on the command line: ([^)]*)\)", told)
+    assert (
+        line is not None
+        and line.group(1) == "6x6 16 --rope cos --axes-dim 8,8 --rope-layout interleaved --dtype float32"
+    )
+    path = tmp_path / "cos.json"
+    path.write_text(json.dumps(cos))
+    status, out, err = run_main(capsys, *line.group(1).split(), "--check", str(path))
+    assert status == 0 and "0 of 576 elements outside the tolerance: within tolerance" in out, (out, err)
+
+
+def test_sections_the_table_does_not_fix_are_said_to_be_a_models() -> None:
+    # Qwen3-VL's interleaved sections 24, 20, 20 at base 5e6: in a float32 cos cache its slowest pairs are 1.0 on
+    # every row, which the least sections the other pairs allow (28, 18, 18) reproduce too.
+    positions = [[p, p, p] for p in range(8)] + grid(1, 16, 16, at=(8, 8, 8))
+    cos = float32_cache(mrope_pairs((24, 20, 20), True), positions, 5000000, "half", "cos")
+    told = str(compare_rope(cos, dtype="float32").diagnosis)
+    assert (
+        "M-RoPE sections 24, 20, 20, interleaved" in told
+        and "so the sections are not read from the table: these are Qwen3-VL's" in told
+    ), told
+    # The pairs named: 1.0 on every row (in both halves of the head), and the last one among them.
+    named = re.search(r"pairs ([\d ,a-z]+) are 1.0 on every row", told)
+    assert named is not None, told
+    pairs = [
+        k
+        for run in re.split(r", | and ", named.group(1))
+        for k in range(int(run.split(" to ")[0]), int(run.split(" to ")[-1]) + 1)
+    ]
+    assert 63 in pairs and all(row[k] == row[k + 64] == 1.0 for row in cos for k in pairs), told
+
+
+def test_a_damaged_element_of_a_multi_axis_cache_is_named() -> None:
+    positions = [[0, 0, 0]] * 4 + [[0] + cell for cell in grid(12, 12)]
+    cos = float32_cache(axes_dim_pairs((8, 12, 12)), positions, 10000, "interleaved", "cos")
+    cos[40][22] += 2**-10
+    report = compare_rope(cos, dtype="float32")
+    assert report.causes == ("axes", "damage"), str(report)
+    assert "except for 1 element outside the default tolerance: [40][22]" in str(report.diagnosis)
+
+
+def test_a_multi_axis_cache_no_split_explains_is_not_named() -> None:
+    # Each axis its own base (none of the sources does it): read, the base of one axis does not fit the other's.
+    pairs = [(0, Fraction(2 * j, 16)) for j in range(8)] + [(1, Fraction(2 * j, 16)) for j in range(8)]
+    table = []
+    for i, j in grid(16, 16):
+        values = [math.cos(i * 10000.0 ** -float(t)) for _, t in pairs[:8]]
+        values += [math.cos(j * 500.0 ** -float(t)) for _, t in pairs[8:]]
+        table.append([v for v in values for _ in (0, 1)])
+    report = compare_rope(table)
+    assert not report.ok and "axes" not in report.causes, str(report)
+    assert "nothing known explains the table" in str(report.diagnosis)
+
+
 # The frameworks' own caches at 4096 positions a model meets (a 64 x 64 latent, a 4 x 32 x 32 video, 64 text
-# tokens then a 64 x 63 image), checked with the keywords that name their setup.
+# tokens then a 64 x 63 image): each builder returns (cos, sin, the rows' positions, the keywords that name the
+# setup), the caches as float32 arrays of one row per position.
+
+PeerCache = Tuple[Any, Any, List[List[int]], Dict[str, Any]]
 
 
 def image_ids(text: int, height: int, width: int, frame: int = 0) -> List[List[int]]:
@@ -2343,41 +2513,34 @@ def image_ids(text: int, height: int, width: int, frame: int = 0) -> List[List[i
     return ids + [[text + frame, text + i, text + j] for i in range(height) for j in range(width)]
 
 
-@pytest.mark.peers("torch", "diffusers")
-def test_flux_pos_embed_at_a_64_by_64_latent() -> None:
+def flux_cache() -> PeerCache:
     from diffusers.models.transformers.transformer_flux import FluxPosEmbed
 
     # The pipeline's ids: text tokens zeros, image tokens (0, row, column) of the packed latent.
     ids = [[0, 0, 0]] * 16 + [[0, i, j] for i in range(64) for j in range(64)]
     cos, sin = FluxPosEmbed(theta=10000, axes_dim=[16, 56, 56])(torch.tensor(ids, dtype=torch.float32))
-    assert cos.dtype == torch.float32 and tuple(cos.shape) == (4112, 128)
-    for kind, cache in (("cos", cos), ("sin", sin)):
-        report = compare_rope(cache.numpy(), kind=kind, positions=ids, axes_dim=(16, 56, 56), layout="interleaved")
-        assert report.ok and report.max_abs_error == 0, str(report)  # float64 angles, rounded once to float32
-    wrong = compare_rope(cos.numpy(), positions=ids, axes_dim=(16, 56, 56), layout="half")
-    assert not wrong.ok and "in the columns of axes" in str(wrong.diagnosis)
+    return cos.numpy(), sin.numpy(), ids, dict(axes_dim=(16, 56, 56), layout="interleaved")
 
 
-@pytest.mark.peers("torch", "diffusers")
-def test_cogvideox_3d_rotary_and_hunyuan_video() -> None:
+VIDEO_CELLS = [[t, i, j] for t in range(4) for i in range(32) for j in range(32)]
+
+
+def cogvideox_cache() -> PeerCache:
     from diffusers.models.embeddings import get_3d_rotary_pos_embed
+
+    cos, sin = get_3d_rotary_pos_embed(64, ((0, 0), (32, 32)), (32, 32), 4)
+    return cos.numpy(), sin.numpy(), VIDEO_CELLS, dict(axes_dim=(16, 24, 24), layout="interleaved")
+
+
+def hunyuan_video_cache() -> PeerCache:
     from diffusers.models.transformers.transformer_hunyuan_video import HunyuanVideoRotaryPosEmbed
 
-    cells = [[t, i, j] for t in range(4) for i in range(32) for j in range(32)]
-    cos, sin = get_3d_rotary_pos_embed(64, ((0, 0), (32, 32)), (32, 32), 4)
-    assert tuple(cos.shape) == (4096, 64)
-    for kind, cache in (("cos", cos), ("sin", sin)):
-        assert compare_rope(cache.numpy(), kind=kind, positions=cells, axes_dim=(16, 24, 24), layout="interleaved").ok
     embed = HunyuanVideoRotaryPosEmbed(patch_size=1, patch_size_t=1, rope_dim=[16, 56, 56], theta=256.0)
     cos, sin = embed(torch.zeros(1, 16, 4, 32, 32))
-    assert tuple(cos.shape) == (4096, 128)
-    report = compare_rope(cos.numpy(), positions=cells, axes_dim=(16, 56, 56), base=256, layout="interleaved")
-    assert report.ok, str(report)
+    return cos.numpy(), sin.numpy(), VIDEO_CELLS, dict(axes_dim=(16, 56, 56), base=256, layout="interleaved")
 
 
-@pytest.mark.peers("torch", "transformers")
-@pytest.mark.parametrize("model", ["qwen2_vl", "qwen3_vl"])
-def test_qwen_m_rope_caches(model: str) -> None:
+def qwen_cache(model: str) -> PeerCache:
     if model == "qwen2_vl":
         from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig as Config
         from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLRotaryEmbedding as Embedding
@@ -2399,20 +2562,79 @@ def test_qwen_m_rope_caches(model: str) -> None:
     position_ids = torch.tensor(ids).T[:, None, :]  # (3, batch, seq), as the model passes them
     cos, sin = Embedding(config)(torch.zeros(1, 4096, 128), position_ids)
     assert cos.dtype == torch.float32 and tuple(cos.shape) == (1, 4096, 128)
-    for kind, cache in (("cos", cos), ("sin", sin)):
-        report = compare_rope(cache[0].numpy(), kind=kind, positions=ids, scaling=config.rope_parameters)
-        assert report.ok, str(report)
-    # The same ids on one axis (text's rule everywhere) is another cache: the check tells them apart.
-    flat = compare_rope(cos[0].numpy(), positions=[row[0] for row in ids], base=parameters["rope_theta"])
-    assert not flat.ok
+    return cos[0].numpy(), sin[0].numpy(), ids, dict(scaling=config.rope_parameters)
 
 
-@pytest.mark.peers("torch", "rotary_embedding_torch")
-def test_rotary_embedding_torch_axial_frequencies() -> None:
+def axial_cache() -> PeerCache:
     from rotary_embedding_torch import RotaryEmbedding
 
     angles = RotaryEmbedding(dim=32).get_axial_freqs(64, 64)  # (64, 64, 64): angles, not cos
     cells = [[i, j] for i in range(64) for j in range(64)]
-    for kind, cache in (("cos", angles.cos()), ("sin", angles.sin())):
-        flat = cache.reshape(4096, 64).numpy()
-        assert compare_rope(flat, kind=kind, positions=cells, axes_dim=(32, 32), layout="interleaved").ok
+    cos, sin = (wave.reshape(4096, 64).numpy() for wave in (angles.cos(), angles.sin()))
+    return cos, sin, cells, dict(axes_dim=(32, 32), layout="interleaved")
+
+
+PEER_CACHES: Dict[str, Tuple[Tuple[str, ...], Callable[[], PeerCache]]] = {
+    "FluxPosEmbed": (("torch", "diffusers"), flux_cache),
+    "CogVideoX get_3d_rotary_pos_embed": (("torch", "diffusers"), cogvideox_cache),
+    "HunyuanVideoRotaryPosEmbed": (("torch", "diffusers"), hunyuan_video_cache),
+    "Qwen2-VL": (("torch", "transformers"), lambda: qwen_cache("qwen2_vl")),
+    "Qwen3-VL": (("torch", "transformers"), lambda: qwen_cache("qwen3_vl")),
+    "rotary-embedding-torch get_axial_freqs": (("torch", "rotary_embedding_torch"), axial_cache),
+}
+
+
+def peer_cache(name: str) -> PeerCache:
+    return PEER_CACHES[name][1]()
+
+
+def with_peers(*cases: Tuple[str, ...]) -> List[Any]:
+    """Each case (a cache's name first) marked with the peers its builder needs."""
+    return [pytest.param(*case, marks=pytest.mark.peers(*PEER_CACHES[case[0]][0])) for case in cases]
+
+
+@pytest.mark.parametrize("name", with_peers(*((name,) for name in PEER_CACHES)))
+def test_a_peer_multi_axis_cache_passes_with_its_keywords(name: str) -> None:
+    cos, sin, positions, keywords = peer_cache(name)
+    assert str(cos.dtype) == str(sin.dtype) == "float32" and cos.shape[0] in (4096, 4112)
+    for kind, cache in (("cos", cos), ("sin", sin)):
+        report = compare_rope(cache, kind=kind, positions=positions, **keywords)
+        assert report.ok, str(report)
+
+
+# Checked alone, each is named: its split, base, layout and every row's positions, read from its values; the
+# call the diagnosis gives, run, makes the cache of the source's own keywords and positions, value for value.
+# The diagnosis reads and checks a cache in 2 to 8 s: both kinds of three sources, cos of the other three.
+NAMED_PEERS = [(name, "cos") for name in PEER_CACHES] + [
+    (name, "sin") for name in ("FluxPosEmbed", "Qwen2-VL", "Qwen3-VL")
+]
+
+
+@pytest.mark.parametrize("name, kind", with_peers(*NAMED_PEERS))
+def test_a_peer_multi_axis_cache_is_named_without_keywords(name: str, kind: str) -> None:
+    cos, sin, positions, keywords = peer_cache(name)
+    cache = cos if kind == "cos" else sin
+    report = compare_rope(cache, kind=kind)
+    assert report.causes == ("axes",) and "it reproduces every element" in str(report.diagnosis), str(report)
+    call = re.search(r"The call that reproduces it: (rope\(.*\)\[[01]\])", str(report.diagnosis))
+    assert call is not None, str(report)
+    made = eval(call.group(1), {"rope": rope})
+    expected = rope(len(positions), cache.shape[1], positions=positions, dtype="float32", **keywords)
+    assert made == expected[kind == "sin"], str(report)
+
+
+@pytest.mark.peers("torch", "diffusers")
+def test_flux_pos_embed_is_the_correctly_rounded_cache() -> None:
+    cos, sin, ids, keywords = peer_cache("FluxPosEmbed")
+    for kind, cache in (("cos", cos), ("sin", sin)):
+        report = compare_rope(cache, kind=kind, positions=ids, **keywords)
+        assert report.max_abs_error == 0, str(report)  # float64 angles, rounded once to float32
+    wrong = compare_rope(cos, positions=ids, axes_dim=(16, 56, 56), layout="half")
+    assert not wrong.ok and "in the columns of axes" in str(wrong.diagnosis)
+
+
+@pytest.mark.peers("torch", "transformers")
+def test_qwen2_vl_cache_is_not_one_position_a_row() -> None:
+    # The same ids on one axis (text's rule everywhere) is another cache: the check tells them apart.
+    cos, _, ids, _ = peer_cache("Qwen2-VL")
+    assert not compare_rope(cos, positions=[row[0] for row in ids], base=1000000).ok
