@@ -2658,15 +2658,22 @@ def _diagnose_rope(
     # The simplest story first: the fewest causes, then the order tried (a setup read before a mistake).
     candidates = [c for _, c in sorted(enumerate(candidates), key=lambda item: (len(item[1].causes), item[0]))]
     told, found = _explanation(table, _scored(table, candidates, None, dtype, sample), None, dtype, (0, 0), len(sample))
-    several = None if found or positions is not None or vectors is not None else _rope_axes_found(table, kind, dtype)
+    several = (
+        None
+        if found or positions is not None or vectors is not None
+        else _rope_axes_found(table, kind, dtype, stored_words)
+    )
     if several is not None:
         told, found = several[0], several[1] + stored  # several positions a row: no sequence's setup explains it
     return "Diagnosis: " + told, found
 
 
-def _rope_axes_found(table: "List[List[float]]", kind: str, dtype: str) -> "Optional[Tuple[str, Tuple[str, ...]]]":
+def _rope_axes_found(
+    table: "List[List[float]]", kind: str, dtype: str, stored: str
+) -> "Optional[Tuple[str, Tuple[str, ...]]]":
     """The rotary embedding of several positions a row that explains a cos or sin cache, in words with the
-    call that reproduces it, and its causes; or None.
+    call that reproduces it, and its causes; or None.  stored: the words for values rounded to dtype, a
+    narrower format than the one asked for ('' if not).
 
     Read in turn from the values, none given:
 
@@ -2753,8 +2760,9 @@ def _rope_axes_found(table: "List[List[float]]", kind: str, dtype: str) -> "Opti
     if len(axes) < 2 or prefix < 0:
         return None
     values = [[row[c] for c in columns] for row in table]
-    # 3. Each labelled pair's frequency, and its relative precision: each value is within an ulp, so the
-    # ratio is within 4 ulps / |x(p)| <= 16 ulps (|x(p)| >= 1/4 taken), and m w within 16 ulps / sin(m w).
+    # 3. Each labelled pair's frequency, and its relative precision: each value is within half an ulp of
+    # itself, so the ratio is within (|x(p - m)| + |x(p + m)|) ulp / (4 |x(p)|) + ulp / 2 <= 2.5 ulps
+    # (|x(p)| >= 1/4 taken), m w within 4 ulps / sin(m w), and w within 4 ulps / (m w sin(m w)) of itself.
     speeds, spreads = [0.0] * h, [_INF] * h
     for k in range(h):
         if label[k] < 0:
@@ -2771,11 +2779,12 @@ def _rope_axes_found(table: "List[List[float]]", kind: str, dtype: str) -> "Opti
             angle = math.acos(min(1.0, max(-1.0, ratios[len(ratios) // 2])))
             if angle > 2.5 or (speeds[k] and abs(angle - m * speeds[k]) > 0.5):
                 break  # near a half turn, or past it: the reading before stands
-            speeds[k], spreads[k] = angle / m, 16 * ulp / max(1e-300, math.sin(angle) * angle)
+            speeds[k], spreads[k] = angle / m, 4 * ulp / max(1e-300, math.sin(angle) * angle)
             if angle > 1.5:
                 break
             m *= 2
-    read = [k for k in range(h) if spreads[k] < 1e-3 and speeds[k] > 0.0]
+    # The pairs read to 0.1%, or to 32 ulps of a narrow format (bfloat16's: 25%, its fit made of many pairs).
+    read = [k for k in range(h) if spreads[k] < max(1e-3, 32 * ulp) and speeds[k] > 0.0]
     # 4. The splits the labels allow: (kind, pairs per axis, each pair's (axis, exponent e: w = base**-e)).
     known = (((16, 24, 24), "Qwen2-VL's and Qwen2.5-VL's"), ((24, 20, 20), "Qwen3-VL's"), ((8, 12, 12), "GLM-4V's"))
     splits: "List[Tuple[str, List[int], List[Tuple[int, float]]]]" = []
@@ -2826,173 +2835,185 @@ def _rope_axes_found(table: "List[List[float]]", kind: str, dtype: str) -> "Opti
     verified = 0
     for split, sizes, pairs in splits:
         n = len(sizes)
-        # The base: from the pair whose reading gives ln(base) most precisely; every pair read agrees with it.
+        # The base: ln w_k = -e_k ln(base) on every pair read, each reading within spreads[k] of ln w_k; ln(base)
+        # fitted by least squares weighted 1 / spreads[k]**2, within 1 / sqrt(sum (e_k / spreads[k])**2).  Every
+        # pair read agrees with it; then the simplest number near it and the bases models use (and 256,
+        # HunyuanVideo's), nearest first.
         usable = [k for k in read if pairs[k][1] > 0.0]
         if not usable:
             continue
-        best = min(usable, key=lambda k: spreads[k] / pairs[k][1])
-        log_base = -math.log(speeds[best]) / pairs[best][1]
+        weight = sum((pairs[k][1] / spreads[k]) ** 2 for k in usable)
+        log_base = sum(-math.log(speeds[k]) * pairs[k][1] / spreads[k] ** 2 for k in usable) / weight
+        within = 4 / math.sqrt(weight)
         if not all(abs(math.log(speeds[k]) + pairs[k][1] * log_base) <= 8 * spreads[k] + 1e-6 for k in read):
             continue
-        base = _number(_rational("base", _simplest(math.exp(log_base), 8 * spreads[best] / pairs[best][1] * log_base)))
-        b = _to_float(_rational("base", base))
-        # 5. Each row's position on each axis: (the position, its error), each axis's pairs slowest first.
-        ladders = [sorted((math.pow(b, -e), k) for k, (a, e) in enumerate(pairs) if a == axis) for axis in range(n)]
+        bases: "List[object]" = [_number(_rational("base", _simplest(math.exp(log_base), within)))]
+        for model in sorted(_BASES + (256,), key=lambda x: abs(math.log(x) - log_base)):
+            if abs(math.log(model) - log_base) <= within and model not in bases:
+                bases.append(model)
+        for base in bases:
+            b = _to_float(_rational("base", base))
+            # 5. Each row's position on each axis: (the position, its error), each axis's pairs slowest first.
+            ladders = [sorted((math.pow(b, -e), k) for k, (a, e) in enumerate(pairs) if a == axis) for axis in range(n)]
 
-        def reading(row: "List[float]", ladder: "List[Tuple[float, int]]") -> "Tuple[float, float]":
-            best_reading = (_INF, 0.0, _INF)  # (how far its values are, the position, its error)
-            w0, k0 = ladder[0]
-            x0 = min(1.0, max(-1.0, row[k0]))
-            first = math.acos(x0) if kind == "cos" else math.asin(x0)
-            for start in (first,) if kind == "cos" else (first, math.pi - first):
-                # A reading's angle is within an ulp / sqrt(1 - x**2): the position within ulp / quality.
-                estimate, quality = start / w0, w0 * math.sqrt(max(0.0, 1 - x0 * x0))
-                for w, k in ladder[1:]:
-                    q = w * math.sqrt(max(0.0, 1 - row[k] * row[k]))
-                    if q > quality:
-                        estimate, quality = angle_near(row[k], estimate * w) / w, q
-                far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
-                if far < best_reading[0]:
-                    best_reading = (far, estimate, ulp / quality if quality else _INF)
-            return best_reading[1], best_reading[2]
+            def reading(row: "List[float]", ladder: "List[Tuple[float, int]]") -> "Tuple[float, float]":
+                best_reading = (_INF, 0.0, _INF)  # (how far its values are, the position, its error)
+                w0, k0 = ladder[0]
+                x0 = min(1.0, max(-1.0, row[k0]))
+                first = math.acos(x0) if kind == "cos" else math.asin(x0)
+                for start in (first,) if kind == "cos" else (first, math.pi - first):
+                    # A reading's angle is within an ulp / sqrt(1 - x**2): the position within ulp / quality.
+                    estimate, quality = start / w0, w0 * math.sqrt(max(0.0, 1 - x0 * x0))
+                    for w, k in ladder[1:]:
+                        q = w * math.sqrt(max(0.0, 1 - row[k] * row[k]))
+                        if q > quality:
+                            estimate, quality = angle_near(row[k], estimate * w) / w, q
+                    far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
+                    if far < best_reading[0]:
+                        best_reading = (far, estimate, ulp / quality if quality else _INF)
+                return best_reading[1], best_reading[2]
 
-        readings = [[reading(row, ladder) for ladder in ladders] for row in values]
+            readings = [[reading(row, ladder) for ladder in ladders] for row in values]
 
-        def misfits(rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
-            # The rows where some axis's reading is not the position given, within 4 errors (and rounding).
-            return sum(
-                1
-                for r in rows
-                if any(
-                    abs(x - at(r, a)) > max(1e-3 + 8 * ulp * abs(x), 4 * error)
-                    for a, (x, error) in enumerate(readings[r])
+            def misfits(rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
+                # The rows where some axis's reading is not the position given, within 4 errors (and rounding).
+                return sum(
+                    1
+                    for r in rows
+                    if any(
+                        abs(x - at(r, a)) > max(1e-3 + 8 * ulp * abs(x), 4 * error)
+                        for a, (x, error) in enumerate(readings[r])
+                    )
                 )
+
+            def nearest(rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
+                # The whole number the most precise reading on axis a says, less its row's offset.
+                r = min(rows, key=lambda r: readings[r][a][1])
+                return int(round(readings[r][a][0])) - offset(r)
+
+            # The grid's cells: each axis at its origin plus the cell's coordinate along the grid axis its pairs
+            # turn with (none: the origin on every cell).
+            dims: "List[Optional[int]]" = []
+            for axis in range(n):
+                turned = set(label[k] for k, (a, _) in enumerate(pairs) if a == axis and label[k] >= 0)
+                dims.append(turned.pop() if len(turned) == 1 else None)
+
+            def coordinate(r: int, g: "Optional[int]") -> int:
+                return 0 if g is None else (r - prefix) // axes[g][0] % axes[g][1]
+
+            origin = [nearest(range(prefix, count), a, lambda r: coordinate(r, dims[a])) for a in range(n)]
+
+            def at(r: int, a: int) -> int:
+                return origin[a] + coordinate(r, dims[a])
+
+            # The rows before the grid: one row of positions repeated, or p + o on every axis; the one fewer rows misfit.
+            fitted: "List[Tuple[int, bool, List[int]]]" = []
+            for text in (False, True) if prefix else ():
+                start = [nearest(range(prefix), a, (lambda r: r) if text else (lambda r: 0)) for a in range(n)]
+                if not text or len(set(start)) == 1:
+                    fitted.append((misfits(range(prefix), lambda r, a: start[a] + (r if text else 0)), text, start))
+            wrong, text, start = min(fitted, key=lambda fit: fit[0]) if fitted else (0, False, [])
+            wrong += misfits(range(prefix, count), at)
+            if wrong > _DAMAGE_ITEMS or verified == 2:
+                continue
+            positions = [[start[a] + (r if text else 0) for a in range(n)] for r in range(prefix)]
+            positions += [[at(r, a) for a in range(n)] for r in range(prefix, count)]
+            # 6. The check, element by element.
+            verified += 1
+            if split == "axes_dim":
+                scaling: "Optional[Dict[str, object]]" = None
+                axes_dim: "Optional[List[int]]" = [2 * s for s in sizes]
+            else:
+                scaling, axes_dim = {"mrope_section": sizes}, None
+                if split == "mropeinterleaved":
+                    scaling["mrope_interleaved"] = True
+            request = _RopeRequest(_Rope(width, base, layout, None), kind, None, None)
+            request.axes = _rope_axes(width, base, layout, scaling, axes_dim, positions, count, "the table's rows")
+            comparison = _rope_comparison(table, request, dtype, None, None, set())
+            if comparison.failures > _DAMAGE_ITEMS:
+                continue
+            # The words: the split, the positions (rows before the grid, the grid), the call.
+            letters = ("j", "i", "t")[: len(axes)]
+            shape = " x ".join(str(axes[g][1]) for g in reversed(range(len(axes))))
+
+            def term(a: int) -> str:
+                g = dims[a]
+                if g is None:
+                    return str(origin[a])
+                return letters[g] if not origin[a] else f"{origin[a]} + {letters[g]}"
+
+            cell = "[" + ", ".join(term(a) for a in range(n)) + "]"
+            loops = " ".join(f"for {letters[g]} in range({axes[g][1]})" for g in reversed(range(len(axes))))
+            expression = f"[{cell} {loops}]"
+            words = f"the cells of a {shape} grid at {cell.replace('[', '(').replace(']', ')')}, {letters[0]} fastest"
+            if prefix and text:
+                rows = f"range({start[0]}, {start[0] + prefix})" if start[0] else f"range({prefix})"
+                expression = f"[[{', '.join(['p'] * n)}] for p in {rows}] + " + expression
+                words = (
+                    f"{prefix} rows at ({', '.join(['p'] * n)}) for p = {start[0]} to {start[0] + prefix - 1}, then "
+                    + words
+                )
+            elif prefix:
+                expression = f"[{start}] * {prefix} + " + expression
+                words = f"{prefix} rows at {tuple(start)}, then " + words
+            if split == "axes_dim":
+                keywords = f", axes_dim={tuple(axes_dim or ())}"
+                told = f"axes_dim {', '.join(str(w) for w in axes_dim or ())}"
+            else:
+                keywords = f", scaling={scaling!r}"
+                told = f"M-RoPE sections {', '.join(str(s) for s in sizes)}" + (
+                    ", interleaved" if split != "mrope" else ""
+                )
+            if base != 10000:
+                keywords += f", base={base!r}"
+            if layout != "half":
+                keywords += f", layout={layout!r}"
+            if dtype != "float64":
+                keywords += f", dtype={dtype!r}"
+            what = f"RoPE {kind} cache ({layout} layout, base {base}, {told})"
+            damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
+            said = f"the table follows the {what} with a position per axis on each row{stored}: {words}" + (
+                f", except for {len(damaged)} element{'s' if len(damaged) > 1 else ''} outside the default tolerance:"
+                f" {', '.join(damaged)}"
+                if damaged
+                else "; it reproduces every element"
             )
+            # Pairs of one value on every row (too slow to turn in dtype, or at one position) show no axis: sections
+            # that differ only there fit the other pairs as well.
+            still = [k for k in range(h) if all(row[k] == values[0][k] for row in values)]
+            chosen = [a for a, _ in pairs]
+            if any(
+                o != chosen and all(o[k] == chosen[k] or k in still for k in range(h)) for o in allowed.get(split, [])
+            ):
+                groups: "List[List[int]]" = []
+                for k in still:
+                    if groups and k == groups[-1][1] + 1:
+                        groups[-1][1] = k
+                    else:
+                        groups.append([k, k])
+                whose = [name for s, name in known if list(s) == sizes]
+                said += (
+                    f"; pairs {_join([str(a) if a == b else f'{a} to {b}' for a, b in groups], ', ')} are"
+                    f" {values[0][still[0]]!r} on every row, which shows no axis, so the sections are not read from the"
+                    " table: these are "
+                    + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
+                )
+            call = f"rope({count}, {width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
+            if not prefix and n == len(axes) and not any(origin) and dims == list(reversed(range(n))):
+                # The command line's grid: its cells, from 0, the last axis fastest, one position per axis.
+                import json
 
-        def nearest(rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
-            # The whole number the most precise reading on axis a says, less its row's offset.
-            r = min(rows, key=lambda r: readings[r][a][1])
-            return int(round(readings[r][a][0])) - offset(r)
-
-        # The grid's cells: each axis at its origin plus the cell's coordinate along the grid axis its pairs
-        # turn with (none: the origin on every cell).
-        dims: "List[Optional[int]]" = []
-        for axis in range(n):
-            turned = set(label[k] for k, (a, _) in enumerate(pairs) if a == axis and label[k] >= 0)
-            dims.append(turned.pop() if len(turned) == 1 else None)
-
-        def coordinate(r: int, g: "Optional[int]") -> int:
-            return 0 if g is None else (r - prefix) // axes[g][0] % axes[g][1]
-
-        origin = [nearest(range(prefix, count), a, lambda r: coordinate(r, dims[a])) for a in range(n)]
-
-        def at(r: int, a: int) -> int:
-            return origin[a] + coordinate(r, dims[a])
-
-        # The rows before the grid: one row of positions repeated, or p + o on every axis; the one fewer rows misfit.
-        fitted: "List[Tuple[int, bool, List[int]]]" = []
-        for text in (False, True) if prefix else ():
-            start = [nearest(range(prefix), a, (lambda r: r) if text else (lambda r: 0)) for a in range(n)]
-            if not text or len(set(start)) == 1:
-                fitted.append((misfits(range(prefix), lambda r, a: start[a] + (r if text else 0)), text, start))
-        wrong, text, start = min(fitted, key=lambda fit: fit[0]) if fitted else (0, False, [])
-        wrong += misfits(range(prefix, count), at)
-        if wrong > _DAMAGE_ITEMS or verified == 2:
-            continue
-        positions = [[start[a] + (r if text else 0) for a in range(n)] for r in range(prefix)]
-        positions += [[at(r, a) for a in range(n)] for r in range(prefix, count)]
-        # 6. The check, element by element.
-        verified += 1
-        if split == "axes_dim":
-            scaling: "Optional[Dict[str, object]]" = None
-            axes_dim: "Optional[List[int]]" = [2 * s for s in sizes]
-        else:
-            scaling, axes_dim = {"mrope_section": sizes}, None
-            if split == "mropeinterleaved":
-                scaling["mrope_interleaved"] = True
-        request = _RopeRequest(_Rope(width, base, layout, None), kind, None, None)
-        request.axes = _rope_axes(width, base, layout, scaling, axes_dim, positions, count, "the table's rows")
-        comparison = _rope_comparison(table, request, dtype, None, None, set())
-        if comparison.failures > _DAMAGE_ITEMS:
-            continue
-        # The words: the split, the positions (rows before the grid, the grid), the call.
-        letters = ("j", "i", "t")[: len(axes)]
-        shape = " x ".join(str(axes[g][1]) for g in reversed(range(len(axes))))
-
-        def term(a: int) -> str:
-            g = dims[a]
-            if g is None:
-                return str(origin[a])
-            return letters[g] if not origin[a] else f"{origin[a]} + {letters[g]}"
-
-        cell = "[" + ", ".join(term(a) for a in range(n)) + "]"
-        loops = " ".join(f"for {letters[g]} in range({axes[g][1]})" for g in reversed(range(len(axes))))
-        expression = f"[{cell} {loops}]"
-        words = f"the cells of a {shape} grid at {cell.replace('[', '(').replace(']', ')')}, {letters[0]} fastest"
-        if prefix and text:
-            rows = f"range({start[0]}, {start[0] + prefix})" if start[0] else f"range({prefix})"
-            expression = f"[[{', '.join(['p'] * n)}] for p in {rows}] + " + expression
-            words = (
-                f"{prefix} rows at ({', '.join(['p'] * n)}) for p = {start[0]} to {start[0] + prefix - 1}, then "
-                + words
-            )
-        elif prefix:
-            expression = f"[{start}] * {prefix} + " + expression
-            words = f"{prefix} rows at {tuple(start)}, then " + words
-        if split == "axes_dim":
-            keywords = f", axes_dim={tuple(axes_dim or ())}"
-            told = f"axes_dim {', '.join(str(w) for w in axes_dim or ())}"
-        else:
-            keywords = f", scaling={scaling!r}"
-            told = f"M-RoPE sections {', '.join(str(s) for s in sizes)}" + (", interleaved" if split != "mrope" else "")
-        if base != 10000:
-            keywords += f", base={base!r}"
-        if layout != "half":
-            keywords += f", layout={layout!r}"
-        if dtype != "float64":
-            keywords += f", dtype={dtype!r}"
-        what = f"RoPE {kind} cache ({layout} layout, base {base}, {told})"
-        damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
-        said = f"the table follows the {what} with a position per axis on each row: {words}" + (
-            f", except for {len(damaged)} element{'s' if len(damaged) > 1 else ''} outside the default tolerance:"
-            f" {', '.join(damaged)}"
-            if damaged
-            else "; it reproduces every element"
-        )
-        # Pairs of one value on every row (too slow to turn in dtype, or at one position) show no axis: sections
-        # that differ only there fit the other pairs as well.
-        still = [k for k in range(h) if all(row[k] == values[0][k] for row in values)]
-        chosen = [a for a, _ in pairs]
-        if any(o != chosen and all(o[k] == chosen[k] or k in still for k in range(h)) for o in allowed.get(split, [])):
-            groups: "List[List[int]]" = []
-            for k in still:
-                if groups and k == groups[-1][1] + 1:
-                    groups[-1][1] = k
-                else:
-                    groups.append([k, k])
-            whose = [name for s, name in known if list(s) == sizes]
-            said += (
-                f"; pairs {_join([str(a) if a == b else f'{a} to {b}' for a, b in groups], ', ')} are"
-                f" {values[0][still[0]]!r} on every row, which shows no axis, so the sections are not read from the"
-                " table: these are "
-                + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
-            )
-        call = f"rope({count}, {width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
-        if not prefix and n == len(axes) and not any(origin) and dims == list(reversed(range(n))):
-            # The command line's grid: its cells, from 0, the last axis fastest, one position per axis.
-            import json
-
-            option = (
-                f"--axes-dim {','.join(str(w) for w in axes_dim or ())}"
-                if split == "axes_dim"
-                else f"--rope-scaling '{json.dumps(scaling)}'"
-            )
-            command = f"{shape.replace(' x ', 'x')} {width} --rope {kind} {option}"
-            command += (f" --base {base}" if base != 10000 else "") + (
-                f" --rope-layout {layout}" if layout != "half" else ""
-            )
-            call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
-        return f"{said}. The call that reproduces it: {call}.", ("axes",) + (("damage",) if damaged else ())
+                option = (
+                    f"--axes-dim {','.join(str(w) for w in axes_dim or ())}"
+                    if split == "axes_dim"
+                    else f"--rope-scaling '{json.dumps(scaling)}'"
+                )
+                command = f"{shape.replace(' x ', 'x')} {width} --rope {kind} {option}"
+                command += (f" --base {base}" if base != 10000 else "") + (
+                    f" --rope-layout {layout}" if layout != "half" else ""
+                )
+                call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
+            return f"{said}. The call that reproduces it: {call}.", ("axes",) + (("damage",) if damaged else ())
     return None
 
 

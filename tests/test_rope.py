@@ -2441,6 +2441,24 @@ def test_a_multi_axis_cache_checked_alone_is_named_with_its_split_and_positions(
     assert made == rope(len(positions), len(table[0]), positions=positions, dtype="float32", **keywords)[kind == "sin"]
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_narrow_multi_axis_cache_is_named_in_its_format(dtype: str) -> None:
+    # Flux's rule rounded to the narrow format: checked as that format, and as float32 (the values said to be
+    # that format's, the call making the cache in it).
+    positions = [[0, 0, 0]] * 4 + [[0] + cell for cell in grid(12, 12)]
+    wide = float32_cache(axes_dim_pairs((8, 12, 12)), positions, 10000, "interleaved", "sin")
+    table = [[reference.round_to(x, dtype) for x in row] for row in wide]
+    expected = rope(len(positions), 32, positions=positions, dtype=dtype, axes_dim=(8, 12, 12), layout="interleaved")[1]
+    for asked, causes, words in (
+        (dtype, ("axes",), "on each row: 4 rows"),
+        ("float32", ("axes", f"output:{dtype}"), f"on each row, its values rounded to {dtype}: 4 rows"),
+    ):
+        report = compare_rope(table, kind="sin", dtype=asked)
+        assert report.causes == causes and words in str(report.diagnosis), str(report)
+        call = re.search(r"The call that reproduces it: (rope\(.*\)\[[01]\])", str(report.diagnosis))
+        assert call is not None and eval(call.group(1), {"rope": rope}) == expected, str(report)
+
+
 def test_the_command_line_named_for_a_grid_from_zero_reproduces_the_cache(
     tmp_path: Path, capsys: "pytest.CaptureFixture[str]"
 ) -> None:
@@ -2621,6 +2639,22 @@ def test_a_peer_multi_axis_cache_is_named_without_keywords(name: str, kind: str)
     made = eval(call.group(1), {"rope": rope})
     expected = rope(len(positions), cache.shape[1], positions=positions, dtype="float32", **keywords)
     assert made == expected[kind == "sin"], str(report)
+
+
+# A model's cache is often held in its weights' format: cast, it is named as well.
+NARROW_PEERS = [("FluxPosEmbed", "cos", "bfloat16"), ("Qwen2-VL", "sin", "float16")]
+
+
+@pytest.mark.parametrize("name, kind, dtype", with_peers(*NARROW_PEERS))
+def test_a_peer_multi_axis_cache_cast_to_a_narrow_format_is_named(name: str, kind: str, dtype: str) -> None:
+    cos, sin, positions, keywords = peer_cache(name)
+    cache = torch.from_numpy(cos if kind == "cos" else sin).to(getattr(torch, dtype))
+    report = compare_rope(cache, kind=kind)
+    assert report.causes == ("axes",) and "it reproduces every element" in str(report.diagnosis), str(report)
+    call = re.search(r"The call that reproduces it: (rope\(.*\)\[[01]\])", str(report.diagnosis))
+    assert call is not None, str(report)
+    expected = rope(len(positions), cache.shape[1], positions=positions, dtype=dtype, **keywords)
+    assert eval(call.group(1), {"rope": rope}) == expected[kind == "sin"], str(report)
 
 
 @pytest.mark.peers("torch", "diffusers")
