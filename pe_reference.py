@@ -2694,7 +2694,9 @@ def _rope_axes_found(
        labels allow them.  The base is read from the pair read most precisely; every pair read agrees.
     5. Each row's position on each axis, read as _rope_fit reads one (the slowest pair first; of its
        branches, the one whose values come nearest), then fitted: the grid's cells as an origin plus the
-       cell's coordinate along the grid axis the axis's pairs turn with, the rows before the grid as one
+       cell's coordinate along the grid axis the axis's pairs turn with, times the axis's spacing (1; for
+       axes_dim, what its first pair reads where that is p/q, q a power of two up to 16: HunyuanDiT's
+       crop, half a position a cell), the rows before the grid as one
        row of positions repeated (Flux's text tokens) or p on every axis (text tokens before an image,
        Qwen2-VL's); all but _DAMAGE_ITEMS rows within each reading's precision.
     6. The setup checked on every element by the default rule (_rope_comparison); named when the table
@@ -2835,6 +2837,19 @@ def _rope_axes_found(
     verified = 0
     for split, sizes, pairs in splits:
         n = len(sizes)
+        # Each axis's spacing between neighbouring cells, p/q positions (q a power of two, so that the positions
+        # are floats exactly): 1, or, for axes_dim, whose first frequency is 1, what its first pair reads
+        # (HunyuanDiT's crop: half a position a cell).
+        spacing = [(1, 1)] * n
+        for axis in range(n if split == "axes_dim" else 0):
+            first = [k for k, (a, _) in enumerate(pairs) if a == axis][0]
+            if first in read and abs(speeds[first] - 1) > 8 * spreads[first]:
+                for q in (2, 4, 8, 16):
+                    p = int(round(speeds[first] * q))
+                    if p > 0 and abs(p / q - speeds[first]) <= 8 * spreads[first] * speeds[first]:
+                        spacing[axis] = (p, q)
+                        break
+        unit = [spacing[a][0] / spacing[a][1] for a, _ in pairs]  # each pair's, to divide its reading by
         # The base: ln w_k = -e_k ln(base) on every pair read, each reading within spreads[k] of ln w_k; ln(base)
         # fitted by least squares weighted 1 / spreads[k]**2, within 1 / sqrt(sum (e_k / spreads[k])**2).  Every
         # pair read agrees with it; then the simplest number near it and the bases models use (and 256,
@@ -2843,9 +2858,9 @@ def _rope_axes_found(
         if not usable:
             continue
         weight = sum((pairs[k][1] / spreads[k]) ** 2 for k in usable)
-        log_base = sum(-math.log(speeds[k]) * pairs[k][1] / spreads[k] ** 2 for k in usable) / weight
+        log_base = sum(-math.log(speeds[k] / unit[k]) * pairs[k][1] / spreads[k] ** 2 for k in usable) / weight
         within = 4 / math.sqrt(weight)
-        if not all(abs(math.log(speeds[k]) + pairs[k][1] * log_base) <= 8 * spreads[k] + 1e-6 for k in read):
+        if not all(abs(math.log(speeds[k] / unit[k]) + pairs[k][1] * log_base) <= 8 * spreads[k] + 1e-6 for k in read):
             continue
         bases: "List[object]" = [_number(_rational("base", _simplest(math.exp(log_base), within)))]
         for model in sorted(_BASES + (256,), key=lambda x: abs(math.log(x) - log_base)):
@@ -2875,21 +2890,25 @@ def _rope_axes_found(
 
             readings = [[reading(row, ladder) for ladder in ladders] for row in values]
 
+            # Positions counted in each axis's units, 1 / q of its spacing p/q: whole numbers.
             def misfits(rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
                 # The rows where some axis's reading is not the position given, within 4 errors (and rounding).
                 return sum(
                     1
                     for r in rows
                     if any(
-                        abs(x - at(r, a)) > max(1e-3 + 8 * ulp * abs(x), 4 * error)
+                        abs(x - at(r, a) / spacing[a][1]) > max(1e-3 + 8 * ulp * abs(x), 4 * error)
                         for a, (x, error) in enumerate(readings[r])
                     )
                 )
 
             def nearest(rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
-                # The whole number the most precise reading on axis a says, less its row's offset.
+                # The units the most precise reading on axis a says, less its row's offset.
                 r = min(rows, key=lambda r: readings[r][a][1])
-                return int(round(readings[r][a][0])) - offset(r)
+                return int(round(readings[r][a][0] * spacing[a][1])) - offset(r)
+
+            def position(units: int, a: int) -> "Union[int, float]":
+                return units if spacing[a][1] == 1 else units / spacing[a][1]
 
             # The grid's cells: each axis at its origin plus the cell's coordinate along the grid axis its pairs
             # turn with (none: the origin on every cell).
@@ -2901,14 +2920,18 @@ def _rope_axes_found(
             def coordinate(r: int, g: "Optional[int]") -> int:
                 return 0 if g is None else (r - prefix) // axes[g][0] % axes[g][1]
 
-            origin = [nearest(range(prefix, count), a, lambda r: coordinate(r, dims[a])) for a in range(n)]
+            origin = [
+                nearest(range(prefix, count), a, lambda r: spacing[a][0] * coordinate(r, dims[a])) for a in range(n)
+            ]
 
             def at(r: int, a: int) -> int:
-                return origin[a] + coordinate(r, dims[a])
+                return origin[a] + spacing[a][0] * coordinate(r, dims[a])
 
             # The rows before the grid: one row of positions repeated, or p + o on every axis; the one fewer rows misfit.
             fitted: "List[Tuple[int, bool, List[int]]]" = []
             for text in (False, True) if prefix else ():
+                if text and any(q > 1 for _, q in spacing):
+                    continue  # text tokens' positions are whole
                 start = [nearest(range(prefix), a, (lambda r: r) if text else (lambda r: 0)) for a in range(n)]
                 if not text or len(set(start)) == 1:
                     fitted.append((misfits(range(prefix), lambda r, a: start[a] + (r if text else 0)), text, start))
@@ -2916,8 +2939,8 @@ def _rope_axes_found(
             wrong += misfits(range(prefix, count), at)
             if wrong > _DAMAGE_ITEMS or verified == 2:
                 continue
-            positions = [[start[a] + (r if text else 0) for a in range(n)] for r in range(prefix)]
-            positions += [[at(r, a) for a in range(n)] for r in range(prefix, count)]
+            positions = [[position(start[a] + (r if text else 0), a) for a in range(n)] for r in range(prefix)]
+            positions += [[position(at(r, a), a) for a in range(n)] for r in range(prefix, count)]
             # 6. The check, element by element.
             verified += 1
             if split == "axes_dim":
@@ -2937,10 +2960,12 @@ def _rope_axes_found(
             shape = " x ".join(str(axes[g][1]) for g in reversed(range(len(axes))))
 
             def term(a: int) -> str:
-                g = dims[a]
+                g, (p, q) = dims[a], spacing[a]
                 if g is None:
-                    return str(origin[a])
-                return letters[g] if not origin[a] else f"{origin[a]} + {letters[g]}"
+                    return str(position(origin[a], a))
+                moved = letters[g] if p == 1 else f"{p} * {letters[g]}"
+                moved += "" if q == 1 else f" / {q}"
+                return moved if not origin[a] else f"{position(origin[a], a)} + {moved}"
 
             cell = "[" + ", ".join(term(a) for a in range(n)) + "]"
             loops = " ".join(f"for {letters[g]} in range({axes[g][1]})" for g in reversed(range(len(axes))))
@@ -2954,8 +2979,9 @@ def _rope_axes_found(
                     + words
                 )
             elif prefix:
-                expression = f"[{start}] * {prefix} + " + expression
-                words = f"{prefix} rows at {tuple(start)}, then " + words
+                shown = ", ".join(str(position(x, a)) for a, x in enumerate(start))
+                expression = f"[[{shown}]] * {prefix} + " + expression
+                words = f"{prefix} rows at ({shown}), then " + words
             if split == "axes_dim":
                 keywords = f", axes_dim={tuple(axes_dim or ())}"
                 told = f"axes_dim {', '.join(str(w) for w in axes_dim or ())}"
@@ -2999,7 +3025,8 @@ def _rope_axes_found(
                     + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
                 )
             call = f"rope({count}, {width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
-            if not prefix and n == len(axes) and not any(origin) and dims == list(reversed(range(n))):
+            plain = not prefix and not any(origin) and spacing == [(1, 1)] * n
+            if plain and n == len(axes) and dims == list(reversed(range(n))):
                 # The command line's grid: its cells, from 0, the last axis fastest, one position per axis.
                 import json
 

@@ -2338,7 +2338,7 @@ def test_a_bad_multi_axis_rope_is_refused_naming_the_parameter_and_the_rule(
 
 
 def float32_cache(
-    pairs: List[MultiPair], positions: List[List[int]], base: float, layout: str, kind: str
+    pairs: List[MultiPair], positions: Sequence[Sequence[float]], base: float, layout: str, kind: str
 ) -> List[List[float]]:
     """The sources' rule in float64 (Flux's, diffusers' float64 frequencies), each value rounded to float32."""
     wave = math.cos if kind == "cos" else math.sin
@@ -2392,6 +2392,16 @@ NAMED_CASES = [
         "the cells of a 16 x 16 grid at (i, j)",
     ),
     (
+        "hunyuandit-like: half a position a cell, the column first",
+        axes_dim_pairs((16, 16)),
+        10000,
+        "interleaved",
+        "sin",
+        [[j / 2, i / 2] for i in range(12) for j in range(10)],
+        dict(axes_dim=(16, 16), layout="interleaved"),
+        "the cells of a 12 x 10 grid at (j / 2, i / 2), j fastest; it reproduces every element",
+    ),
+    (
         "qwen2-vl-like: text tokens, then an image",
         mrope_pairs((4, 6, 6), False),
         1000000,
@@ -2425,7 +2435,7 @@ def test_a_multi_axis_cache_checked_alone_is_named_with_its_split_and_positions(
     base: float,
     layout: str,
     kind: str,
-    positions: List[List[int]],
+    positions: List[List[float]],
     keywords: Dict[str, Any],
     words: str,
 ) -> None:
@@ -2522,7 +2532,7 @@ def test_a_multi_axis_cache_no_split_explains_is_not_named() -> None:
 # tokens then a 64 x 63 image): each builder returns (cos, sin, the rows' positions, the keywords that name the
 # setup), the caches as float32 arrays of one row per position.
 
-PeerCache = Tuple[Any, Any, List[List[int]], Dict[str, Any]]
+PeerCache = Tuple[Any, Any, List[List[Any]], Dict[str, Any]]
 
 
 def image_ids(text: int, height: int, width: int, frame: int = 0) -> List[List[int]]:
@@ -2541,6 +2551,18 @@ def flux_cache() -> PeerCache:
 
 
 VIDEO_CELLS = [[t, i, j] for t in range(4) for i in range(32) for j in range(32)]
+
+
+def hunyuan_dit_cache() -> PeerCache:
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed
+    from diffusers.pipelines.hunyuandit.pipeline_hunyuandit import get_resize_crop_region_for_grid
+
+    # The pipeline at 1024 x 1024: a 64 x 64 grid, its crop on the base grid of 32, so half a position a cell;
+    # each token's cache is the column's rotation, then the row's.
+    crop = get_resize_crop_region_for_grid((64, 64), 32)
+    cos, sin = get_2d_rotary_pos_embed(88, crop, (64, 64), use_real=True)
+    cells = [[j / 2, i / 2] for i in range(64) for j in range(64)]
+    return cos.numpy(), sin.numpy(), cells, dict(axes_dim=(44, 44), layout="interleaved")
 
 
 def cogvideox_cache() -> PeerCache:
@@ -2594,6 +2616,7 @@ def axial_cache() -> PeerCache:
 
 PEER_CACHES: Dict[str, Tuple[Tuple[str, ...], Callable[[], PeerCache]]] = {
     "FluxPosEmbed": (("torch", "diffusers"), flux_cache),
+    "HunyuanDiT get_2d_rotary_pos_embed": (("torch", "diffusers"), hunyuan_dit_cache),
     "CogVideoX get_3d_rotary_pos_embed": (("torch", "diffusers"), cogvideox_cache),
     "HunyuanVideoRotaryPosEmbed": (("torch", "diffusers"), hunyuan_video_cache),
     "Qwen2-VL": (("torch", "transformers"), lambda: qwen_cache("qwen2_vl")),
