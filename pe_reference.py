@@ -2585,6 +2585,8 @@ def _diagnose_rope(
     setup, kind, vectors, positions = request.setup, request.kind, request.vectors, request.positions
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     name = setup.name(what)
+    # Rows holding an element that is not finite: its element fails every setup's check.
+    not_finite = set(r for r, row in enumerate(table) if not all(-_INF < x < _INF for x in row))
     held = _narrowest_format(table, dtype)
     stored: "Tuple[str, ...]" = ()
     if held is not None:
@@ -2634,7 +2636,7 @@ def _diagnose_rope(
         )
 
         def check(story: "_RopeRequest" = story) -> "_Comparison":
-            return _rope_comparison(table, story, dtype, None, None, set())
+            return _rope_comparison(table, story, dtype, None, None, not_finite)
 
         candidate.local, candidate.check = True, check
         candidate.call = _rope_call(variant, len(table), kind, dtype, read is not None)
@@ -2661,7 +2663,7 @@ def _diagnose_rope(
     several = (
         None
         if found or positions is not None or vectors is not None
-        else _rope_axes_found(table, kind, dtype, stored_words)
+        else _rope_axes_found(table, kind, dtype, stored_words, not_finite)
     )
     if several is not None:
         told, found = several[0], several[1] + stored  # several positions a row: no sequence's setup explains it
@@ -2669,11 +2671,11 @@ def _diagnose_rope(
 
 
 def _rope_axes_found(
-    table: "List[List[float]]", kind: str, dtype: str, stored: str
+    table: "List[List[float]]", kind: str, dtype: str, stored: str, not_finite: "Set[int]"
 ) -> "Optional[Tuple[str, Tuple[str, ...]]]":
     """The rotary embedding of several positions a row that explains a cos or sin cache, in words with the
     call that reproduces it, and its causes; or None.  stored: the words for values rounded to dtype, a
-    narrower format than the one asked for ('' if not).
+    narrower format than the one asked for ('' if not); not_finite: the rows holding an element that is not finite.
 
     Read in turn from the values, none given:
 
@@ -2698,7 +2700,9 @@ def _rope_axes_found(
        axes_dim, what its first pair reads where that is p/q, q a power of two up to 16: HunyuanDiT's
        crop, half a position a cell), the rows before the grid as one
        row of positions repeated (Flux's text tokens) or p on every axis (text tokens before an image,
-       Qwen2-VL's); all but _DAMAGE_ITEMS rows within each reading's precision.
+       Qwen2-VL's).  Each origin is the one most rows' readings say (an axis kept at one position, whose
+       fast pairs alias, tries the other axes' origins and the rows before the grid's count too); a fit
+       holds where all but _DAMAGE_ITEMS rows have the values its positions give.
     6. The setup checked on every element by the default rule (_rope_comparison); named when the table
        passes or fails in at most _DAMAGE_ITEMS elements, which are named.
 
@@ -2781,7 +2785,8 @@ def _rope_axes_found(
             angle = math.acos(min(1.0, max(-1.0, ratios[len(ratios) // 2])))
             if angle > 2.5 or (speeds[k] and abs(angle - m * speeds[k]) > 0.5):
                 break  # near a half turn, or past it: the reading before stands
-            speeds[k], spreads[k] = angle / m, 4 * ulp / max(1e-300, math.sin(angle) * angle)
+            if angle > 0.0:  # a ratio of 1 reads nothing: a longer step may
+                speeds[k], spreads[k] = angle / m, 4 * ulp / (math.sin(angle) * angle)
             if angle > 1.5:
                 break
             m *= 2
@@ -2892,20 +2897,38 @@ def _rope_axes_found(
 
             # Positions counted in each axis's units, 1 / q of its spacing p/q: whole numbers.
             def misfits(rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
-                # The rows where some axis's reading is not the position given, within 4 errors (and rounding).
-                return sum(
-                    1
-                    for r in rows
-                    if any(
-                        abs(x - at(r, a) / spacing[a][1]) > max(1e-3 + 8 * ulp * abs(x), 4 * error)
-                        for a, (x, error) in enumerate(readings[r])
-                    )
-                )
+                # The rows where some axis's values are not those of the position given: each pair's value
+                # within 2**-18 (1 + |angle|) of the wave (a framework's float32 arithmetic, as the diagnosis's
+                # sample allows) plus 2 ulps of itself.  Values, not readings: a fast axis's reading aliases
+                # past half a turn of its slowest pair (text tokens' long runs), its values do not.
+                wrong = 0
+                for r in rows:
+                    row = values[r]
+                    for a, ladder in enumerate(ladders):
+                        at_r = at(r, a) / spacing[a][1]
+                        if any(
+                            abs(wave(at_r * w) - row[k])
+                            > _power_of_two(-18) * (1 + abs(at_r * w)) + 2 * ulp * abs(row[k])
+                            for w, k in ladder
+                        ):
+                            wrong += 1
+                            break
+                return wrong
 
             def nearest(rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
-                # The units the most precise reading on axis a says, less its row's offset.
+                # The units most of axis a's readings precise to a quarter unit say, less each row's offset (a
+                # damaged row, an aliased reading are outvoted); the most precise reading's where none is.
+                q = spacing[a][1]
+                votes: "Dict[int, int]" = {}
+                for r in rows:
+                    x, error = readings[r][a]
+                    if error * q < 0.25:
+                        units = int(round(x * q)) - offset(r)
+                        votes[units] = votes.get(units, 0) + 1
+                if votes:
+                    return max(votes, key=lambda units: votes[units])
                 r = min(rows, key=lambda r: readings[r][a][1])
-                return int(round(readings[r][a][0] * spacing[a][1])) - offset(r)
+                return int(round(readings[r][a][0] * q)) - offset(r)
 
             def position(units: int, a: int) -> "Union[int, float]":
                 return units if spacing[a][1] == 1 else units / spacing[a][1]
@@ -2926,6 +2949,18 @@ def _rope_axes_found(
 
             def at(r: int, a: int) -> int:
                 return origin[a] + spacing[a][0] * coordinate(r, dims[a])
+
+            # An axis kept at one position over the grid whose pairs are all fast reads it modulo their turns:
+            # the other axes' origins and the count of rows before the grid (Qwen2-VL's image after its text
+            # tokens) are tried too, the one whose values fit the most rows kept (the one read, of as many).
+            for a in range(n):
+                if dims[a] is None and spacing[a] == (1, 1):
+                    options = [origin[a]] + [origin[b] for b in range(n) if b != a and spacing[b] == (1, 1)] + [prefix]
+                    fits: "List[Tuple[int, int]]" = []
+                    for option in options:
+                        origin[a] = option
+                        fits.append((misfits(range(prefix, count), at), len(fits)))
+                    origin[a] = options[min(fits)[1]]
 
             # The rows before the grid: one row of positions repeated, or p + o on every axis; the one fewer rows misfit.
             fitted: "List[Tuple[int, bool, List[int]]]" = []
@@ -2952,7 +2987,7 @@ def _rope_axes_found(
                     scaling["mrope_interleaved"] = True
             request = _RopeRequest(_Rope(width, base, layout, None), kind, None, None)
             request.axes = _rope_axes(width, base, layout, scaling, axes_dim, positions, count, "the table's rows")
-            comparison = _rope_comparison(table, request, dtype, None, None, set())
+            comparison = _rope_comparison(table, request, dtype, None, None, not_finite)
             if comparison.failures > _DAMAGE_ITEMS:
                 continue
             # The words: the split, the positions (rows before the grid, the grid), the call.
@@ -3018,10 +3053,12 @@ def _rope_axes_found(
                     else:
                         groups.append([k, k])
                 whose = [name for s, name in known if list(s) == sizes]
+                shown = _join([str(a) if a == b else str(a) + " to " + str(b) for a, b in groups], ", ")
+                held = set(values[0][k] for k in still)
                 said += (
-                    f"; pairs {_join([str(a) if a == b else f'{a} to {b}' for a, b in groups], ', ')} are"
-                    f" {values[0][still[0]]!r} on every row, which shows no axis, so the sections are not read from the"
-                    " table: these are "
+                    f"; pairs {shown} are "
+                    + (f"{values[0][still[0]]!r} on every row" if len(held) == 1 else "each one value on every row")
+                    + ", which shows no axis, so the sections are not read from the table: these are "
                     + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
                 )
             call = f"rope({count}, {width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
@@ -3030,17 +3067,18 @@ def _rope_axes_found(
                 # The command line's grid: its cells, from 0, the last axis fastest, one position per axis.
                 import json
 
-                option = (
+                flag = (
                     f"--axes-dim {','.join(str(w) for w in axes_dim or ())}"
                     if split == "axes_dim"
                     else f"--rope-scaling '{json.dumps(scaling)}'"
                 )
-                command = f"{shape.replace(' x ', 'x')} {width} --rope {kind} {option}"
+                command = f"{shape.replace(' x ', 'x')} {width} --rope {kind} {flag}"
                 command += (f" --base {base}" if base != 10000 else "") + (
                     f" --rope-layout {layout}" if layout != "half" else ""
                 )
                 call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
-            return f"{said}. The call that reproduces it: {call}.", ("axes",) + (("damage",) if damaged else ())
+            lead = "The call that computes it without the damage" if damaged else "The call that reproduces it"
+            return f"{said}. {lead}: {call}.", ("axes",) + (("damage",) if damaged else ())
     return None
 
 

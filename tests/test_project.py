@@ -258,6 +258,16 @@ def test_no_colon_in_a_string_inside_an_f_string() -> None:
     assert not found, f"lines {found}"
 
 
+def test_no_f_string_inside_an_f_string() -> None:
+    # MicroPython 1.27 (CI's) compiles an f-string nested in another's braces but fails running it (NameError
+    # on its names): the "sections are not read" sentence of the multi-axis diagnosis did.
+    found = []
+    for node in ast.walk(ast.parse((ROOT / "pe_reference.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FormattedValue):
+            found += [getattr(inner, "lineno", 0) for inner in ast.walk(node.value) if isinstance(inner, ast.JoinedStr)]
+    assert not found, f"lines {found}"
+
+
 # ---------------------------------------------------------------------------
 # How pe_reference.py reads: its section map, the formula near the top, long functions that say why
 # ---------------------------------------------------------------------------

@@ -2515,6 +2515,42 @@ def test_a_damaged_element_of_a_multi_axis_cache_is_named() -> None:
     assert "except for 1 element outside the default tolerance: [40][22]" in str(report.diagnosis)
 
 
+def test_an_element_not_finite_is_never_said_to_be_reproduced() -> None:
+    # One NaN in a cache of another layout (one position a row) and in a multi-axis cache: the element is named,
+    # never covered by "it reproduces every element".
+    flat = rope(64, 8, layout="interleaved")[0]
+    cells = [[i, j] for i in range(6) for j in range(6)]
+    multi = rope(36, 16, positions=cells, axes_dim=(8, 8), layout="interleaved")[0]
+    for table in (flat, multi):
+        table[5][3] = math.nan
+        told = str(compare_rope(table).diagnosis)
+        assert "it reproduces every element" not in told and "[5][3]" in told, told
+
+
+def test_long_runs_of_text_tokens_and_damaged_rows_do_not_hide_the_grid() -> None:
+    # 300 text tokens (past half a turn of the temporal axis's slowest pair at base 1e6: its readings alias),
+    # then an image; one element damaged in the text tokens, and one in the image's first row.
+    pairs = mrope_pairs((16, 24, 24), False)
+    positions = [[p, p, p] for p in range(300)] + grid(1, 8, 8, at=(300, 300, 300))
+    cos = float32_cache(pairs, positions, 1000000, "half", "cos")
+    cos[7][0] += 0.25
+    cos[300][1] += 0.25
+    report = compare_rope(cos, dtype="float32")
+    assert report.causes == ("axes", "damage"), str(report)
+    assert "300 rows at (p, p, p) for p = 0 to 299, then the cells of a 8 x 8 grid at (300, 300 + i, 300 + j)" in str(
+        report.diagnosis
+    )
+    assert "except for 2 elements outside the default tolerance: [7][0], [300][1]" in str(report.diagnosis)
+
+
+def test_pairs_that_each_keep_their_own_value_are_not_given_one() -> None:
+    # An image alone at (6, 6 + i, 6 + j): the temporal axis's pairs each keep cos(6 w), all different.
+    positions = grid(1, 8, 8, at=(6, 6, 6))
+    cos = float32_cache(mrope_pairs((24, 20, 20), True), positions, 5000000, "half", "cos")
+    told = str(compare_rope(cos, dtype="float32").diagnosis)
+    assert "are each one value on every row, which shows no axis" in told, told
+
+
 def test_a_multi_axis_cache_no_split_explains_is_not_named() -> None:
     # Each axis its own base (none of the sources does it): read, the base of one axis does not fit the other's.
     pairs = [(0, Fraction(2 * j, 16)) for j in range(8)] + [(1, Fraction(2 * j, 16)) for j in range(8)]
