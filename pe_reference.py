@@ -2830,14 +2830,6 @@ def _rope_axes_found(
             splits.append(("mrope" + interleaved, section, [(owner[k], k / h) for k in range(h)]))
             allowed.setdefault("mrope" + interleaved, []).append(owner)
 
-    def angle_near(x: float, predicted: float) -> float:
-        # The angle whose cos (or sin) is x, in the turn and branch nearest the prediction.
-        x = min(1.0, max(-1.0, x))
-        angle = math.acos(x) if kind == "cos" else math.asin(x)
-        branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
-        turns = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
-        return min(turns, key=lambda t: (abs(t - predicted), -t))
-
     wave = math.cos if kind == "cos" else math.sin
     verified = 0
     for split, sizes, pairs in splits:
@@ -2887,7 +2879,7 @@ def _rope_axes_found(
                     for w, k in ladder[1:]:
                         q = w * math.sqrt(max(0.0, 1 - row[k] * row[k]))
                         if q > quality:
-                            estimate, quality = angle_near(row[k], estimate * w) / w, q
+                            estimate, quality = _angle_near(kind, row[k], estimate * w) / w, q
                     far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
                     if far < best_reading[0]:
                         best_reading = (far, estimate, ulp / quality if quality else _INF)
@@ -3532,15 +3524,6 @@ def _rope_fit(
     if not all(-2.0 < x < 2.0 for row in values.values() for x in row):
         return []  # not finite, or no cosine times an attention factor near 1
 
-    def angle_near(x: float, predicted: float) -> float:
-        # The angle whose cos (or sin) is x, in the turn and branch nearest the prediction (of two as near, the
-        # larger: angles grow from 0).
-        x = min(1.0, max(-1.0, x))
-        angle = math.acos(x) if kind == "cos" else math.asin(x)
-        branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
-        read = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
-        return min(read, key=lambda t: (abs(t - predicted), -t))
-
     layouts = [setup.layout] + [layout for layout in _ROPE_LAYOUTS if layout != setup.layout]
     found: "List[_Rope]" = []
     for layout in layouts:
@@ -3574,7 +3557,7 @@ def _rope_fit(
                 x = values[r][c] / amplitude
                 q = r * math.sqrt(max(0.0, 1 - x * x))
                 if q > quality:
-                    estimate, quality = angle_near(x, r * estimate) / r, q
+                    estimate, quality = _angle_near(kind, x, r * estimate) / r, q
             speeds.append(estimate)
             spreads.append(_power_of_two(1 - p) / (quality * estimate) if quality > 0.0 < estimate else _INF)
         # The pairs read to 0.2%, for the line; those read to 10% (slow pairs in a narrow format), for the fall.
@@ -3742,7 +3725,7 @@ def _rope_fit(
                 return _NAN  # not finite, or no value of this law
             q = w * math.sqrt(max(0.0, 1 - x * x))
             if q > quality:
-                estimate, quality = angle_near(x, estimate * w) / w, q
+                estimate, quality = _angle_near(kind, x, estimate * w) / w, q
         return estimate
 
     def whole(x: float) -> bool:
@@ -3755,6 +3738,20 @@ def _rope_fit(
         if all(whole(x) for x in every):
             stories.append((setup, [(round(x), 1) for x in every]))
     return stories
+
+
+def _angle_near(kind: str, x: float, predicted: float) -> float:
+    """The angle whose cos (kind "cos") or sin is x, in the turn and branch nearest the prediction (of two as
+    near, the larger: angles grow from 0).
+
+    >>> round(_angle_near("sin", math.sin(2.0), 1.9), 12), round(_angle_near("cos", math.cos(7.0), 6.5), 12)
+    (2.0, 7.0)
+    """
+    x = min(1.0, max(-1.0, x))
+    angle = math.acos(x) if kind == "cos" else math.asin(x)
+    branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
+    turns = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
+    return min(turns, key=lambda t: (abs(t - predicted), -t))
 
 
 def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str], Tuple[str, ...]]":
@@ -6095,8 +6092,21 @@ def _scored(
 
     def score(index: int, candidate: "_Candidate") -> None:
         if index and asked is not None and not candidate.distinct:
-            if _same_as(candidate, candidates[0], asked_rows, sample, dtype, d_model):
-                return  # it cannot be told from the convention asked for, which did not explain the table
+            # The candidate gives the asked convention's rows, within the asked allowance, on the sample: it
+            # cannot be told from the convention asked for, which did not explain the table.
+            same = True
+            for r, expected in zip(sample, asked_rows):
+                made = candidate.row(r, dtype)
+                allowance = candidates[0].allowance(r, dtype, d_model)
+                if (
+                    made is None
+                    or expected is None
+                    or any(abs(a - b) > t for a, b, t in zip(made, expected, allowance))
+                ):
+                    same = False
+                    break
+            if same:
+                return
         reproduced, compared = _reproduced(table, candidate, sample, dtype)
         if index and asked is not None and not candidate.distinct and candidate.precision < _DTYPES[dtype][0]:
             # A narrow format's allowance is wide: the mistake explains the
@@ -6130,25 +6140,6 @@ def _scored(
         )
     )
     return scored
-
-
-def _same_as(
-    candidate: "_Candidate",
-    asked: "_Candidate",
-    asked_rows: "List[Optional[List[float]]]",
-    sample: "List[int]",
-    dtype: str,
-    d_model: int,
-) -> bool:
-    """Whether the candidate gives the asked convention's rows, within the asked allowance, on the sample."""
-    for r, expected in zip(sample, asked_rows):
-        made = candidate.row(r, dtype)
-        if made is None or expected is None:
-            return False
-        allowance = asked.allowance(r, dtype, d_model)
-        if not all(abs(a - b) <= t for a, b, t in zip(made, expected, allowance)):
-            return False
-    return True
 
 
 def _reproduced(table: "_Table", candidate: "_Candidate", sample: "List[int]", dtype: str) -> "Tuple[int, int]":
