@@ -2808,7 +2808,9 @@ def _rope_axes_found(
         splits.append(("axes_dim", sizes, [(a, j / n) for a, (_, _, n) in enumerate(runs) for j in range(n)]))
         sections += [("", list(s)) for s, _ in known if list(s) != sizes] + [("", sizes)]
     for n in (3, 2):
-        least = [max([k // n + 1 for k in range(h) if k % n == a and label[k] >= 0] or [1]) for a in range(n)]
+        # The least sections the labels allow: axis a (a > 0) takes pair k = a, and each later pair of its residue
+        # that turns as pair a does (past its section, a pair is the first axis's: it turns as that does).
+        least = [max([k // n + 1 for k in range(a, h, n) if label[k] == label[a] >= 0] or [1]) for a in range(n)]
         minimal = [h - sum(least[1:])] + least[1:]
         # Known sections nearest the least first (fewest pairs given to an axis where none turned), then the least.
         tried = sorted((list(s) for s, _ in known), key=lambda s: sum(s[1:]))

@@ -2413,6 +2413,17 @@ NAMED_CASES = [
         " the cells of a 12 x 10 grid at (10, 10 + i, 10 + j)",
     ),
     (
+        "interleaved sections no model uses, the temporal axis turning",
+        mrope_pairs((12, 10, 10), True),
+        10000,
+        "half",
+        "sin",
+        grid(3, 6, 7),
+        dict(scaling={"mrope_section": [12, 10, 10], "mrope_interleaved": True}),
+        "M-RoPE sections 12, 10, 10, interleaved) with a position per axis on each row: the cells of a 3 x 6 x 7"
+        " grid at (t, i, j), j fastest; it reproduces every element",
+    ),
+    (
         "qwen3-vl-like: interleaved sections",
         mrope_pairs((6, 5, 5), True),
         10000,
