@@ -2693,7 +2693,8 @@ def _rope_axes_found(
        of none an axis that keeps its position) as axes_dim's widths, each axis's frequencies
        base**(-j/n) from its first pair, or as M-RoPE's sections on one ladder base**(-k/h); labels that
        repeat every 3 (or 2) pairs as interleaved M-RoPE.  The sections models use come first where the
-       labels allow them.  The base is read from the pair read most precisely; every pair read agrees.
+       labels allow them.  The base is fitted over every pair read, weighted by each reading's precision,
+       every pair agreeing with it; the simplest number near it is tried, then the bases models use.
     5. Each row's position on each axis, read as _rope_fit reads one (the slowest pair first; of its
        branches, the one whose values come nearest), then fitted: the grid's cells as an origin plus the
        cell's coordinate along the grid axis the axis's pairs turn with, times the axis's spacing (1; for
@@ -3011,21 +3012,15 @@ def _rope_axes_found(
                 shown = ", ".join(str(position(x, a)) for a, x in enumerate(start))
                 expression = f"[[{shown}]] * {prefix} + " + expression
                 words = f"{prefix} rows at ({shown}), then " + words
-            if split == "axes_dim":
-                keywords = f", axes_dim={tuple(axes_dim or ())}"
-                told = f"axes_dim {', '.join(str(w) for w in axes_dim or ())}"
-            else:
-                keywords = f", scaling={scaling!r}"
-                told = f"M-RoPE sections {', '.join(str(s) for s in sizes)}" + (
-                    ", interleaved" if split != "mrope" else ""
-                )
+            keywords = f", axes_dim={tuple(axes_dim)}" if axes_dim else f", scaling={scaling!r}"
             if base != 10000:
                 keywords += f", base={base!r}"
             if layout != "half":
                 keywords += f", layout={layout!r}"
             if dtype != "float64":
                 keywords += f", dtype={dtype!r}"
-            what = f"RoPE {kind} cache ({layout} layout, base {base}, {told})"
+            # Named as compare_rope names it with these keywords: the setup's name and _rope_axes' words for the split.
+            what = request.setup.name(f"{kind} cache")[:-1] + f", {request.axes[3] if request.axes else ''})"
             damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
             said = f"the table follows the {what} with a position per axis on each row{stored}: {words}" + (
                 f", except for {len(damaged)} element{'s' if len(damaged) > 1 else ''} outside the default tolerance:"
