@@ -426,6 +426,12 @@ def _parser(prog: str) -> "ArgumentParser":
         help='a model\'s rope parameters as HF writes them, e.g. \'{"rope_type": "linear", "factor": 4}\'',
     )
     rotary.add_argument(
+        "--config",
+        metavar="FILE.json",
+        help="a model's config.json: the head's rotated width, base and rope parameters as transformers reads them,"
+        " in place of D_MODEL, --base and --rope-scaling",
+    )
+    rotary.add_argument(
         "--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)"
     )
     rotary.add_argument(
@@ -550,6 +556,20 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     if args.explain or args.plot or args.waves:
         parser.error("--rope takes no --explain, --plot or --waves")
     scaling = _rope_scaling_option(parser, args.rope_scaling)
+    if args.config is not None:
+        # A model's config: the rotated width (D_MODEL, when SEQ_LEN is given), the base and the rope parameters.
+        if scaling is not None or fields["base"] is not None:
+            parser.error("--config gives the base and the rope parameters: give --base and --rope-scaling, or --config")
+        try:
+            model = _ModelRope(args.config)
+        except (TypeError, ValueError) as error:
+            sys.stderr.write(f"{prog}: error: {error}\n")
+            return 2
+        scaling = model.scaling
+        if args.seq_len is not None and args.d_model is None:
+            args.d_model = model.width
+        elif args.d_model is not None and args.d_model != model.width:
+            parser.error(f"D_MODEL must be the config's rotated width {model.width} ({model.words}), got {args.d_model}")
     # A grid's shape as SEQ_LEN: its cells, the last axis fastest, are the rows' positions, one per axis.
     grid: "Optional[List[List[int]]]" = None
     cells: "Optional[Tuple[int, ...]]" = None
@@ -591,10 +611,10 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     except _Unreadable as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
-    vectors, table = (None if read is None else list(read) for read in files)  # as read: rounding is float64
-    for read in files:
-        if read is not None and read.handle is not None:
-            read.handle.close()
+    # The vectors as read (rounding is float64); the table to check streamed from its file, closed once checked.
+    vectors, table = None if files[0] is None else list(files[0]), files[1]
+    if files[0] is not None and files[0].handle is not None:
+        files[0].handle.close()
     shape, mismatch = _rope_shape(parser, args, vectors, table)
     if mismatch:
         if table is None:
@@ -607,7 +627,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
             parser.error("--check takes no --format, --digits, --header or --exact (it always compares exactly)")
         try:
             report = compare_rope(
-                files[1],
+                table,
                 kind=args.rope,
                 x=vectors,
                 base=base,
@@ -622,6 +642,9 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         except (TypeError, ValueError) as error:
             sys.stderr.write(f"{prog}: error: {error}\n")
             return 2
+        finally:
+            if table.handle is not None:
+                table.handle.close()
         return _print_report(prog, str(report), 0 if report.ok else 1)
     broken = _broken_output_rule(args)
     if broken is not None:
@@ -662,7 +685,7 @@ def _rope_shape(
     parser: "ArgumentParser",
     args: "Namespace",
     vectors: "Optional[List[List[float]]]",
-    table: "Optional[List[List[float]]]",
+    table: "Optional[_Source]",
 ) -> "Tuple[Tuple[int, int], str]":
     """The shape (SEQ_LEN, D_MODEL), taken from the files if not given, and a mismatch's text ('' if none).
 
@@ -673,7 +696,7 @@ def _rope_shape(
     found = (
         (len(vectors), len(vectors[0]))
         if vectors is not None
-        else (len(table), per_column * len(table[0]))
+        else (table.count, per_column * table.width)
         if table is not None
         else shape
     )
@@ -682,7 +705,7 @@ def _rope_shape(
     if shape[0] is None or shape[1] is None:
         parser.error("give both SEQ_LEN and D_MODEL, or neither (then the table's shape is taken)")
     if table is not None and vectors is not None:
-        found = (len(table), len(table[0]))  # the table must have the vectors' shape
+        found = (table.count, table.width)  # the table must have the vectors' shape
     if found != shape:
         columns = shape[1] // per_column
         return shape, (
@@ -705,6 +728,7 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
             (args.rope_layout is not None, "--rope-layout goes with --rope"),
             (args.axes_dim is not None, "--axes-dim goes with --rope"),
             (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
+            (args.config is not None, "--config goes with --rope"),
             (args.input is not None, "--input goes with --rope"),
             (len(missing) == 1, "with --check give both SEQ_LEN and D_MODEL, or neither"),
             (
@@ -723,6 +747,7 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
             (args.rope_layout is not None, "--rope-layout goes with --rope"),
             (args.axes_dim is not None, "--axes-dim goes with --rope"),
             (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
+            (args.config is not None, "--config goes with --rope"),
             (args.input is not None, "--input goes with --rope"),
             (bool(missing), f"the following arguments are required: {', '.join(missing)}"),
             (output is not None, output or ""),
@@ -1785,21 +1810,29 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     return "".join(parts)
 
 
-def assert_close(actual: object, **options: "Any") -> None:
-    """Raise AssertionError, carrying compare()'s report, unless the table passes.
+def assert_close(actual: object, *, kind: "Optional[str]" = None, **options: "Any") -> None:
+    """Raise AssertionError, carrying the check's report, unless the table passes.
 
-    For a test suite, as ``numpy.testing.assert_allclose``:
+    For a test suite, as ``numpy.testing.assert_allclose``: a table is checked by ``compare``, and with
+    ``kind`` ("cos", "sin" or "rotated") a rotary cache or rotated vectors by ``compare_rope``; the other
+    keywords are theirs.  The error's first line is the verdict and what explains it (the line a test
+    runner's summary shows); the whole report follows:
 
     >>> assert_close(encoding(8, 16))
+    >>> assert_close(rope(64, 8)[1], kind="sin")
     >>> try:
     ...     assert_close(encoding(8, 16, preset="guided-diffusion"))
     ... except AssertionError as error:
-    ...     print(str(error).splitlines()[-1])
-    Diagnosis: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element. The call that reproduces it: encoding(8, 16, preset='guided-diffusion') (on the command line: --preset guided-diffusion).
+    ...     print(str(error).splitlines()[0])
+    MISMATCH, 120 of 128 elements outside the tolerance: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element.
     """
-    report = compare(actual, **options)
+    __tracebackhide__ = True  # pytest shows the test's line, not this one's source
+    if kind is None:
+        report = compare(actual, **options)
+    else:
+        report = compare_rope(actual, kind=kind, **options)
     if not report.ok:
-        raise AssertionError(str(report))
+        raise AssertionError(f"{report.headline()}\n{report}")
 
 
 def compare(
@@ -1870,10 +1903,7 @@ def compare(
     """
     table = _source(actual)  # the table as the checker reads it, streamed, rounded to dtype
     seq_len, d_model = table.count, table.width
-    dtype, origin = _check_format(actual, dtype)
-    table.rounding = dtype
-    if origin in ("the array's dtype", "the tensor's dtype"):
-        table.dtype = dtype  # its values are numbers of dtype already
+    dtype, origin = _formatted(table, actual, dtype)
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -2063,7 +2093,7 @@ def _grid_compare(
 
 def rope(
     seq_len: int,
-    head_dim: int,
+    head_dim: "Optional[int]" = None,
     *,
     base: "Optional[object]" = None,
     layout: str = "half",
@@ -2072,6 +2102,7 @@ def rope(
     exact: bool = False,
     dtype: str = "float64",
     axes_dim: "Optional[Sequence[int]]" = None,
+    config: "Optional[object]" = None,
 ) -> "Tuple[List[List[float]], List[List[float]]]":
     """Return a rotary embedding's cos and sin caches: each seq_len rows of head_dim floats.
 
@@ -2117,8 +2148,19 @@ def rope(
     >>> cos = rope(1, 16, positions=[(0, 1, 2)], axes_dim=(4, 6, 6), layout="interleaved")[0]
     >>> [round(x, 6) for x in cos[0][:4] + cos[0][4:6] + cos[0][10:12]]
     [1.0, 1.0, 1.0, 1.0, 0.540302, 0.540302, -0.416147, -0.416147]
+
+    ``config`` takes a model's config.json (its path, or the dict) in place of head_dim, base and
+    scaling, read as transformers reads it: head_dim (or hidden_size / num_attention_heads) times
+    partial_rotary_factor, rope_theta, rope_scaling or rope_parameters, max_position_embeddings.
+    GPT-NeoX rotates a quarter of each head:
+
+    >>> neox = {"model_type": "gpt_neox", "hidden_size": 512, "num_attention_heads": 8, "rotary_pct": 0.25}
+    >>> cos, sin = rope(3, config=neox)
+    >>> len(cos[0]), cos == rope(3, 16)[0]
+    (16, True)
     """
     seq_len = _check_integer("seq_len", seq_len, 0)
+    head_dim, base, scaling = _configured(config, head_dim, base, scaling, "head_dim")
     axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len, "seq_len")
     if axes is None:
         # One position a row: one axis, whose cache is the table.
@@ -2205,6 +2247,7 @@ def compare_rope(
     atol: "Optional[float]" = None,
     ulps: "Optional[float]" = None,
     axes_dim: "Optional[Sequence[int]]" = None,
+    config: "Optional[object]" = None,
 ) -> "Report":
     """Compare a rotary cache (``kind`` "cos" or "sin") or rotated vectors ("rotated", of ``x``) with the exact values.
 
@@ -2229,7 +2272,7 @@ def compare_rope(
     (or another format) for values all held by a narrower format than
     ``dtype``, ``axes`` for a cos or sin cache of several positions a row checked without them (its split,
     base, layout and each row's positions read from its values; ``damage`` beside it where elements are
-    named):
+    named).  ``config`` takes a model's config.json in place of base and scaling, as rope() does.
 
     >>> print(compare_rope(rope(64, 8, layout="interleaved")[0]).diagnosis)
     Diagnosis: the table follows the RoPE cos cache (half layout, base 10000) in the interleaved layout; it reproduces every element. The call that reproduces it: rope(64, 8, layout='interleaved')[0] (on the command line: --rope cos --rope-layout interleaved).
@@ -2238,33 +2281,29 @@ def compare_rope(
     position a row, or several), the report.
     """
     kind = _check_choice("kind", kind, ("cos", "sin", "rotated"))
-    table = _as_table(actual)
-    seq_len, width = len(table), len(table[0])
+    table = _source(actual)  # streamed, as compare's
+    seq_len, width = table.count, table.width
     head_dim = _rope_head_dim(kind, layout, width)
+    _, base, scaling = _configured(config, head_dim, base, scaling, "the table's head_dim")
     axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len, "the table's rows")
     setup = _Rope(head_dim, base, layout, scaling) if axes is None else _Rope(head_dim, base, layout, None)
     given = _rope_positions(positions, seq_len, "the table's rows") if axes is None else None
-    dtype, origin = _check_format(actual, dtype)
+    dtype, origin = _formatted(table, actual, dtype)
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
         ulps = _check_tolerance("ulps", ulps)
     vectors = _rope_vectors(kind, x, seq_len, width, setup)
-    rounded = [_round_row(row, dtype) for row in table]
-    not_finite = [
-        (r, c, table[r][c]) for r, row in enumerate(rounded) for c, v in enumerate(row) if not -_INF < v < _INF
-    ]
-    rows_with_not_finite = set(r for r, _, _ in not_finite)
     request = _RopeRequest(setup, kind, vectors, given)
     request.axes = axes
-    comparison = _rope_comparison(rounded, request, dtype, atol, ulps, rows_with_not_finite)
+    comparison = _rope_comparison(table, request, dtype, atol, ulps)
     allowance = comparison.allowance
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     name = setup.name(what) if axes is None else f"{axes[0][0][0].name(what)[:-1]}, {axes[3]})"
     diagnosis: "Optional[str]" = None
     causes: "Tuple[str, ...]" = ()
     if comparison.failures and axes is None:
-        diagnosis, causes = _diagnose_rope(rounded, request, dtype, allowance)
+        diagnosis, causes = _diagnose_rope(table, request, dtype, allowance)
     elif axes is not None and comparison.failures and comparison.damaged:
         # Several axes: where the elements outside the default tolerance are, by axis (no other setup is tried).
         r = min(comparison.damaged)
@@ -2288,13 +2327,13 @@ def compare_rope(
         max_ulp_error=comparison.max_ulps,
         worst=comparison.worst,
         diagnosis=diagnosis,
-        not_finite=not_finite[:5],
-        not_finite_count=len(not_finite),
+        not_finite=table.not_finite[:5],
+        not_finite_count=table.not_finite_count,
     )
     report.subject = f"the {name}"
     report.rule = allowance.rule
     report.causes = causes
-    return _with_origin(report, origin, rounded, comparison)
+    return _with_origin(report, origin, table, comparison)
 
 
 class Report:
@@ -2406,6 +2445,23 @@ class Report:
             lines.append(self.diagnosis)
         return "\n".join(lines)
 
+    def headline(self) -> str:
+        """The verdict and the diagnosis's first sentence, on one line: what a failing test says first."""
+        verdict = "within tolerance" if self.ok else "MISMATCH" if self.failures else "CANNOT BE CHECKED"
+        line = f"{verdict}, {self.failures} of {self.count} elements outside the tolerance"
+        if self.diagnosis:
+            text = self.diagnosis[len("Diagnosis: ") :] if self.diagnosis.startswith("Diagnosis: ") else self.diagnosis
+            # Its first sentence: to a full stop before a capital letter (a decimal point is followed by a digit).
+            end = len(text)
+            for i in range(len(text) - 2):
+                if text[i : i + 2] == ". " and "A" <= text[i + 2] <= "Z":
+                    end = i + 1
+                    break
+            line += f": {text[:end]}"
+        elif self.uncheckable is not None:
+            line += f": {self.uncheckable}"
+        return line
+
     def tolerance(self) -> str:
         """The rule an element must meet, in words."""
         if self.atol is None and self.ulps is None:
@@ -2506,6 +2562,133 @@ def _power_is_exact(base: "_Fraction", exponent: "_Fraction", result: "_Fraction
 # Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
 _ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
+# A model's config.json: the rotated share where the config leaves it out, by model_type, as transformers'
+# configurations default it (GPTNeoXConfig's rotary_pct, PhiConfig's partial_rotary_factor).
+_CONFIG_PARTIAL = (("gpt_neox", 0.25), ("phi", 0.5))
+
+
+class _ModelRope:
+    """A model's rotary embedding as its config (config.json, or the dict) says it, read as transformers 5
+    reads one: the rotated width (head_dim, or hidden_size // num_attention_heads, times
+    partial_rotary_factor, truncated), and the rope parameters (``rope_scaling`` before
+    ``rope_parameters``; rope_theta, the variant under either spelling of its key, the lengths the variant
+    takes) in rope()'s ``scaling`` form.  A config whose rope parameters sit in its ``text_config`` (Llama 4,
+    Qwen2-VL, Gemma 3) is read there.  words: how the width was found.
+    """
+
+    def __init__(self, config: object) -> None:
+        given = _config_dict(config)
+        if not any(key in given for key in ("rope_scaling", "rope_parameters", "rope_theta", "head_dim")):
+            inner = given.get("text_config")
+            given = dict(inner) if isinstance(inner, dict) else given
+        parameters = given.get("rope_scaling") or given.get("rope_parameters") or {}
+        where = "config['rope_scaling']" if given.get("rope_scaling") else "config['rope_parameters']"
+        if not isinstance(parameters, dict):
+            raise ValueError(f"{where} must be a JSON object, got {_short(parameters)}")
+        nested = [key for key, entry in parameters.items() if isinstance(entry, dict)]
+        if nested:
+            raise ValueError(
+                f"{where} must hold one set of rope parameters, got one per layer type ({', '.join(nested)}):"
+                f" give the one to check as {where}"
+            )
+        scaling = dict(parameters)
+        theta = _first_given(scaling.get("rope_theta"), given.get("rope_theta"), given.get("rotary_emb_base"))
+        scaling["rope_theta"] = 10000 if theta is None else theta
+        partial = _first_given(
+            scaling.pop("partial_rotary_factor", None),
+            given.get("partial_rotary_factor"),
+            given.get("rotary_pct"),
+            next((share for model, share in _CONFIG_PARTIAL if model == given.get("model_type")), None),
+        )
+        head_dim = given.get("head_dim")
+        if head_dim is None:
+            hidden, heads = given.get("hidden_size"), given.get("num_attention_heads")
+            if hidden is None or heads is None:
+                raise ValueError("config must give head_dim, or hidden_size and num_attention_heads, got neither")
+            hidden = _check_integer("config['hidden_size']", hidden, 1)
+            heads = _check_integer("config['num_attention_heads']", heads, 1)
+            head_dim, words = hidden // heads, f"hidden_size {hidden} // num_attention_heads {heads}"
+        else:
+            head_dim = _check_integer("config['head_dim']", head_dim, 2)
+            words = f"head_dim {head_dim}"
+        width = head_dim
+        if partial is not None and partial != 1:
+            share = _real_number(partial)
+            if share is None or not 0 < share <= 1:
+                raise ValueError(f"config's partial_rotary_factor must be in (0, 1], got {_short(partial)}")
+            width = int(head_dim * share)  # as transformers truncates it
+            words += f" times partial_rotary_factor {_short(partial)}"
+        if width < 2 or width % 2:
+            raise ValueError(f"config's rotated width ({words}) must be even and at least 2, got {width}")
+        kind = scaling.get("rope_type", scaling.get("type", "default"))
+        longest = given.get("max_position_embeddings")
+        if kind in ("llama3", "yarn", "longrope"):
+            # transformers takes a config's own original_max_position_embeddings first (Phi-3's), and for
+            # LongRoPE the factor then as max_position_embeddings / original_max_position_embeddings.
+            if given.get("original_max_position_embeddings") is not None:
+                scaling["original_max_position_embeddings"] = given["original_max_position_embeddings"]
+                if kind == "longrope" and longest is not None:
+                    scaling.pop("factor", None)
+            elif longest is not None:
+                scaling.setdefault("original_max_position_embeddings", longest)
+        if kind in ("dynamic", "yarn", "longrope") and longest is not None:
+            scaling.setdefault("max_position_embeddings", longest)
+        #: The rotated width, the rope parameters, the width in words, and the config's longest length (or None).
+        self.width, self.scaling, self.words, self.longest = width, scaling, words, longest
+        self.head_dim, self.partial = head_dim, partial
+
+
+def _config_dict(config: object) -> "Dict[str, object]":
+    """A config as a dict: a path to a JSON file (config.json), or a mapping."""
+    items = getattr(config, "items", None)
+    if callable(items):
+        return dict(items())
+    import os
+
+    if not isinstance(config, (str, os.PathLike)):
+        raise TypeError(
+            f"config must be a path to a config.json or a dict, got {type(config).__name__} {_short(config)}"
+        )
+    import json
+
+    try:
+        with open(config, encoding="utf-8") as handle:
+            read = json.load(handle)
+    except OSError as error:
+        raise ValueError(f"config must be a readable file, got {_short(str(config))}: {error.strerror}") from None
+    except ValueError as error:
+        raise ValueError(f"config must be a JSON file, got {_short(str(config))}: {error}") from None
+    if not isinstance(read, dict):
+        raise ValueError(f"config must hold a JSON object, got {type(read).__name__} in {_short(str(config))}")
+    return read
+
+
+def _first_given(*entries: object) -> object:
+    """The first entry that is not None, or None."""
+    return next((entry for entry in entries if entry is not None), None)
+
+
+def _configured(
+    config: object, head_dim: "Optional[int]", base: object, scaling: object, name: str
+) -> "Tuple[int, object, object]":
+    """(head_dim, base, scaling) as a call gives them, or as its model's config says them (_ModelRope)."""
+    if config is None:
+        if head_dim is None:
+            raise TypeError(f"{name} must be given, or a model's config, got neither")
+        return head_dim, base, scaling
+    given = [key for key, entry in (("base", base), ("scaling", scaling)) if entry is not None]
+    if given:
+        raise ValueError(f"config gives the base and the scaling: give {' and '.join(given)} or config, got both")
+    model = _ModelRope(config)
+    if "mrope_section" not in model.scaling:
+        try:
+            _Rope(model.width, None, "half", model.scaling)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"config's rope parameters as rope()'s scaling: {error}") from None
+    if head_dim is not None and head_dim != model.width:
+        raise ValueError(f"{name} must be the config's rotated width {model.width} ({model.words}), got {head_dim}")
+    return model.width, None, model.scaling
+
 
 def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[List[List[float]]]":
     """compare_rope's vectors before rotation: given for kind "rotated" only, of the table's shape, checked."""
@@ -2561,7 +2744,7 @@ def _rope_head_dim(kind: str, layout: object, width: int) -> int:
 
 
 def _diagnose_rope(
-    table: "List[List[float]]", request: "_RopeRequest", dtype: str, allowance: "_Allowance"
+    table: "_Source", request: "_RopeRequest", dtype: str, allowance: "_Allowance"
 ) -> "Tuple[str, Tuple[str, ...]]":
     """What explains a rotary table that fails: (the diagnosis in words, the cause keys).
 
@@ -2585,14 +2768,11 @@ def _diagnose_rope(
     setup, kind, vectors, positions = request.setup, request.kind, request.vectors, request.positions
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     name = setup.name(what)
-    # Rows holding an element that is not finite: its element fails every setup's check.
-    not_finite = set(r for r, row in enumerate(table) if not all(-_INF < x < _INF for x in row))
     held = _narrowest_format(table, dtype)
     stored: "Tuple[str, ...]" = ()
     if held is not None:
         # Checked in the narrower format (no diagnosis): nothing fails the default rule.
-        held_table = [_round_row(row, held) for row in table]
-        if not _rope_comparison(held_table, request, held, None, None, set()).failures:
+        if not _rope_comparison(table.rounded_to(held), request, held, None, None, False).failures:
             return (
                 f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: checked as {held},"
                 " it passes (its values were rounded to that format).",
@@ -2636,7 +2816,7 @@ def _diagnose_rope(
         )
 
         def check(story: "_RopeRequest" = story) -> "_Comparison":
-            return _rope_comparison(table, story, dtype, None, None, not_finite)
+            return _rope_comparison(table, story, dtype, None, None, measure=False)
 
         candidate.local, candidate.check = True, check
         candidate.call = _rope_call(variant, len(table), kind, dtype, read is not None)
@@ -2663,19 +2843,17 @@ def _diagnose_rope(
     several = (
         None
         if found or positions is not None or vectors is not None
-        else _rope_axes_found(table, kind, dtype, stored_words, not_finite)
+        else _rope_axes_found(table, kind, dtype, stored_words)
     )
     if several is not None:
         told, found = several[0], several[1] + stored  # several positions a row: no sequence's setup explains it
     return "Diagnosis: " + told, found
 
 
-def _rope_axes_found(
-    table: "List[List[float]]", kind: str, dtype: str, stored: str, not_finite: "Set[int]"
-) -> "Optional[Tuple[str, Tuple[str, ...]]]":
+def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "Optional[Tuple[str, Tuple[str, ...]]]":
     """The rotary embedding of several positions a row that explains a cos or sin cache, in words with the
     call that reproduces it, and its causes; or None.  stored: the words for values rounded to dtype, a
-    narrower format than the one asked for ('' if not); not_finite: the rows holding an element that is not finite.
+    narrower format than the one asked for ('' if not).
 
     Read in turn from the values, none given:
 
@@ -2982,7 +3160,7 @@ def _rope_axes_found(
                     scaling["mrope_interleaved"] = True
             request = _RopeRequest(_Rope(width, base, layout, None), kind, None, None)
             request.axes = _rope_axes(width, base, layout, scaling, axes_dim, positions, count, "the table's rows")
-            comparison = _rope_comparison(table, request, dtype, None, None, not_finite)
+            comparison = _rope_comparison(table, request, dtype, None, None)
             if comparison.failures > _DAMAGE_ITEMS:
                 continue
             # The words: the split, the positions (rows before the grid, the grid), the call.
@@ -3182,15 +3360,19 @@ def _rope_axes(
 
 
 def _rope_comparison(
-    rounded: "List[List[float]]",
+    table: "_Source",
     request: "_RopeRequest",
     dtype: str,
     atol: "Optional[float]",
     ulps: "Optional[float]",
-    rows_with_not_finite: "Set[int]",
+    measure: bool = True,
 ) -> "_Comparison":
-    """The tally of a table (rounded to dtype already) against the exact rotary values, row by row."""
-    count = len(rounded)
+    """_tally's tally for a rotary table (read rounded to table.rounding) against the exact rotary values.
+
+    A cos or sin cache of one position a row in a narrow format takes the fast references with their proven
+    bound (_ExactTable); rotated vectors and several positions a row, the exact rows.
+    """
+    count = table.count
     if request.axes is None:
         allowance = request.setup.default_allowance(count, request.positions, dtype, request.vectors)
     else:
@@ -3208,7 +3390,7 @@ def _rope_comparison(
             lambda r: [r] * len(per_axis),
             dtype,
         )
-    comparison = _Comparison(allowance, dtype, atol, ulps)
+    comparison = _Comparison(allowance, dtype, atol, ulps, measure)
 
     def exact_row(r: int) -> "List[float]":
         # The whole cache up to row r: a dynamic scaling's frequencies depend on the last position.
@@ -3220,9 +3402,12 @@ def _rope_comparison(
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
         return request.rows(count, True, rounding)
 
-    references = _references(exact_rows, dtype, exact_row, None)
-    for r, (row, (exact, expect, _)) in enumerate(zip(rounded, references)):
-        comparison.add(r, row, exact, expect, r in rows_with_not_finite, None, None)
+    fast = request.exact_table(allowance.positions) if request.axes is None and request.kind != "rotated" else None
+    settle = None if fast is None else fast.settle
+    for r, ((row, bad), (exact, expect, bound)) in enumerate(
+        zip(table.read(), _references(exact_rows, dtype, exact_row, fast))
+    ):
+        comparison.add(r, row, exact, expect, bad, bound, settle)
     return comparison
 
 
@@ -3241,6 +3426,20 @@ class _RopeRequest:
         self.setup, self.kind, self.vectors, self.positions = setup, kind, vectors, positions
         #: Several positions a row (_rope_axes), or None: then setup and positions are the first axis's.
         self.axes: "Optional[_RopeAxes]" = None
+
+    def exact_table(self, floats: "List[float]") -> "_ExactTable":
+        """The cos or sin cache of one position a row by its law, for rows at floats (the positions in float64)."""
+        setup, positions = self.setup, self.positions
+        h = setup.pairs
+        kind = _COSINE if self.kind == "cos" else _SINE
+        return _ExactTable(
+            setup.law(_last_position(positions, len(floats))),
+            [(k, h) for k in range(h)],
+            [(kind, k) for k in setup.columns()],
+            setup.attention,
+            floats,
+            (lambda r: (r, 1)) if positions is None else positions.__getitem__,
+        )
 
     def rows(self, count: int, exact: bool, dtype: str) -> "Iterator[List[float]]":
         """The rows of the cos or sin cache, or of the rotated vectors: what the command line prints."""
@@ -3613,15 +3812,16 @@ def _rope_fit(
                     lengths.insert(0, _number(setup.length))
                 for length in lengths:
                     tried.append({"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length})
-                    tried.append(
-                        {
-                            "rope_type": "llama3",
-                            "factor": factor,
-                            "low_freq_factor": 1,
-                            "high_freq_factor": 4,
-                            "original_max_position_embeddings": length,
-                        }
-                    )
+                    for high in (4, 1):  # Llama 3.1's band, and Llama 4's step (equal factors)
+                        tried.append(
+                            {
+                                "rope_type": "llama3",
+                                "factor": factor,
+                                "low_freq_factor": 1,
+                                "high_freq_factor": high,
+                                "original_max_position_embeddings": length,
+                            }
+                        )
             for scaling in tried:
                 try:
                     variant = _Rope(2 * h, base, layout, scaling)
@@ -4123,9 +4323,10 @@ class _Rope:
     def _llama3(self) -> None:
         self.factor = self._parameter("factor")
         low, high = self._parameter("low_freq_factor"), self._parameter("high_freq_factor")
-        if low[0] * high[1] >= high[0] * low[1]:
+        if low[0] * high[1] > high[0] * low[1]:
+            # Equal factors are a step, no blend (Llama 4's 1 and 1); below, frameworks disagree on the band.
             raise ValueError(
-                f"scaling['high_freq_factor'] must be greater than scaling['low_freq_factor'],"
+                f"scaling['high_freq_factor'] must be at least scaling['low_freq_factor'],"
                 f" got {_short(self.given['high_freq_factor'])} and {_short(self.given['low_freq_factor'])}"
             )
         length = self._whole("original_max_position_embeddings")
@@ -4423,7 +4624,8 @@ class _Llama3:
 
     With X = L0 w / (2 pi) = L0 / wavelength: X < low_freq_factor gives
     w / f, X > high_freq_factor gives w, and between (ends included)
-    w' = (1 - s) w / f + s w, s = (X - low) / (high - low).  X is
+    w' = (1 - s) w / f + s w, s = (X - low) / (high - low); equal factors
+    leave no band between (transformers' and Meta's law for Llama 4).  X is
     transcendental (pi is, and w is algebraic), so it never equals either
     end, and the band is decided by computing X to more bits until its
     interval lies on one side.
@@ -4447,7 +4649,7 @@ class _Llama3:
         # q = (1 - 1/f) / (high - low), the blend's slope in X.
         fn, fd = factor
         width = _add(high, (-low[0], low[1]))
-        self.slope = _reduced((fn - fd) * width[1], fn * width[0])
+        self.slope = _reduced((fn - fd) * width[1], fn * width[0]) if width[0] else (0, 1)  # no band: no blend
         # Bits the blend loses: f (q (5 high + 3) + 4) relative units, see frequency().
         self.blend_bits = _bit_length(_ceiling(factor) * (_ceiling(self.slope) * (5 * _ceiling(high) + 3) + 4)) + 2
         self.decided: "Dict[int, str]" = {}
@@ -6476,21 +6678,17 @@ def _tally(
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
         return _exact_rows(seq_len, d_model, asked, rounding)
 
-    plan, law, scale = asked._plan(d_model), asked._frequencies(), asked._output_scale(d_model)
-
-    def exact_element(r: int, c: int, rounding: str) -> float:
-        kind, pair = plan[c]
-        if kind == _ZERO:
-            return 0.0  # a padding column
-        return _exact_value(asked._position(r, seq_len), kind, exponents[pair], law, scale, rounding)
-
-    def settle(r: int, c: int) -> float:
-        return exact_element(r, c, "float64")
-
-    fast = (asked, d_model, allowance.positions, exact_element)
+    fast = _ExactTable(
+        asked._frequencies(),
+        exponents,
+        asked._plan(d_model),
+        asked._output_scale(d_model),
+        allowance.positions,
+        lambda r: asked._position(r, seq_len),
+    )
     references = _references(exact_rows, dtype, exact_row, fast)
     for r, ((row, bad), (exact, expect, bound)) in enumerate(zip(table.read(), references)):
-        comparison.add(r, row, exact, expect, bad, bound, settle)
+        comparison.add(r, row, exact, expect, bad, bound, fast.settle)
     return comparison
 
 
@@ -7158,11 +7356,42 @@ def _ordered(values: "List[float]", dtype: str, places: bool) -> "Sequence[int]"
     return [b if b < half else half - b for b in bits] if places else bits
 
 
+class _ExactTable:
+    """A table's exact elements, by the law that makes them: what the fast references compute rows from
+    (_references) and the exact kernel settles one element of.  A convention's table and a rotary cache
+    (one position a row) alike: column c of row r is scale * sin or cos (plan[c]) of position(r) times the
+    frequency of its pair's exponent under law; floats are the rows' positions in float64.
+    """
+
+    def __init__(
+        self,
+        law: "_Frequencies",
+        exponents: "List[_Fraction]",
+        plan: "List[_Column]",
+        scale: "_OutputScale",
+        floats: "List[float]",
+        position: "Callable[[int], _Fraction]",
+    ) -> None:
+        self.law, self.exponents, self.plan, self.scale = law, exponents, plan, scale
+        self.floats, self.position = floats, position
+
+    def settle(self, r: int, c: int) -> float:
+        """Row r's column c rounded to float64: what decides an element near its tolerance's edge."""
+        return self.element(r, c, "float64")
+
+    def element(self, r: int, c: int, rounding: str) -> float:
+        """Row r's column c, correctly rounded to a format."""
+        kind, pair = self.plan[c]
+        if kind == _ZERO:
+            return 0.0  # a padding column
+        return _exact_value(self.position(r), kind, self.exponents[pair], self.law, self.scale, rounding)
+
+
 def _references(
     exact_rows: "Callable[[str], Iterator[List[float]]]",
     dtype: str,
     exact_row: "Callable[[int], List[float]]",
-    fast: "Optional[Tuple[Convention, int, List[float], Callable[[int, int, str], float]]]",
+    fast: "Optional[_ExactTable]",
 ) -> "Iterator[Tuple[Sequence[float], Callable[[], List[float]], Optional[List[float]]]]":
     """Each row's references: (the exact row rounded to float64, a call giving the same rounded to dtype, None).
 
@@ -7176,8 +7405,8 @@ def _references(
     takes exact_row(r), the row computed in dtype by the exact kernel.  A runtime of single-precision
     floats holds no float64 value: there both are the row in dtype.
 
-    fast = (convention, d_model, positions, element), for a convention's table in a narrow format,
-    where element(r, c, format) is one exact element rounded to a format: each row is then made as
+    fast, a table's law (_ExactTable: a convention's table or a rotary cache) in a narrow format,
+    whose element(r, c, format) is one exact element rounded to a format: each row is then made as
     the fast path makes it: the first item is a float64 row f, the third each element's bound B on
     its error (see below), and the second is still the exact rounding: where f - B and f + B round to
     the same number of dtype, so does the exact value between them; elsewhere element() decides.
@@ -7210,10 +7439,9 @@ def _references(
         except ImportError:
             fast = None
     if fast is not None:
-        convention, d_model, positions, element = fast
-        law, plan = convention._frequencies(), convention._plan(d_model)
+        law, plan, positions, element = fast.law, fast.plan, fast.floats, fast.element
         frequencies = []  # each pair's, within 2**-52 of it: 53 bits of the exact law's 64, whose error is 2**-62
-        for exponent in convention._exponents(d_model):
+        for exponent in fast.exponents:
             m, k = law.frequency(exponent, 64)
             drop = _bit_length(m) - 53
             if not -1000 < k - 64 + drop < 900:
@@ -7221,17 +7449,23 @@ def _references(
                 break
             frequencies.append(_make_float(False, m >> drop, k - 64 + drop))
     if fast is not None:
-        pairs, n, sin, cos = len(frequencies), d_model, math.sin, math.cos
+        pairs, n, sin, cos = len(frequencies), len(plan), math.sin, math.cos
         index = [pair if kind == _SINE else pairs + pair if kind == _COSINE else 2 * pairs for kind, pair in plan]
         columns = [0.0 if kind == _ZERO else frequencies[pair] for kind, pair in plan]
+        # The functions the plan takes (a rotary cache is all cosines or all sines): the other's place held by zeros.
+        sines, cosines, nothing = any(k == _SINE for k, _ in plan), any(k == _COSINE for k, _ in plan), [0.0] * pairs
         arrange = itemgetter(*index) if n > 1 else (lambda values: (values[index[0]],))
-        scale = convention._output_scale(d_model).value
+        scale = fast.scale.value
         unit = scale * _power_of_two(-50)
 
         def made(p: float) -> "Sequence[float]":
             """Row at position p by the fast path's arithmetic."""
             angles = list(map(mul, frequencies, [p] * pairs))
-            values = arrange(list(map(sin, angles)) + list(map(cos, angles)) + [0.0])
+            values = arrange(
+                (list(map(sin, angles)) if sines else nothing)
+                + (list(map(cos, angles)) if cosines else nothing)
+                + [0.0]
+            )
             return values if scale == 1.0 else tuple(map(mul, values, [scale] * n))
 
         def bound(p: float) -> "List[float]":
@@ -7315,6 +7549,15 @@ def _sine_within_bound() -> bool:
                     within = within and abs(f(x) - exact) <= _power_of_two(-52)
         _RUNTIME["sine"] = within
     return _RUNTIME["sine"]
+
+
+def _formatted(table: "_Source", actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
+    """The format a table is checked in and where it came from (_check_format), its rows now read rounded to it."""
+    checked, origin = _check_format(actual, dtype)
+    table.rounding = checked
+    if origin in ("the array's dtype", "the tensor's dtype"):
+        table.dtype = checked  # its values are numbers of the format already
+    return checked, origin
 
 
 def _source(actual: object, name: str = "actual") -> "_Source":
@@ -7544,6 +7787,19 @@ class _Source:
                     self.not_finite.extend(cells[: self.KEPT - len(self.not_finite)])
                 yield row, bad
                 r += 1
+
+    def rounded_to(self, rounding: str) -> "_Source":
+        """The same table read rounded to another format."""
+        other = _Source(self.name, self.path, self.handle)
+        other.dtype, other.count, other.width, other.held, other.array = (
+            self.dtype,
+            self.count,
+            self.width,
+            self.held,
+            self.array,
+        )
+        other.start, other.layout, other.offsets, other.rounding = self.start, self.layout, self.offsets, rounding
+        return other
 
     def row(self, r: int) -> "List[float]":
         """Row r as read."""

@@ -74,8 +74,13 @@ def environment() -> Dict[str, str]:
     return found
 
 
-def run(arguments: List[str], out: "Optional[Path]" = None) -> Tuple[float, int, str]:
-    """Run the command line with arguments: (wall seconds, peak RSS in bytes, standard output unless sent to out)."""
+def run(
+    arguments: List[str], out: "Optional[Path]" = None, ok_status: Tuple[int, ...] = (0,)
+) -> Tuple[float, int, str]:
+    """Run the command line with arguments: (wall seconds, peak RSS in bytes, standard output unless sent to out).
+
+    An exit status outside ok_status (a check that fails is 1) stops the benchmark.
+    """
     command = [sys.executable, "-c", WRAPPER, *arguments]
     start = time.perf_counter()
     if out is not None:
@@ -88,7 +93,7 @@ def run(arguments: List[str], out: "Optional[Path]" = None) -> Tuple[float, int,
     if not errors or not errors[-1].startswith("peak "):
         raise SystemExit(f"{' '.join(arguments)}: no peak reported\n" + "\n".join(errors))
     output = "" if out is not None else result.stdout.decode(errors="replace")
-    if result.returncode != 0:
+    if result.returncode not in ok_status:
         raise SystemExit(f"{' '.join(arguments)} exited {result.returncode}:\n{output}" + "\n".join(errors))
     return seconds, int(errors[-1].split()[1]), output
 

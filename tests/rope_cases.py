@@ -279,6 +279,15 @@ ROPE_PARAMETERS: Dict[str, Dict[str, Any]] = {
         "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192,
     },
+    # Llama 4 Scout's, as Meta's llama-models defaults them: equal factors (transformers warns, and computes).
+    "llama4": {
+        "rope_type": "llama3",
+        "rope_theta": 500000.0,
+        "factor": 16.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+    },
     "longrope": {
         "rope_type": "longrope",
         "rope_theta": 10000.0,
@@ -295,6 +304,7 @@ MAX_POSITION_EMBEDDINGS = {
     "dynamic": 2048,
     "yarn": 16384,
     "llama3": 131072,
+    "llama4": 131072,
     "longrope": 16384,
 }
 

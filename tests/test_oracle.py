@@ -3,6 +3,7 @@
 import functools
 import math
 import random
+import re
 import struct
 import subprocess
 import sys
@@ -206,6 +207,52 @@ def test_assert_close() -> None:
         assert_close(encoding(10, 10, preset="tf-tutorial"))
     message = str(caught.value)
     assert "MISMATCH" in message and "preset tf-tutorial" in message
+
+
+def test_assert_close_checks_rotary_caches_with_kind() -> None:
+    assert_close(rope(64, 8, base=500000)[0], kind="cos", base=500000)
+    assert_close(rope(64, 8)[1], kind="sin")
+    with pytest.raises(AssertionError) as caught:
+        assert_close(rope(64, 8, base=500000)[0], kind="cos")
+    first, *rest = str(caught.value).splitlines()
+    # The verdict and the diagnosis's first sentence on the first line; the whole report after it.
+    assert first.startswith("MISMATCH, ") and "with base 500000 instead of 10000" in first
+    assert "The call that reproduces it" not in first
+    assert rest[0].startswith("64 x 8 table against the exact float64 values of the RoPE cos cache")
+    assert rest[-1].startswith("Diagnosis: ")
+
+
+@pytest.mark.parametrize("on_ci", [False, True])
+def test_a_failing_assert_close_in_pytest_shows_the_verdict_on_the_summary_line(tmp_path: Path, on_ci: bool) -> None:
+    # What a user's pytest run prints, in a terminal 100 columns wide (its summary line cut to fit) and on CI
+    # (the whole first line); the library's own source and docstring are not shown.
+    test_file = tmp_path / "test_cache.py"
+    test_file.write_text(
+        "import pe_reference\n\n\n"
+        "def test_cache():\n"
+        "    cos, _ = pe_reference.rope(64, 8, base=500000)\n"
+        '    pe_reference.assert_close(cos, kind="cos")\n',
+        encoding="utf-8",
+    )
+    env = {key: value for key, value in subprocess_environment().items() if key not in ("CI", "BUILD_NUMBER")}
+    env["COLUMNS"] = "100"
+    if on_ci:
+        env["CI"] = "true"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rf", "-q", test_file.name],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    summary = [line for line in run.stdout.splitlines() if line.startswith("FAILED ")]
+    assert len(summary) == 1, run.stdout
+    assert re.match(r"FAILED test_cache.py::test_cache - AssertionError: MISMATCH, \d+ of 512 elements", summary[0])
+    if on_ci:
+        assert summary[0].endswith("with base 500000 instead of 10000; it reproduces every element.")
+    assert "For a test suite" not in run.stdout and "__tracebackhide__" not in run.stdout
 
 
 def test_tables_of_any_sequence_type() -> None:

@@ -196,6 +196,18 @@ def table_cases() -> List[Case]:
             },
         ),
         ("linear-third", 10000, {"rope_type": "linear", "factor": "1/3"}),
+        # Llama 4 Scout's (Meta's llama-models defaults): equal factors, a step at L0 and no blend.
+        (
+            "llama3-equal-factors",
+            500000,
+            {
+                "rope_type": "llama3",
+                "factor": 16,
+                "low_freq_factor": 1,
+                "high_freq_factor": 1,
+                "original_max_position_embeddings": 8192,
+            },
+        ),
         ("rope-theta-only", None, {"rope_type": "default", "rope_theta": 500000}),
         (
             "rope-theta-and-base",
@@ -648,6 +660,19 @@ HF_CASES: Dict[str, Tuple[Dict[str, Any], int, Optional[int], Dict[str, Any]]] =
             "factor": 8.0,
             "low_freq_factor": 1.0,
             "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+        131072,
+        None,
+        {},
+    ),
+    # Llama 4 Scout: transformers warns that the factors are equal, and computes a step with no blend.
+    "llama3-equal-factors": (
+        {
+            "rope_type": "llama3",
+            "factor": 16.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 1.0,
             "original_max_position_embeddings": 8192,
         },
         131072,
@@ -1494,6 +1519,16 @@ SEVERAL: Dict[str, Tuple[Any, Tuple[str, ...], Set[str]]] = {
         ),
         {"base", "scaling"},
     ),
+    # Llama 4 Scout's equal factors (issue 46: refused with its options, "nothing known explains" without).
+    "transformers:llama4-scout": (
+        lambda kind: rc.transformers_cache("llama4", kind, 4096).table,
+        (
+            "with base 500000 instead of 10000",
+            "with llama3 scaling (factor 16, low_freq_factor 1, high_freq_factor 1,"
+            " original_max_position_embeddings 8192)",
+        ),
+        {"base", "scaling"},
+    ),
     # A YaRN cache whose value at position 0 is its attention factor 0.1 ln 4 + 1 (keras-hub's, transformers').
     "transformers:yarn": (
         lambda kind: rc.transformers_cache("yarn", kind, 4096).table,
@@ -2041,6 +2076,7 @@ PASSING: Dict[str, Tuple[Callable[[str], rc.Cache], Tuple[str, ...]]] = {
     "transformers:dynamic": (lambda kind: rc.transformers_cache("dynamic", kind, 4096), ("sin",)),
     "transformers:yarn": (lambda kind: rc.transformers_cache("yarn", kind, 4096), ("cos",)),
     "transformers:llama3": (lambda kind: rc.transformers_cache("llama3", kind, 4096), ("sin",)),
+    "transformers:llama4-scout": (lambda kind: rc.transformers_cache("llama4", kind, 4096), ("cos", "sin")),
     # Positions up to L0 = 4096 use the short factors; beyond, the long ones.
     "transformers:longrope-short": (lambda kind: rc.transformers_cache("longrope", kind, 4096), ("cos",)),
     "transformers:longrope-long": (

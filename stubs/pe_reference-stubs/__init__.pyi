@@ -4,6 +4,7 @@
 # (python/typing#1333), so the wheel carries this stub-only package beside
 # pe_reference.py.  CI checks it against the module with mypy.stubtest and
 # type-checks a consumer project with it.
+import os
 from fractions import Fraction
 from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union, overload
 
@@ -210,6 +211,7 @@ class Report:
     def ok(self) -> bool: ...
     @property
     def count(self) -> int: ...
+    def headline(self) -> str: ...
     def tolerance(self) -> str: ...
 
 @overload
@@ -273,7 +275,9 @@ def compare(
     grid: Optional[Union[Tuple[int, ...], List[int]]] = ...,
     **fields: Unpack[_CompareFields],
 ) -> Report: ...
-def assert_close(actual: object, **options: Any) -> None: ...
+def assert_close(
+    actual: object, *, kind: Optional[Literal["cos", "sin", "rotated"]] = ..., **options: Any
+) -> None: ...
 def main(argv: Optional[Sequence[str]] = ...) -> int: ...
 
 _RopeLayout = Literal["half", "interleaved", "pairs"]
@@ -281,10 +285,12 @@ _RopeLayout = Literal["half", "interleaved", "pairs"]
 _Scaling = Mapping[str, Any]
 # A row's position, or (several axes: axes_dim, scaling's mrope_section) a row of one per axis; or an array.
 _RopePositions = Union[Sequence[_Number], Sequence[Sequence[_Number]], Any]
+# A model's config.json: its path, or the dict it holds.
+_Config = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 def rope(
     seq_len: int,
-    head_dim: int,
+    head_dim: Optional[int] = ...,
     *,
     base: Optional[_Number] = ...,
     layout: _RopeLayout = ...,
@@ -293,6 +299,7 @@ def rope(
     exact: bool = ...,
     dtype: _DType = ...,
     axes_dim: Optional[Sequence[int]] = ...,
+    config: Optional[_Config] = ...,
 ) -> Tuple[List[List[float]], List[List[float]]]: ...
 def apply_rope(
     x: Any,
@@ -318,4 +325,5 @@ def compare_rope(
     atol: Optional[float] = ...,
     ulps: Optional[float] = ...,
     axes_dim: Optional[Sequence[int]] = ...,
+    config: Optional[_Config] = ...,
 ) -> Report: ...
