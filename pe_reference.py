@@ -569,7 +569,9 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         if args.seq_len is not None and args.d_model is None:
             args.d_model = model.width
         elif args.d_model is not None and args.d_model != model.width:
-            parser.error(f"D_MODEL must be the config's rotated width {model.width} ({model.words}), got {args.d_model}")
+            parser.error(
+                f"D_MODEL must be the config's rotated width {model.width} ({model.words}), got {args.d_model}"
+            )
     # A grid's shape as SEQ_LEN: its cells, the last axis fastest, are the rows' positions, one per axis.
     grid: "Optional[List[List[int]]]" = None
     cells: "Optional[Tuple[int, ...]]" = None
@@ -1852,7 +1854,7 @@ def compare(
     (True, (4, 4))
     >>> print(report)
     4 x 4 table against the exact float64 values of the paper convention (default tolerance 2**-48 * (1 + |angle|) + 2**-53 * |value|)
-    max abs error 0, max 0 ulps of float64
+    max abs error 0
     0 of 16 elements outside the tolerance: within tolerance
 
     ``actual`` is any 2-D sequence of numbers: nested lists, a numpy array
@@ -1962,6 +1964,9 @@ def compare(
             if len(comparison.damaged) == comparison.damaged_rows
             else (comparison.damaged_rows, comparison.damaged_cells),
         )
+        rotary = None if causes else _as_rotary(table, dtype)
+        if rotary is not None:
+            diagnosis, causes = rotary  # nothing a table does explains it, and it is a rotary cache
     report = Report(
         shape=(seq_len, d_model),
         convention=asked._name(d_model),
@@ -1996,7 +2001,7 @@ def _grid_compare(
     >>> table = encoding((4, 4), 8, preset="mae", exact=True, dtype="float32")
     >>> print(compare(table, preset="mae", dtype="float32"))
     16 x 8 table against the exact float32 values of the mae convention on a grid of 4 x 4 cells (default tolerance 2**-19 * (1 + |angle|) + 2**-24 * |value|)
-    max abs error 0, max 0 ulps of float32
+    max abs error 0
     0 of 128 elements outside the tolerance: within tolerance
 
     Long because a grid's check is one sequence, as compare()'s: the shape, the tally, the diagnosis (another
@@ -2089,6 +2094,33 @@ def _grid_compare(
     report.rule = comparison.allowance.rule
     report.causes = causes
     return _with_origin(report, origin, table, comparison)
+
+
+def _as_rotary(table: "_Source", dtype: str) -> "Optional[Tuple[str, Tuple[str, ...]]]":
+    """A table that is a rotary cos or sin cache, not a sinusoidal table: the diagnosis in words, with the check
+    that fits it (compare_rope's, and what it says), and its causes ("rope:KIND" and compare_rope's); or None.
+
+    Its columns repeat as a cache's do (_rotary_layout), and compare_rope passes it, or names what explains
+    it, as a cos or a sin cache in that layout.
+    """
+    found = _rotary_layout(table)
+    if found is None:
+        return None
+    kind, layout = found
+    report = compare_rope(table, kind=kind, layout=layout, dtype=dtype)
+    if not report.ok and not report.causes:
+        return None
+    options = f", layout={layout!r}" if layout != "half" else ""
+    flags = f" --rope-layout {layout}" if layout != "half" else ""
+    words = (
+        f"Diagnosis: the table is a rotary {kind} cache in the {layout} layout (its columns repeat), not a"
+        f" sinusoidal table: compare_rope(table, kind={kind!r}{options}) checks it (on the command line: --rope"
+        f" {kind}{flags})"
+    )
+    if report.ok:
+        return f"{words}, and it passes.", (f"rope:{kind}",)
+    told = str(report.diagnosis)
+    return f"{words}, and says: {told[told.index(' ') + 1 :]}", (f"rope:{kind}",) + report.causes
 
 
 def rope(
@@ -2390,6 +2422,8 @@ class Report:
         self.dtype_origin: "Optional[str]" = None
         #: A narrower format that holds every value of a failing list or text table checked as float64, or None.
         self.narrower: "Optional[str]" = None
+        #: Under the default rule, the largest error over its own element's tolerance (above 1 fails), else NaN.
+        self.share = _NAN
 
     def __repr__(self) -> str:
         return f"<Report {'ok' if self.ok else 'mismatch'}: {self.failures} of {self.count} outside tolerance>"
@@ -2407,7 +2441,19 @@ class Report:
                 f" give dtype={self.narrower!r} (--dtype {self.narrower})"
             )
         if self.not_finite_count < self.count and self.max_abs_error == self.max_abs_error:
-            lines.append(f"max abs error {self.max_abs_error:.3g}, max {self.max_ulp_error:.3g} ulps of {self.dtype}")
+            # The distance the rule measures: an element's error over its own tolerance under the default rule,
+            # numbers of dtype apart under ulps (a count that crosses zero through all the tiny numbers).
+            if self.ulps is not None:
+                measured = f", max {self.max_ulp_error:.3g} ulps of {self.dtype}"
+            elif self.share > 0.0:  # not NaN: the default rule's, and some error
+                measured = (
+                    f", each error at most {self.share:.2g} of its element's tolerance"
+                    if self.share <= 1.0
+                    else f", errors up to {self.share:.2g} times their element's tolerance"
+                )
+            else:
+                measured = ""
+            lines.append(f"max abs error {self.max_abs_error:.3g}{measured}")
         if self.worst is not None and self.max_abs_error > 0:
             row, column, actual, expected = self.worst
             lines.append(f"worst element [{row}][{column}]: {actual!r}, exact {expected!r}")
@@ -2562,6 +2608,29 @@ def _power_is_exact(base: "_Fraction", exponent: "_Fraction", result: "_Fraction
 # Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
 _ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
+
+def _configured(
+    config: object, head_dim: "Optional[int]", base: object, scaling: object, name: str
+) -> "Tuple[int, object, object]":
+    """(head_dim, base, scaling) as a call gives them, or as its model's config says them (_ModelRope)."""
+    if config is None:
+        if head_dim is None:
+            raise TypeError(f"{name} must be given, or a model's config, got neither")
+        return head_dim, base, scaling
+    given = [key for key, entry in (("base", base), ("scaling", scaling)) if entry is not None]
+    if given:
+        raise ValueError(f"config gives the base and the scaling: give {' and '.join(given)} or config, got both")
+    model = _ModelRope(config)
+    if "mrope_section" not in model.scaling:
+        try:
+            _Rope(model.width, None, "half", model.scaling)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"config's rope parameters as rope()'s scaling: {error}") from None
+    if head_dim is not None and head_dim != model.width:
+        raise ValueError(f"{name} must be the config's rotated width {model.width} ({model.words}), got {head_dim}")
+    return model.width, None, model.scaling
+
+
 # A model's config.json: the rotated share where the config leaves it out, by model_type, as transformers'
 # configurations default it (GPTNeoXConfig's rotary_pct, PhiConfig's partial_rotary_factor).
 _CONFIG_PARTIAL = (("gpt_neox", 0.25), ("phi", 0.5))
@@ -2666,28 +2735,6 @@ def _config_dict(config: object) -> "Dict[str, object]":
 def _first_given(*entries: object) -> object:
     """The first entry that is not None, or None."""
     return next((entry for entry in entries if entry is not None), None)
-
-
-def _configured(
-    config: object, head_dim: "Optional[int]", base: object, scaling: object, name: str
-) -> "Tuple[int, object, object]":
-    """(head_dim, base, scaling) as a call gives them, or as its model's config says them (_ModelRope)."""
-    if config is None:
-        if head_dim is None:
-            raise TypeError(f"{name} must be given, or a model's config, got neither")
-        return head_dim, base, scaling
-    given = [key for key, entry in (("base", base), ("scaling", scaling)) if entry is not None]
-    if given:
-        raise ValueError(f"config gives the base and the scaling: give {' and '.join(given)} or config, got both")
-    model = _ModelRope(config)
-    if "mrope_section" not in model.scaling:
-        try:
-            _Rope(model.width, None, "half", model.scaling)
-        except (TypeError, ValueError) as error:
-            raise type(error)(f"config's rope parameters as rope()'s scaling: {error}") from None
-    if head_dim is not None and head_dim != model.width:
-        raise ValueError(f"{name} must be the config's rotated width {model.width} ({model.words}), got {head_dim}")
-    return model.width, None, model.scaling
 
 
 def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[List[List[float]]]":
@@ -2800,17 +2847,27 @@ def _diagnose_rope(
     # conventions are, then the known mistakes: one list of candidates, scored, ranked and verified as a
     # table's (_scored, _explanation).
     candidates = []
-    for variant, read in _rope_fit(table, setup, kind, dtype) if positions is None and vectors is None else []:
+    # The setups read as the kind asked for, then as the other kind: a sin cache checked as cos, or the reverse.
+    other = "sin" if kind == "cos" else "cos"
+    fits = (
+        []
+        if positions is not None or vectors is not None
+        else [(told, _rope_fit(table, setup, told, dtype)) for told in (kind, other)]
+    )
+    for told, variant, read in [(told, variant, read) for told, found in fits for variant, read in found]:
         words, causes = _rope_story(setup, variant, len(table))
         if read is not None:
             # Positions read row by row: said as runs, when they are few.
             where = _runs_text([position for position, _ in read])
             words, causes = (words + [f"with {where}"], causes + ("positions",)) if where else ([], ())
-        if not words:
+        lead = f"the {setup.name(told + ' cache')}"
+        if told != kind:
+            lead, causes = f"{lead}, not the {kind} cache asked for" + ("," if words else ""), ("kind",) + causes
+        elif not words:
             continue
         at = floats if read is None else [float(position) for position, _ in read]
-        description = f"the {name} {_join(words, ', ')}{stored_words}"
-        story = _RopeRequest(variant, kind, None, read)
+        description = (f"{lead} {_join(words, ', ')}" if words else lead) + stored_words
+        story = _RopeRequest(variant, told, None, read)
         candidate = _rope_candidate(
             description, causes + stored, len(table[0]), story, at, {}, variant.attention.value, dtype
         )
@@ -2819,7 +2876,7 @@ def _diagnose_rope(
             return _rope_comparison(table, story, dtype, None, None, measure=False)
 
         candidate.local, candidate.check = True, check
-        candidate.call = _rope_call(variant, len(table), kind, dtype, read is not None)
+        candidate.call = _rope_call(variant, len(table), told, dtype, read is not None)
         candidates.append(candidate)
     for text, causes, variant, steps, factor in _rope_candidates(setup):
         try:
@@ -3971,7 +4028,9 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
         words.append(f"in the {found.layout} layout{shape}")
         causes += ("layout",)
     if found.base != asked.base:
-        words.append(f"with base {_fraction_text(found.base)} instead of {_fraction_text(asked.base)}")
+        words.append(
+            _spread(asked, found) or f"with base {_base_text(found, True)} instead of {_base_text(asked, True)}"
+        )
         causes += ("base",)
     mine = dict((key, _short(entry)) for key, entry in found.given.items())
     theirs = dict((key, _short(entry)) for key, entry in asked.given.items())
@@ -4048,6 +4107,34 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
     return words, causes
 
 
+def _spread(asked: "_Rope", found: "_Rope") -> str:
+    """The words for a base read that is the asked one to a simple power p/q below 1, or ''.
+
+    >>> _spread(_Rope(64, 10000000, "half", None), _Rope(64, 10000000 ** 0.25, "half", None))
+    'with base 56.2341 = 10000000**(1/4) instead of 10000000: frequencies spread over 256 columns where 64 rotate (partial_rotary_factor 1/4 applied to the exponent, not to the width)'
+
+
+    base**(p/q) over d columns is base over d q / p: the exponents 2k/d of a head of d q / p columns of
+    which d rotate, the partial rotary's classic mistake (partial_rotary_factor p/q applied to the
+    exponent, not to the width).
+    """
+    a, b = _to_float(asked.base), _to_float(found.base)
+    if not 1.0 < b < a:
+        return ""
+    t = math.log(b) / math.log(a)
+    d = found.head_dim
+    for q in range(2, 17):
+        p = round(t * q)
+        if 0 < p < q and abs(p / q - t) <= 1e-6 and (d * q) % p == 0 and _gcd(p, q) == 1:
+            given = _base_text(asked, True)
+            return (
+                f"with base {_base_text(found, True)} = {given}**({p}/{q}) instead of {given}: frequencies spread over"
+                f" {d * q // p} columns where {d} rotate (partial_rotary_factor {p}/{q} applied to the exponent, not to"
+                " the width)"
+            )
+    return ""
+
+
 def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: bool = False) -> str:
     """The rope() call whose cache is the table, and the command line's options for it; positions read
     one by one are named ``positions``, not written out.
@@ -4061,7 +4148,7 @@ def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: b
     keywords, options = "", f"--rope {kind}"
     if found.base != (10000, 1):
         keywords += f", base={_number(found.base)!r}"
-        options += f" --base {_fraction_text(found.base)}"
+        options += f" --base {_base_text(found, False)}"
     if layout != "half":
         keywords += f", layout={layout!r}"
         options += f" --rope-layout {layout}"
@@ -4080,6 +4167,15 @@ def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: b
         at = _number(_add(found.last, (1, 1)))
         return f"rope({at}, {found.head_dim}{keywords})[{index}][:{seq_len}] (on the command line: {at} {found.head_dim} {options}, its first {seq_len} rows)"
     return f"rope({seq_len}, {found.head_dim}{keywords})[{index}] (on the command line: {options})"
+
+
+def _base_text(setup: "_Rope", short: bool) -> str:
+    """A setup's base as text: a base read and kept as the float it is (no simple number near it) in 6 digits
+    (short) or the shortest decimal that reads back as that float; any other exactly."""
+    given = setup.inputs[0]
+    if isinstance(given, float) and _rational("base", given) == setup.base:
+        return f"{given:.6g}" if short else repr(given)
+    return _fraction_text(setup.base)
 
 
 def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
@@ -4904,6 +5000,22 @@ def _diagnose(
     if grid is not None:
         words, found = grid  # a flattened grid's: no sequence explains it
     return prefix + words, causes + found
+
+
+def _rotary_layout(table: "_Source") -> "Optional[Tuple[str, str]]":
+    """(kind, layout) of a table whose columns repeat as a rotary cache's do, on every sampled row (half: c
+    and c + h; interleaved: 2k and 2k + 1): "sin" where row 0 is zeros, else "cos"; or None."""
+    width = len(table[0])
+    if width % 2 or len(table) < 2:
+        return None
+    h = width // 2
+    sample = [table[r] for r in _sample_rows(len(table))]
+    for layout, again in (("half", h), ("interleaved", 1)):
+        columns = range(h) if layout == "half" else range(0, width, 2)
+        if all(row[c] == row[c + again] for row in sample for c in columns):
+            # Row 0 of a cos cache holds its attention factor, of a sin cache zeros.
+            return ("sin" if all(x == 0.0 for x in sample[0]) else "cos"), layout
+    return None
 
 
 def _grid_found(
@@ -7082,6 +7194,9 @@ class _Comparison:
         # The last bound given to _reach, its reach for it (in value, in place), and its largest B.
         self._reached: "Tuple[Optional[List[float]], float, int, float]" = (None, 0.0, 0, 0.0)
         self._misses = 0  # the rows in a row whose largest errors _decided could not rule out
+        #: The largest error over its element's tolerance, under the default rule (measured only).
+        self.share = 0.0
+        self._scaled: "Tuple[Optional[List[float]], float, List[float]]" = (None, 0.0, [])  # share times a screen
 
     def add(
         self,
@@ -7147,6 +7262,7 @@ class _Comparison:
             return  # every value is the exact one rounded to dtype: it passes every rule
         screen = [] if has_not_finite or decided is not None else self.allowance.screen(r)
         damaged: "List[int]" = []
+        tolerances: "Optional[List[float]]" = None
         if decided is not None:
             damaged = decided
         elif screen and all(map(self.allowance.le, errors, screen)):
@@ -7180,6 +7296,8 @@ class _Comparison:
                             if not error <= tolerances[c]:
                                 damaged.append(c)
                         damaged.sort()
+        if self.default and self.measure and not has_not_finite:
+            self._share(r, row, judged if judged is not None else list(map(abs, map(sub, row, exact))), tolerances)
         if has_not_finite:
             # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
             outside = set(damaged)
@@ -7224,6 +7342,31 @@ class _Comparison:
             self.failures += sum(
                 1 for error, n in zip(errors, places) if not (error <= self.atol or (error < _INF and n <= self.ulps))
             )
+
+    def _share(self, r: int, row: "List[float]", judged: "List[float]", tolerances: "Optional[List[float]]") -> None:
+        """Raise share to the largest error of row r over its element's tolerance, where one may pass it.
+
+        judged: the errors from the exact row (or a float64 row within B of it: a share off by B / tolerance,
+        below 2**-30); tolerances: the row's, if made.  A row all of whose errors are within share times the
+        screen (each element's tolerance, less a little) cannot raise it, and is left in C loops.
+        """
+        allowance = self.allowance
+        if tolerances is None:
+            screen = allowance.screen(r)
+            if screen:
+                if self._scaled[0] is not screen or self._scaled[1] != self.share:
+                    self._scaled = (screen, self.share, list(map(allowance.mul, screen, [self.share] * len(screen))))
+                if all(map(allowance.le, judged, self._scaled[2])):
+                    return
+            tolerances = allowance.row(r, row)
+        try:
+            from operator import truediv
+
+            largest = max(map(truediv, judged, tolerances))
+        except ImportError:
+            largest = max(error / tolerance for error, tolerance in zip(judged, tolerances))
+        if largest > self.share:
+            self.share = largest
 
     def _decided(
         self, r: int, row: "List[float]", exact: "Sequence[float]", bound: "List[float]"
@@ -7631,6 +7774,7 @@ def _with_origin(
     """
     report.dtype_origin = origin
     if comparison is not None and comparison.default:
+        report.share = comparison.share
         report.coarse, report.unjudged = comparison.coarse, comparison.unjudged
         report.coarse_from, report.unjudged_from = comparison.coarse_from, comparison.unjudged_from
         if 2 * report.unjudged > report.count:

@@ -255,6 +255,45 @@ def test_a_failing_assert_close_in_pytest_shows_the_verdict_on_the_summary_line(
     assert "For a test suite" not in run.stdout and "__tracebackhide__" not in run.stdout
 
 
+def test_the_report_measures_each_error_against_its_own_tolerance() -> None:
+    # Issue 46: a passing float32 table printed "max 1.85e+09 ulps of float32", an element near zero counted
+    # across it through all of float32's tiny numbers.  The default rule's report gives the largest error over
+    # its element's own tolerance, 2**-48 (1 + |angle|) + 2**-53 |value| in float64.
+    table = encoding(64, 8, exact=True)
+    r, c = 50, 2  # angle 50 / 10000**(2/8) = 5
+    tolerance = 2.0**-48 * (1 + 5.0) + 2.0**-53 * abs(table[r][c])
+    table[r][c] += 0.5 * tolerance
+    report = compare(table)
+    assert report.ok and abs(report.share - 0.5) < 0.01, report.share
+    assert (
+        str(report).splitlines()[1]
+        == f"max abs error {report.max_abs_error:.3g}, each error at most 0.5 of its element's tolerance"
+    )
+    table[r][c] += 2.5 * tolerance  # 3 tolerances off in all
+    report = compare(table)
+    assert not report.ok and abs(report.share - 3.0) < 0.05, report.share
+    assert "errors up to 3 times their element's tolerance" in str(report)
+    # The ulps rule measures numbers of the format apart: its report says so.
+    assert "ulps of float64" in str(compare(table, ulps=4)) and "ulps" not in str(report).splitlines()[1]
+
+
+def test_a_faithful_float32_table_near_zero_is_not_counted_across_it() -> None:
+    # sin computed in float32 at angles near multiples of pi: values near 0 whose float32 error crosses zero.
+    def f32(x: float) -> float:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+    rows = []
+    for p in range(4096):
+        angles = [f32(p * f32(10000.0 ** (-2 * i / 16))) for i in range(8)]
+        rows.append([f32(f(a)) for a in angles for f in (math.sin, math.cos)])
+    report = compare(rows, dtype="float32")
+    assert report.ok, str(report)
+    assert report.max_ulp_error > 2**16  # the count across zero, still held, and no longer printed
+    line = str(report).splitlines()[1]
+    found = re.fullmatch(r"max abs error \S+, each error at most (\S+) of its element's tolerance", line)
+    assert found is not None and 0 < float(found.group(1)) <= 1, line
+
+
 def test_tables_of_any_sequence_type() -> None:
     table = encoding(5, 6)
     assert compare(tuple(tuple(row) for row in table)).ok

@@ -223,6 +223,7 @@ SUBJECTS = {
     "pictures": "the PNG pictures",
     "project": "the repository: layout, lint, types, the module's reading order",
     "rope": "rotary embeddings: exact values, caches, the reported bugs and the frameworks' caches",
+    "rope_config": "a model's config.json in place of rope()'s keywords, against transformers' own caches",
     "seeds": "the seed documents' claims",
     "tutorial_claims": "the tutorial's numbers",
 }

@@ -2778,3 +2778,94 @@ def test_qwen2_vl_cache_is_not_one_position_a_row() -> None:
     # The same ids on one axis (text's rule everywhere) is another cache: the check tells them apart.
     cos, _, ids, _ = peer_cache("Qwen2-VL")
     assert not compare_rope(cos, positions=[row[0] for row in ids], base=1000000).ok
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the table is (issue 46): a sin cache checked as cos, a rotary cache checked as a sinusoidal table,
+# a partial rotary's frequencies spread over the whole head.
+# ---------------------------------------------------------------------------------------------------
+
+
+def hf_float32_cache(kind: str, seq_len: int, head_dim: int, base: float, rotated_over: int = 0) -> List[List[float]]:
+    """A cos or sin cache as a float32 framework computes it (each inverse frequency, angle and value rounded to
+    float32), written out from transformers' rule: inv_freq = 1 / base**(2k / n) over n = rotated_over columns
+    (the head's width unless given), [f | f] the angles.  The rule re-typed, for the runs without torch."""
+    n = rotated_over or head_dim
+
+    def f32(x: float) -> float:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+    inverse = [f32(1.0 / f32(f32(base) ** f32(2 * k / n))) for k in range(head_dim // 2)]
+    function = math.cos if kind == "cos" else math.sin
+    rows = []
+    for p in range(seq_len):
+        values = [f32(function(f32(p * w))) for w in inverse]
+        rows.append(values + values)
+    return rows
+
+
+@pytest.mark.parametrize("asked, kind", [("cos", "sin"), ("sin", "cos")])
+def test_a_cache_checked_as_the_other_kind_is_named_with_its_kind(asked: str, kind: str) -> None:
+    table = hf_float32_cache(kind, 512, 64, 500000.0)
+    report = compare_rope(table, kind=asked, dtype="float32")
+    assert not report.ok and report.diagnosis is not None
+    assert (
+        f"the table follows the RoPE {kind} cache (half layout, base 10000), not the {asked} cache asked for,"
+        " with base 500000 instead of 10000; it reproduces every element" in report.diagnosis
+    ), report.diagnosis
+    assert report.causes == ("kind", "base"), report.causes
+    assert compare_rope(table, kind=kind, base=500000, dtype="float32").ok
+    index = "[1]" if kind == "sin" else "[0]"
+    assert f"rope(512, 64, base=500000, dtype='float32'){index} (on the command line: --rope {kind}" in report.diagnosis
+
+
+@pytest.mark.peers("torch", "transformers")
+def test_transformers_sin_cache_checked_as_cos_is_named_as_a_sin_cache() -> None:
+    # Issue 46: "nothing known explains the table ... inv_freq computed in float16 arithmetic, reproduces 0.5%".
+    table = rc.transformers_cache("default", "sin", 4096).table
+    report = compare_rope(table)
+    assert report.causes == ("kind",), str(report)
+    assert "the RoPE sin cache (half layout, base 10000), not the cos cache asked" in str(report.diagnosis), str(report)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_a_rotary_cache_checked_as_a_table_is_named_with_the_check_that_fits(layout: str) -> None:
+    cos, sin = rope(300, 32, base=500000, layout=layout, dtype="float32")
+    for kind, cache in (("cos", cos), ("sin", sin)):
+        report = pe_reference.compare(cache, dtype="float32")
+        assert not report.ok and report.diagnosis is not None
+        options = "" if layout == "half" else ", layout='interleaved'"
+        assert report.diagnosis.startswith(
+            f"Diagnosis: the table is a rotary {kind} cache in the {layout} layout (its columns repeat), not a"
+            f" sinusoidal table: compare_rope(table, kind={kind!r}{options}) checks it"
+        ), report.diagnosis
+        assert "with base 500000 instead of 10000; it reproduces every element" in report.diagnosis
+        assert report.causes == (f"rope:{kind}", "base"), report.causes
+    # A sinusoidal table whose columns do not repeat is never called a cache.
+    assert "rotary" not in str(pe_reference.compare(pe_reference.encoding(64, 16, base=500), dtype="float64").diagnosis)
+
+
+@pytest.mark.peers("torch", "transformers")
+def test_transformers_cos_cache_checked_without_rope_is_named_as_a_cache(tmp_path: Path, capsys: Any) -> None:
+    # Issue 46: `--check cos.npy` without --rope got a precision story at 5.9% and no hint of a rotary cache.
+    numpy = need("numpy")
+    path = tmp_path / "cos.npy"
+    numpy.save(path, rc.transformers_cache("llama3", "cos", 4096).table.numpy())
+    status, out, _ = run_main(capsys, "--check", str(path))
+    assert status == 1 and "the table is a rotary cos cache in the half layout" in out, out
+    assert "--rope cos" in out and "with llama3 scaling (factor 8" in out, out
+
+
+def test_a_partial_rotary_spread_over_the_head_is_said_as_the_mechanism() -> None:
+    # Issue 46: the 64 rotated columns' frequencies spread over head_dim 256, named as "base 56.2341".
+    table = hf_float32_cache("cos", 2048, 64, 10000000.0, rotated_over=256)
+    report = compare_rope(table, base=10000000, dtype="float32")
+    assert (
+        "with base 56.2341 = 10000000**(1/4) instead of 10000000: frequencies spread over 256 columns where 64 rotate"
+        " (partial_rotary_factor 1/4 applied to the exponent, not to the width); it reproduces every element"
+        in str(report.diagnosis)
+    ), str(report)
+    assert report.causes == ("base",)
+    # A base that is no simple power of the one asked is said as the number alone.
+    other = compare_rope(hf_float32_cache("cos", 2048, 64, 500000.0), base=10000000, dtype="float32")
+    assert "with base 500000 instead of 10000000;" in str(other.diagnosis), str(other)
