@@ -113,6 +113,13 @@ if TYPE_CHECKING:
     _RopeAxes = Tuple[
         List[Tuple["_Rope", Optional[List[_Fraction]], List[int]]], List[Tuple[int, int]], List[Tuple[int, int]], str
     ]
+    # A table's exact elements by the law that makes them, as the fast references compute rows from it and
+    # _law_element settles one: the frequency law, each pair's exponent, each column's (kind, pair), the output
+    # scale (or attention factor), the rows' positions in float64, and row r's exact position.  A convention's
+    # table and a rotary cache of one position a row alike.  A tuple: a class would sit on a board's heap.
+    _LawTable = Tuple[
+        "_Frequencies", List[_Fraction], List["_Column"], "_OutputScale", List[float], Callable[[int], _Fraction]
+    ]
     # A grid's plan (_grid_rows): each axis's (1-D convention at its positions, length, width) in the shape's
     # order; each column's (axis, column of the axis's table); the prefix's rows; the axes' tables (exact,
     # dtype); row r of the grid from such tables; and row r's index on each axis (its length for a prefix row).
@@ -561,17 +568,13 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         if scaling is not None or fields["base"] is not None:
             parser.error("--config gives the base and the rope parameters: give --base and --rope-scaling, or --config")
         try:
-            model = _ModelRope(args.config)
+            width, _, made = _configured(args.config, args.d_model, None, None, "D_MODEL")
+            scaling = made if isinstance(made, dict) else None
         except (TypeError, ValueError) as error:
             sys.stderr.write(f"{prog}: error: {error}\n")
             return 2
-        scaling = model.scaling
-        if args.seq_len is not None and args.d_model is None:
-            args.d_model = model.width
-        elif args.d_model is not None and args.d_model != model.width:
-            parser.error(
-                f"D_MODEL must be the config's rotated width {model.width} ({model.words}), got {args.d_model}"
-            )
+        if args.seq_len is not None:
+            args.d_model = width
     # A grid's shape as SEQ_LEN: its cells, the last axis fastest, are the rows' positions, one per axis.
     grid: "Optional[List[List[int]]]" = None
     cells: "Optional[Tuple[int, ...]]" = None
@@ -1817,8 +1820,8 @@ def assert_close(actual: object, *, kind: "Optional[str]" = None, **options: "An
 
     For a test suite, as ``numpy.testing.assert_allclose``: a table is checked by ``compare``, and with
     ``kind`` ("cos", "sin" or "rotated") a rotary cache or rotated vectors by ``compare_rope``; the other
-    keywords are theirs.  The error's first line is the verdict and what explains it (the line a test
-    runner's summary shows); the whole report follows:
+    keywords are theirs.  The error's first line is the verdict, what explains it and the count
+    (Report.headline: the line a test runner's summary shows); the whole report follows:
 
     >>> assert_close(encoding(8, 16))
     >>> assert_close(rope(64, 8)[1], kind="sin")
@@ -1826,7 +1829,7 @@ def assert_close(actual: object, *, kind: "Optional[str]" = None, **options: "An
     ...     assert_close(encoding(8, 16, preset="guided-diffusion"))
     ... except AssertionError as error:
     ...     print(str(error).splitlines()[0])
-    MISMATCH, 120 of 128 elements outside the tolerance: the table follows guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element.
+    MISMATCH: guided-diffusion's convention (preset guided-diffusion): all cosines then all sines; it reproduces every element. (120 of 128 elements outside the tolerance)
     """
     __tracebackhide__ = True  # pytest shows the test's line, not this one's source
     if kind is None:
@@ -1905,7 +1908,10 @@ def compare(
     """
     table = _source(actual)  # the table as the checker reads it, streamed, rounded to dtype
     seq_len, d_model = table.count, table.width
-    dtype, origin = _formatted(table, actual, dtype)
+    dtype, origin = _check_format(actual, dtype)
+    table.rounding = dtype
+    if origin in ("the array's dtype", "the tensor's dtype"):
+        table.dtype = dtype  # its values are numbers of dtype already
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -2100,13 +2106,22 @@ def _as_rotary(table: "_Source", dtype: str) -> "Optional[Tuple[str, Tuple[str, 
     """A table that is a rotary cos or sin cache, not a sinusoidal table: the diagnosis in words, with the check
     that fits it (compare_rope's, and what it says), and its causes ("rope:KIND" and compare_rope's); or None.
 
-    Its columns repeat as a cache's do (_rotary_layout), and compare_rope passes it, or names what explains
-    it, as a cos or a sin cache in that layout.
+    Its columns repeat as a cache's do, on every sampled row (half: c and c + h; interleaved: 2k and 2k + 1),
+    and compare_rope passes it, or names what explains it, as a cos or a sin cache in that layout.
     """
-    found = _rotary_layout(table)
-    if found is None:
+    width = len(table[0])
+    if width % 2 or len(table) < 2:
         return None
-    kind, layout = found
+    h = width // 2
+    sample = [table[r] for r in _sample_rows(len(table))]
+    for layout, again in (("half", h), ("interleaved", 1)):
+        columns = range(h) if layout == "half" else range(0, width, 2)
+        if all(row[c] == row[c + again] for row in sample for c in columns):
+            break
+    else:
+        return None
+    # Row 0 of a cos cache holds its attention factor, of a sin cache zeros.
+    kind = "sin" if all(x == 0.0 for x in sample[0]) else "cos"
     report = compare_rope(table, kind=kind, layout=layout, dtype=dtype)
     if not report.ok and not report.causes:
         return None
@@ -2320,7 +2335,10 @@ def compare_rope(
     axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len, "the table's rows")
     setup = _Rope(head_dim, base, layout, scaling) if axes is None else _Rope(head_dim, base, layout, None)
     given = _rope_positions(positions, seq_len, "the table's rows") if axes is None else None
-    dtype, origin = _formatted(table, actual, dtype)
+    dtype, origin = _check_format(actual, dtype)
+    table.rounding = dtype
+    if origin in ("the array's dtype", "the tensor's dtype"):
+        table.dtype = dtype  # its values are numbers of dtype already
     if atol is not None:
         atol = _check_tolerance("atol", atol)
     if ulps is not None:
@@ -2492,21 +2510,27 @@ class Report:
         return "\n".join(lines)
 
     def headline(self) -> str:
-        """The verdict and the diagnosis's first sentence, on one line: what a failing test says first."""
+        """The verdict, the diagnosis's first sentence and the count, on one line: what a failing test says first.
+
+        The sentence leaves out "the table follows" the setup asked for, which the report's first line names:
+        a test runner's summary cut to a terminal's width still shows what differs.
+        """
         verdict = "within tolerance" if self.ok else "MISMATCH" if self.failures else "CANNOT BE CHECKED"
-        line = f"{verdict}, {self.failures} of {self.count} elements outside the tolerance"
-        if self.diagnosis:
-            text = self.diagnosis[len("Diagnosis: ") :] if self.diagnosis.startswith("Diagnosis: ") else self.diagnosis
-            # Its first sentence: to a full stop before a capital letter (a decimal point is followed by a digit).
-            end = len(text)
-            for i in range(len(text) - 2):
-                if text[i : i + 2] == ". " and "A" <= text[i + 2] <= "Z":
-                    end = i + 1
-                    break
-            line += f": {text[:end]}"
-        elif self.uncheckable is not None:
-            line += f": {self.uncheckable}"
-        return line
+        counted = f"{self.failures} of {self.count} elements outside the tolerance"
+        text = self.diagnosis or self.uncheckable or ""
+        if text.startswith("Diagnosis: "):
+            text = text[len("Diagnosis: ") :]
+        # Its first sentence: to a full stop before a capital letter (a decimal point is followed by a digit).
+        for i in range(len(text) - 2):
+            if text[i : i + 2] == ". " and "A" <= text[i + 2] <= "Z":
+                text = text[: i + 1]
+                break
+        follows = f"the table follows {self.subject} "
+        if text.startswith(follows) and text[len(follows) :].startswith(("with", "in the ", "not the ")):
+            text = text[len(follows) :]  # a change to the setup asked: the change alone
+        elif text.startswith("the table follows "):
+            text = text[len("the table follows ") :]
+        return f"{verdict}: {text} ({counted})" if text else f"{verdict} ({counted})"
 
     def tolerance(self) -> str:
         """The rule an element must meet, in words."""
@@ -2612,7 +2636,20 @@ _ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 def _configured(
     config: object, head_dim: "Optional[int]", base: object, scaling: object, name: str
 ) -> "Tuple[int, object, object]":
-    """(head_dim, base, scaling) as a call gives them, or as its model's config says them (_ModelRope)."""
+    """(head_dim, base, scaling) as a call gives them, or as its model's config says them.
+
+    A config (a path to config.json, or the dict) is read as transformers 5 reads one: the rotated width
+    is head_dim (or hidden_size // num_attention_heads) times partial_rotary_factor (GPT-NeoX's rotary_pct;
+    0.25 for model_type gpt_neox and 0.5 for phi where it is left out), truncated; the rope parameters are
+    rope_scaling, else rope_parameters, in rope()'s scaling form: rope_theta (from there, the config or
+    GPT-NeoX's rotary_emb_base; 10000 without), the variant under either spelling of its key, the config's
+    own original_max_position_embeddings first (Phi-3's: LongRoPE's factor is then max_position_embeddings
+    over it), else the parameters', else max_position_embeddings, which dynamic NTK, YaRN and LongRoPE take
+    too.  A config whose rope parameters sit in its text_config (Llama 4, Qwen2-VL) is read there.
+
+    Long because the reading is one piece, in transformers' order of precedence (a board's frozen import
+    holds each function on its heap: see the map's budget).
+    """
     if config is None:
         if head_dim is None:
             raise TypeError(f"{name} must be given, or a model's config, got neither")
@@ -2620,121 +2657,91 @@ def _configured(
     given = [key for key, entry in (("base", base), ("scaling", scaling)) if entry is not None]
     if given:
         raise ValueError(f"config gives the base and the scaling: give {' and '.join(given)} or config, got both")
-    model = _ModelRope(config)
-    if "mrope_section" not in model.scaling:
-        try:
-            _Rope(model.width, None, "half", model.scaling)
-        except (TypeError, ValueError) as error:
-            raise type(error)(f"config's rope parameters as rope()'s scaling: {error}") from None
-    if head_dim is not None and head_dim != model.width:
-        raise ValueError(f"{name} must be the config's rotated width {model.width} ({model.words}), got {head_dim}")
-    return model.width, None, model.scaling
-
-
-# A model's config.json: the rotated share where the config leaves it out, by model_type, as transformers'
-# configurations default it (GPTNeoXConfig's rotary_pct, PhiConfig's partial_rotary_factor).
-_CONFIG_PARTIAL = (("gpt_neox", 0.25), ("phi", 0.5))
-
-
-class _ModelRope:
-    """A model's rotary embedding as its config (config.json, or the dict) says it, read as transformers 5
-    reads one: the rotated width (head_dim, or hidden_size // num_attention_heads, times
-    partial_rotary_factor, truncated), and the rope parameters (``rope_scaling`` before
-    ``rope_parameters``; rope_theta, the variant under either spelling of its key, the lengths the variant
-    takes) in rope()'s ``scaling`` form.  A config whose rope parameters sit in its ``text_config`` (Llama 4,
-    Qwen2-VL, Gemma 3) is read there.  words: how the width was found.
-    """
-
-    def __init__(self, config: object) -> None:
-        given = _config_dict(config)
-        if not any(key in given for key in ("rope_scaling", "rope_parameters", "rope_theta", "head_dim")):
-            inner = given.get("text_config")
-            given = dict(inner) if isinstance(inner, dict) else given
-        parameters = given.get("rope_scaling") or given.get("rope_parameters") or {}
-        where = "config['rope_scaling']" if given.get("rope_scaling") else "config['rope_parameters']"
-        if not isinstance(parameters, dict):
-            raise ValueError(f"{where} must be a JSON object, got {_short(parameters)}")
-        nested = [key for key, entry in parameters.items() if isinstance(entry, dict)]
-        if nested:
-            raise ValueError(
-                f"{where} must hold one set of rope parameters, got one per layer type ({', '.join(nested)}):"
-                f" give the one to check as {where}"
-            )
-        scaling = dict(parameters)
-        theta = _first_given(scaling.get("rope_theta"), given.get("rope_theta"), given.get("rotary_emb_base"))
-        scaling["rope_theta"] = 10000 if theta is None else theta
-        partial = _first_given(
-            scaling.pop("partial_rotary_factor", None),
-            given.get("partial_rotary_factor"),
-            given.get("rotary_pct"),
-            next((share for model, share in _CONFIG_PARTIAL if model == given.get("model_type")), None),
-        )
-        head_dim = given.get("head_dim")
-        if head_dim is None:
-            hidden, heads = given.get("hidden_size"), given.get("num_attention_heads")
-            if hidden is None or heads is None:
-                raise ValueError("config must give head_dim, or hidden_size and num_attention_heads, got neither")
-            hidden = _check_integer("config['hidden_size']", hidden, 1)
-            heads = _check_integer("config['num_attention_heads']", heads, 1)
-            head_dim, words = hidden // heads, f"hidden_size {hidden} // num_attention_heads {heads}"
-        else:
-            head_dim = _check_integer("config['head_dim']", head_dim, 2)
-            words = f"head_dim {head_dim}"
-        width = head_dim
-        if partial is not None and partial != 1:
-            share = _real_number(partial)
-            if share is None or not 0 < share <= 1:
-                raise ValueError(f"config's partial_rotary_factor must be in (0, 1], got {_short(partial)}")
-            width = int(head_dim * share)  # as transformers truncates it
-            words += f" times partial_rotary_factor {_short(partial)}"
-        if width < 2 or width % 2:
-            raise ValueError(f"config's rotated width ({words}) must be even and at least 2, got {width}")
-        kind = scaling.get("rope_type", scaling.get("type", "default"))
-        longest = given.get("max_position_embeddings")
-        if kind in ("llama3", "yarn", "longrope"):
-            # transformers takes a config's own original_max_position_embeddings first (Phi-3's), and for
-            # LongRoPE the factor then as max_position_embeddings / original_max_position_embeddings.
-            if given.get("original_max_position_embeddings") is not None:
-                scaling["original_max_position_embeddings"] = given["original_max_position_embeddings"]
-                if kind == "longrope" and longest is not None:
-                    scaling.pop("factor", None)
-            elif longest is not None:
-                scaling.setdefault("original_max_position_embeddings", longest)
-        if kind in ("dynamic", "yarn", "longrope") and longest is not None:
-            scaling.setdefault("max_position_embeddings", longest)
-        #: The rotated width, the rope parameters, the width in words, and the config's longest length (or None).
-        self.width, self.scaling, self.words, self.longest = width, scaling, words, longest
-        self.head_dim, self.partial = head_dim, partial
-
-
-def _config_dict(config: object) -> "Dict[str, object]":
-    """A config as a dict: a path to a JSON file (config.json), or a mapping."""
     items = getattr(config, "items", None)
     if callable(items):
-        return dict(items())
-    import os
+        read: "Dict[str, object]" = dict(items())
+    else:
+        import os
 
-    if not isinstance(config, (str, os.PathLike)):
-        raise TypeError(
-            f"config must be a path to a config.json or a dict, got {type(config).__name__} {_short(config)}"
+        if not isinstance(config, (str, os.PathLike)):
+            raise TypeError(
+                f"config must be a path to a config.json or a dict, got {type(config).__name__} {_short(config)}"
+            )
+        import json
+
+        try:
+            with open(config, encoding="utf-8") as handle:
+                read = json.load(handle)
+        except OSError as error:
+            raise ValueError(f"config must be a readable file, got {_short(str(config))}: {error.strerror}") from None
+        except ValueError as error:
+            raise ValueError(f"config must be a JSON file, got {_short(str(config))}: {error}") from None
+        if not isinstance(read, dict):
+            raise ValueError(f"config must hold a JSON object, got {type(read).__name__} in {_short(str(config))}")
+    if not any(key in read for key in ("rope_scaling", "rope_parameters", "rope_theta", "head_dim")):
+        inner = read.get("text_config")
+        read = dict(inner) if isinstance(inner, dict) else read
+    parameters = read.get("rope_scaling") or read.get("rope_parameters") or {}
+    where = "config['rope_scaling']" if read.get("rope_scaling") else "config['rope_parameters']"
+    if not isinstance(parameters, dict):
+        raise ValueError(f"{where} must be a JSON object, got {_short(parameters)}")
+    nested = [key for key, entry in parameters.items() if isinstance(entry, dict)]
+    if nested:
+        raise ValueError(
+            f"{where} must hold one set of rope parameters, got one per layer type ({', '.join(nested)}):"
+            f" give the one to check as {where}"
         )
-    import json
-
-    try:
-        with open(config, encoding="utf-8") as handle:
-            read = json.load(handle)
-    except OSError as error:
-        raise ValueError(f"config must be a readable file, got {_short(str(config))}: {error.strerror}") from None
-    except ValueError as error:
-        raise ValueError(f"config must be a JSON file, got {_short(str(config))}: {error}") from None
-    if not isinstance(read, dict):
-        raise ValueError(f"config must hold a JSON object, got {type(read).__name__} in {_short(str(config))}")
-    return read
-
-
-def _first_given(*entries: object) -> object:
-    """The first entry that is not None, or None."""
-    return next((entry for entry in entries if entry is not None), None)
+    made = dict(parameters)
+    # The first of each that the config gives, in transformers' order.
+    theta = [
+        x for x in (made.get("rope_theta"), read.get("rope_theta"), read.get("rotary_emb_base"), 10000) if x is not None
+    ]
+    made["rope_theta"] = theta[0]
+    default = {"gpt_neox": 0.25, "phi": 0.5}.get(str(read.get("model_type")))
+    shares = [
+        made.pop("partial_rotary_factor", None),
+        read.get("partial_rotary_factor"),
+        read.get("rotary_pct"),
+        default,
+    ]
+    partial = next((x for x in shares if x is not None), None)
+    width = read.get("head_dim")
+    if width is None:
+        if read.get("hidden_size") is None or read.get("num_attention_heads") is None:
+            raise ValueError("config must give head_dim, or hidden_size and num_attention_heads, got neither")
+        hidden = _check_integer("config['hidden_size']", read["hidden_size"], 1)
+        heads = _check_integer("config['num_attention_heads']", read["num_attention_heads"], 1)
+        width, words = hidden // heads, f"hidden_size {hidden} // num_attention_heads {heads}"
+    else:
+        width = _check_integer("config['head_dim']", width, 2)
+        words = f"head_dim {width}"
+    if partial is not None and partial != 1:
+        share = _real_number(partial)
+        if share is None or not 0 < share <= 1:
+            raise ValueError(f"config's partial_rotary_factor must be in (0, 1], got {_short(partial)}")
+        width = int(width * share)  # as transformers truncates it
+        words += f" times partial_rotary_factor {_short(partial)}"
+    if width < 2 or width % 2:
+        raise ValueError(f"config's rotated width ({words}) must be even and at least 2, got {width}")
+    kind = made.get("rope_type", made.get("type", "default"))
+    longest = read.get("max_position_embeddings")
+    if kind in ("llama3", "yarn", "longrope"):
+        if read.get("original_max_position_embeddings") is not None:
+            made["original_max_position_embeddings"] = read["original_max_position_embeddings"]
+            if kind == "longrope" and longest is not None:
+                made.pop("factor", None)
+        elif longest is not None:
+            made.setdefault("original_max_position_embeddings", longest)
+    if kind in ("dynamic", "yarn", "longrope") and longest is not None:
+        made.setdefault("max_position_embeddings", longest)
+    if "mrope_section" not in made:
+        try:
+            _Rope(width, None, "half", made)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"config's rope parameters as rope()'s scaling: {error}") from None
+    if head_dim is not None and head_dim != width:
+        raise ValueError(f"{name} must be the config's rotated width {width} ({words}), got {head_dim}")
+    return width, None, made
 
 
 def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[List[List[float]]]":
@@ -2819,7 +2826,16 @@ def _diagnose_rope(
     stored: "Tuple[str, ...]" = ()
     if held is not None:
         # Checked in the narrower format (no diagnosis): nothing fails the default rule.
-        if not _rope_comparison(table.rounded_to(held), request, held, None, None, False).failures:
+        narrow = _Source(table.name, table.path, table.handle)  # the same table, read rounded to held
+        narrow.dtype, narrow.count, narrow.width, narrow.held, narrow.array = (
+            table.dtype,
+            table.count,
+            table.width,
+            table.held,
+            table.array,
+        )
+        narrow.start, narrow.layout, narrow.offsets, narrow.rounding = table.start, table.layout, table.offsets, held
+        if not _rope_comparison(narrow, request, held, None, None, False).failures:
             return (
                 f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: checked as {held},"
                 " it passes (its values were rounded to that format).",
@@ -3427,7 +3443,7 @@ def _rope_comparison(
     """_tally's tally for a rotary table (read rounded to table.rounding) against the exact rotary values.
 
     A cos or sin cache of one position a row in a narrow format takes the fast references with their proven
-    bound (_ExactTable); rotated vectors and several positions a row, the exact rows.
+    bound (_LawTable); rotated vectors and several positions a row, the exact rows.
     """
     count = table.count
     if request.axes is None:
@@ -3459,8 +3475,20 @@ def _rope_comparison(
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
         return request.rows(count, True, rounding)
 
-    fast = request.exact_table(allowance.positions) if request.axes is None and request.kind != "rotated" else None
-    settle = None if fast is None else fast.settle
+    fast: "Optional[_LawTable]" = None  # a cos or sin cache of one position a row: by its law
+    settle: "Optional[Callable[[int, int], float]]" = None
+    if request.axes is None and request.kind != "rotated":
+        setup, given, h = request.setup, request.positions, request.setup.pairs
+        code = _COSINE if request.kind == "cos" else _SINE
+        law: "_LawTable" = (
+            setup.law(_last_position(given, count)),
+            [(k, h) for k in range(h)],
+            [(code, k) for k in setup.columns()],
+            setup.attention,
+            allowance.positions,
+            (lambda r: (r, 1)) if given is None else given.__getitem__,
+        )
+        fast, settle = law, lambda r, c: _law_element(law, r, c, "float64")
     for r, ((row, bad), (exact, expect, bound)) in enumerate(
         zip(table.read(), _references(exact_rows, dtype, exact_row, fast))
     ):
@@ -3483,20 +3511,6 @@ class _RopeRequest:
         self.setup, self.kind, self.vectors, self.positions = setup, kind, vectors, positions
         #: Several positions a row (_rope_axes), or None: then setup and positions are the first axis's.
         self.axes: "Optional[_RopeAxes]" = None
-
-    def exact_table(self, floats: "List[float]") -> "_ExactTable":
-        """The cos or sin cache of one position a row by its law, for rows at floats (the positions in float64)."""
-        setup, positions = self.setup, self.positions
-        h = setup.pairs
-        kind = _COSINE if self.kind == "cos" else _SINE
-        return _ExactTable(
-            setup.law(_last_position(positions, len(floats))),
-            [(k, h) for k in range(h)],
-            [(kind, k) for k in setup.columns()],
-            setup.attention,
-            floats,
-            (lambda r: (r, 1)) if positions is None else positions.__getitem__,
-        )
 
     def rows(self, count: int, exact: bool, dtype: str) -> "Iterator[List[float]]":
         """The rows of the cos or sin cache, or of the rotated vectors: what the command line prints."""
@@ -4028,10 +4042,22 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
         words.append(f"in the {found.layout} layout{shape}")
         causes += ("layout",)
     if found.base != asked.base:
-        words.append(
-            _spread(asked, found) or f"with base {_base_text(found, True)} instead of {_base_text(asked, True)}"
-        )
+        a, b, d = _to_float(asked.base), _to_float(found.base), found.head_dim
+        was, read = _base_text(asked, True), _base_text(found, True)
+        words.append(f"with base {read} instead of {was}")
         causes += ("base",)
+        # base**(p/q) over d columns is base over d q / p: the exponents 2k/d of a head of d q / p columns of which
+        # d rotate, the partial rotary's classic mistake (partial_rotary_factor p/q applied to the exponent).
+        t = math.log(b) / math.log(a) if 1.0 < b < a else 0.0
+        for q in range(2, 17) if t else ():
+            p = round(t * q)
+            if 0 < p < q and abs(p / q - t) <= 1e-6 and (d * q) % p == 0 and _gcd(p, q) == 1:
+                words[-1] = (
+                    f"with base {read} = {was}**({p}/{q}) instead of {was}: frequencies spread over {d * q // p}"
+                    f" columns where {d} rotate (partial_rotary_factor {p}/{q} applied to the exponent, not to the"
+                    " width)"
+                )
+                break
     mine = dict((key, _short(entry)) for key, entry in found.given.items())
     theirs = dict((key, _short(entry)) for key, entry in asked.given.items())
     attention = f"{found.attention.value:.6g}"
@@ -4105,34 +4131,6 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
         words.append(f"with attention factor {attention}{source} instead of {expected:.6g}")
         causes += ("attention_factor:missing" if found.attention.value == 1.0 else "attention_factor",)
     return words, causes
-
-
-def _spread(asked: "_Rope", found: "_Rope") -> str:
-    """The words for a base read that is the asked one to a simple power p/q below 1, or ''.
-
-    >>> _spread(_Rope(64, 10000000, "half", None), _Rope(64, 10000000 ** 0.25, "half", None))
-    'with base 56.2341 = 10000000**(1/4) instead of 10000000: frequencies spread over 256 columns where 64 rotate (partial_rotary_factor 1/4 applied to the exponent, not to the width)'
-
-
-    base**(p/q) over d columns is base over d q / p: the exponents 2k/d of a head of d q / p columns of
-    which d rotate, the partial rotary's classic mistake (partial_rotary_factor p/q applied to the
-    exponent, not to the width).
-    """
-    a, b = _to_float(asked.base), _to_float(found.base)
-    if not 1.0 < b < a:
-        return ""
-    t = math.log(b) / math.log(a)
-    d = found.head_dim
-    for q in range(2, 17):
-        p = round(t * q)
-        if 0 < p < q and abs(p / q - t) <= 1e-6 and (d * q) % p == 0 and _gcd(p, q) == 1:
-            given = _base_text(asked, True)
-            return (
-                f"with base {_base_text(found, True)} = {given}**({p}/{q}) instead of {given}: frequencies spread over"
-                f" {d * q // p} columns where {d} rotate (partial_rotary_factor {p}/{q} applied to the exponent, not to"
-                " the width)"
-            )
-    return ""
 
 
 def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: bool = False) -> str:
@@ -5000,22 +4998,6 @@ def _diagnose(
     if grid is not None:
         words, found = grid  # a flattened grid's: no sequence explains it
     return prefix + words, causes + found
-
-
-def _rotary_layout(table: "_Source") -> "Optional[Tuple[str, str]]":
-    """(kind, layout) of a table whose columns repeat as a rotary cache's do, on every sampled row (half: c
-    and c + h; interleaved: 2k and 2k + 1): "sin" where row 0 is zeros, else "cos"; or None."""
-    width = len(table[0])
-    if width % 2 or len(table) < 2:
-        return None
-    h = width // 2
-    sample = [table[r] for r in _sample_rows(len(table))]
-    for layout, again in (("half", h), ("interleaved", 1)):
-        columns = range(h) if layout == "half" else range(0, width, 2)
-        if all(row[c] == row[c + again] for row in sample for c in columns):
-            # Row 0 of a cos cache holds its attention factor, of a sin cache zeros.
-            return ("sin" if all(x == 0.0 for x in sample[0]) else "cos"), layout
-    return None
 
 
 def _grid_found(
@@ -6790,7 +6772,7 @@ def _tally(
     def exact_rows(rounding: str) -> "Iterator[List[float]]":
         return _exact_rows(seq_len, d_model, asked, rounding)
 
-    fast = _ExactTable(
+    fast: "_LawTable" = (
         asked._frequencies(),
         exponents,
         asked._plan(d_model),
@@ -6800,7 +6782,7 @@ def _tally(
     )
     references = _references(exact_rows, dtype, exact_row, fast)
     for r, ((row, bad), (exact, expect, bound)) in enumerate(zip(table.read(), references)):
-        comparison.add(r, row, exact, expect, bad, bound, fast.settle)
+        comparison.add(r, row, exact, expect, bad, bound, lambda r, c: _law_element(fast, r, c, "float64"))
     return comparison
 
 
@@ -7297,7 +7279,22 @@ class _Comparison:
                                 damaged.append(c)
                         damaged.sort()
         if self.default and self.measure and not has_not_finite:
-            self._share(r, row, judged if judged is not None else list(map(abs, map(sub, row, exact))), tolerances)
+            # The share: the largest error over its element's tolerance (errors from a float64 row within B of
+            # the exact one: off by B / tolerance, below 2**-30).  A row whose errors are all within share times
+            # the screen (each tolerance, less a little) cannot raise it, and is left in C loops.
+            allowance = self.allowance
+            judged = judged if judged is not None else list(map(abs, map(sub, row, exact)))
+            screen = allowance.screen(r) if tolerances is None else []
+            if screen and (self._scaled[0] is not screen or self._scaled[1] != self.share):
+                self._scaled = (screen, self.share, list(map(allowance.mul, screen, [self.share] * len(screen))))
+            if not (screen and all(map(allowance.le, judged, self._scaled[2]))):
+                tolerances = tolerances or allowance.row(r, row)
+                try:
+                    from operator import truediv
+
+                    self.share = max(self.share, max(map(truediv, judged, tolerances)))
+                except ImportError:
+                    self.share = max(self.share, max(e / t for e, t in zip(judged, tolerances)))
         if has_not_finite:
             # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
             outside = set(damaged)
@@ -7342,31 +7339,6 @@ class _Comparison:
             self.failures += sum(
                 1 for error, n in zip(errors, places) if not (error <= self.atol or (error < _INF and n <= self.ulps))
             )
-
-    def _share(self, r: int, row: "List[float]", judged: "List[float]", tolerances: "Optional[List[float]]") -> None:
-        """Raise share to the largest error of row r over its element's tolerance, where one may pass it.
-
-        judged: the errors from the exact row (or a float64 row within B of it: a share off by B / tolerance,
-        below 2**-30); tolerances: the row's, if made.  A row all of whose errors are within share times the
-        screen (each element's tolerance, less a little) cannot raise it, and is left in C loops.
-        """
-        allowance = self.allowance
-        if tolerances is None:
-            screen = allowance.screen(r)
-            if screen:
-                if self._scaled[0] is not screen or self._scaled[1] != self.share:
-                    self._scaled = (screen, self.share, list(map(allowance.mul, screen, [self.share] * len(screen))))
-                if all(map(allowance.le, judged, self._scaled[2])):
-                    return
-            tolerances = allowance.row(r, row)
-        try:
-            from operator import truediv
-
-            largest = max(map(truediv, judged, tolerances))
-        except ImportError:
-            largest = max(error / tolerance for error, tolerance in zip(judged, tolerances))
-        if largest > self.share:
-            self.share = largest
 
     def _decided(
         self, r: int, row: "List[float]", exact: "Sequence[float]", bound: "List[float]"
@@ -7499,42 +7471,18 @@ def _ordered(values: "List[float]", dtype: str, places: bool) -> "Sequence[int]"
     return [b if b < half else half - b for b in bits] if places else bits
 
 
-class _ExactTable:
-    """A table's exact elements, by the law that makes them: what the fast references compute rows from
-    (_references) and the exact kernel settles one element of.  A convention's table and a rotary cache
-    (one position a row) alike: column c of row r is scale * sin or cos (plan[c]) of position(r) times the
-    frequency of its pair's exponent under law; floats are the rows' positions in float64.
-    """
-
-    def __init__(
-        self,
-        law: "_Frequencies",
-        exponents: "List[_Fraction]",
-        plan: "List[_Column]",
-        scale: "_OutputScale",
-        floats: "List[float]",
-        position: "Callable[[int], _Fraction]",
-    ) -> None:
-        self.law, self.exponents, self.plan, self.scale = law, exponents, plan, scale
-        self.floats, self.position = floats, position
-
-    def settle(self, r: int, c: int) -> float:
-        """Row r's column c rounded to float64: what decides an element near its tolerance's edge."""
-        return self.element(r, c, "float64")
-
-    def element(self, r: int, c: int, rounding: str) -> float:
-        """Row r's column c, correctly rounded to a format."""
-        kind, pair = self.plan[c]
-        if kind == _ZERO:
-            return 0.0  # a padding column
-        return _exact_value(self.position(r), kind, self.exponents[pair], self.law, self.scale, rounding)
+def _law_element(table: "_LawTable", r: int, c: int, rounding: str) -> float:
+    """Row r's column c of a table given by its law (_LawTable), correctly rounded to a format."""
+    law, exponents, plan, scale, _, position = table
+    kind, pair = plan[c]
+    return _exact_value(position(r), kind, exponents[pair] if kind != _ZERO else (0, 1), law, scale, rounding)
 
 
 def _references(
     exact_rows: "Callable[[str], Iterator[List[float]]]",
     dtype: str,
     exact_row: "Callable[[int], List[float]]",
-    fast: "Optional[_ExactTable]",
+    fast: "Optional[_LawTable]",
 ) -> "Iterator[Tuple[Sequence[float], Callable[[], List[float]], Optional[List[float]]]]":
     """Each row's references: (the exact row rounded to float64, a call giving the same rounded to dtype, None).
 
@@ -7548,8 +7496,8 @@ def _references(
     takes exact_row(r), the row computed in dtype by the exact kernel.  A runtime of single-precision
     floats holds no float64 value: there both are the row in dtype.
 
-    fast, a table's law (_ExactTable: a convention's table or a rotary cache) in a narrow format,
-    whose element(r, c, format) is one exact element rounded to a format: each row is then made as
+    fast, a table's law (_LawTable: a convention's table or a rotary cache) in a narrow format, whose
+    elements _law_element rounds exactly to a format one at a time: each row is then made as
     the fast path makes it: the first item is a float64 row f, the third each element's bound B on
     its error (see below), and the second is still the exact rounding: where f - B and f + B round to
     the same number of dtype, so does the exact value between them; elsewhere element() decides.
@@ -7582,9 +7530,9 @@ def _references(
         except ImportError:
             fast = None
     if fast is not None:
-        law, plan, positions, element = fast.law, fast.plan, fast.floats, fast.element
+        known, (law, exponents, plan, output, positions, _) = fast, fast
         frequencies = []  # each pair's, within 2**-52 of it: 53 bits of the exact law's 64, whose error is 2**-62
-        for exponent in fast.exponents:
+        for exponent in exponents:
             m, k = law.frequency(exponent, 64)
             drop = _bit_length(m) - 53
             if not -1000 < k - 64 + drop < 900:
@@ -7598,7 +7546,7 @@ def _references(
         # The functions the plan takes (a rotary cache is all cosines or all sines): the other's place held by zeros.
         sines, cosines, nothing = any(k == _SINE for k, _ in plan), any(k == _COSINE for k, _ in plan), [0.0] * pairs
         arrange = itemgetter(*index) if n > 1 else (lambda values: (values[index[0]],))
-        scale = fast.scale.value
+        scale = output.value
         unit = scale * _power_of_two(-50)
 
         def made(p: float) -> "Sequence[float]":
@@ -7643,7 +7591,7 @@ def _references(
                         c = differ.index(True, c + 1)
                     except ValueError:
                         break
-                    low[c] = element(r, c, dtype)
+                    low[c] = _law_element(known, r, c, dtype)
             return low
 
         top = -1.0
@@ -7692,15 +7640,6 @@ def _sine_within_bound() -> bool:
                     within = within and abs(f(x) - exact) <= _power_of_two(-52)
         _RUNTIME["sine"] = within
     return _RUNTIME["sine"]
-
-
-def _formatted(table: "_Source", actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
-    """The format a table is checked in and where it came from (_check_format), its rows now read rounded to it."""
-    checked, origin = _check_format(actual, dtype)
-    table.rounding = checked
-    if origin in ("the array's dtype", "the tensor's dtype"):
-        table.dtype = checked  # its values are numbers of the format already
-    return checked, origin
 
 
 def _source(actual: object, name: str = "actual") -> "_Source":
@@ -7931,19 +7870,6 @@ class _Source:
                     self.not_finite.extend(cells[: self.KEPT - len(self.not_finite)])
                 yield row, bad
                 r += 1
-
-    def rounded_to(self, rounding: str) -> "_Source":
-        """The same table read rounded to another format."""
-        other = _Source(self.name, self.path, self.handle)
-        other.dtype, other.count, other.width, other.held, other.array = (
-            self.dtype,
-            self.count,
-            self.width,
-            self.held,
-            self.array,
-        )
-        other.start, other.layout, other.offsets, other.rounding = self.start, self.layout, self.offsets, rounding
-        return other
 
     def row(self, r: int) -> "List[float]":
         """Row r as read."""
