@@ -172,6 +172,15 @@ def measure(seq_len: int, d_model: int, repeats: int, directory: str, baseline: 
     return max(best[name][0] for name in npy_paths) / write, max(best[name][1] for name in npy_paths) - baseline
 
 
+def interpreter_peak(repeats: int) -> int:
+    """The peak RSS of the interpreter with the module imported, in bytes, printed with the run's heading."""
+    run([])  # compiles the module's bytecode once, as a user's first import does: no later run pays for it
+    baseline = max(run([])[1] for _ in range(3))
+    print(f"{sys.implementation.name} {sys.version.split()[0]}; best of {repeats}; the interpreter with the")
+    print(f"module imported peaks at {baseline / 2**20:.1f} MB RSS")
+    return baseline
+
+
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
@@ -188,10 +197,7 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     if len(args.sizes) % 2 or min(args.sizes) < 1 or args.repeats < 1:
         parser.error("--sizes takes SEQ_LEN D_MODEL pairs of positive numbers, and --repeats must be positive")
     sizes = list(zip(args.sizes[::2], args.sizes[1::2]))
-    run([])  # compiles the module's bytecode once, as a user's first import does: no later run pays for it
-    baseline = max(run([])[1] for _ in range(3))
-    print(f"{sys.implementation.name} {sys.version.split()[0]}; best of {args.repeats}; the interpreter with the")
-    print(f"module imported peaks at {baseline / 2**20:.1f} MB RSS")
+    baseline = interpreter_peak(args.repeats)
     met = True
     with tempfile.TemporaryDirectory(prefix="bench_check_") as directory:
         for seq_len, d_model in sizes:

@@ -30,7 +30,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_check import run  # noqa: E402
+from bench_check import interpreter_peak, run  # noqa: E402
 
 GOAL_TIME = 1.3  # the rotary check's seconds per element, in units of the table check's (the same verdict)
 GOAL_MEMORY = 150 << 20  # peak RSS above the interpreter's, bytes
@@ -155,10 +155,7 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     args = parser.parse_args(argv)
     if len(args.sizes) % 2 or min(args.sizes) < 1 or args.repeats < 1 or any(n % 2 for n in args.sizes[1::2]):
         parser.error("--sizes takes SEQ_LEN HEAD_DIM pairs of positive numbers (HEAD_DIM even); --repeats positive")
-    run([])  # compiles the module's bytecode once
-    baseline = max(run([])[1] for _ in range(3))
-    print(f"{sys.implementation.name} {sys.version.split()[0]}; best of {args.repeats}; the interpreter with the")
-    print(f"module imported peaks at {baseline / 2**20:.1f} MB RSS")
+    baseline = interpreter_peak(args.repeats)
     met = True
     with tempfile.TemporaryDirectory(prefix="bench_rope_check_") as directory:
         for seq_len, head_dim in zip(args.sizes[::2], args.sizes[1::2]):

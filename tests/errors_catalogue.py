@@ -100,6 +100,13 @@ API_CASES = [
     "rope(2, 16, positions=[[0, 1], [1, 2]], axes_dim=(8, 6))",
     "rope(2, 16, positions=[0, 1], axes_dim=(8, 8))",
     "rope(2, 16, positions=[[0, 1, 2]] * 2, scaling={'mrope_section': [2, 3, 2]})",
+    "rope(4)",
+    "rope(4, config=42)",
+    "rope(4, config={'hidden_size': 4096})",
+    "rope(4, config={'head_dim': 64, 'rope_scaling': {'type': 'yarn', 'factor': 4}})",
+    "rope(4, 64, config={'head_dim': 128})",
+    "rope(4, config={'head_dim': 128}, base=500000)",
+    "assert_close(rope(4, 8)[0], kind='tan')",
 ]
 
 CLI_CASES = [
@@ -126,6 +133,8 @@ CLI_CASES = [
     ["4", "4", "--atol", "1e-6"],
     ["4", "4", "5"],
     ["4", "4", "--bogus"],
+    ["4", "--rope", "cos", "--config", "FOLDER/missing.json"],
+    ["4", "4", "--config", "FOLDER/missing.json"],
     ["0", "4", "--plot", "FOLDER/p.png"],
     ["10000000000000", "200", "--base", "1e-300"],
     ["--check", "FOLDER/t.csv", "4"],
