@@ -616,10 +616,13 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     except _Unreadable as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
-    # The vectors as read (rounding is float64); the table to check streamed from its file, closed once checked.
-    vectors, table = None if files[0] is None else list(files[0]), files[1]
+    # The vectors and the table streamed from their files (rounding is float64), standard input's spool held
+    # (the vectors) or closed once checked (the table).
+    vectors: "Optional[_Table]" = files[0]
     if files[0] is not None and files[0].handle is not None:
+        vectors = list(files[0])
         files[0].handle.close()
+    table = files[1]
     shape, mismatch = _rope_shape(parser, args, vectors, table)
     if mismatch:
         if table is None:
@@ -689,7 +692,7 @@ def _rope_scaling_option(parser: "ArgumentParser", text: "Optional[str]") -> "Op
 def _rope_shape(
     parser: "ArgumentParser",
     args: "Namespace",
-    vectors: "Optional[List[List[float]]]",
+    vectors: "Optional[_Table]",
     table: "Optional[_Source]",
 ) -> "Tuple[Tuple[int, int], str]":
     """The shape (SEQ_LEN, D_MODEL), taken from the files if not given, and a mismatch's text ('' if none).
@@ -2744,22 +2747,23 @@ def _configured(
     return width, None, made
 
 
-def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[List[List[float]]]":
-    """compare_rope's vectors before rotation: given for kind "rotated" only, of the table's shape, checked."""
+def _rope_vectors(kind: str, x: object, seq_len: int, width: int, setup: "_Rope") -> "Optional[_Source]":
+    """compare_rope's vectors before rotation: given for kind "rotated" only, of the table's shape, checked; read
+    as the table is (_source: an array's or a file's a block of rows at a time)."""
     if kind != "rotated":
         if x is not None:
             raise ValueError(f"x is only for kind 'rotated', got kind {kind!r}")
         return None
     if x is None:
         raise ValueError("x must be given for kind 'rotated': the vectors before rotation, got None")
-    vectors = _as_table(x, "x")
-    if len(vectors) != seq_len or len(vectors[0]) != width:
-        raise ValueError(f"x must have the table's shape {seq_len} x {width}, got {len(vectors)} x {len(vectors[0])}")
+    vectors = _source(x, "x")
+    if vectors.count != seq_len or vectors.width != width:
+        raise ValueError(f"x must have the table's shape {seq_len} x {width}, got {vectors.count} x {vectors.width}")
     _check_vectors(vectors, setup)
     return vectors
 
 
-def _check_vectors(vectors: "List[List[float]]", setup: "_Rope") -> None:
+def _check_vectors(vectors: "_Table", setup: "_Rope") -> None:
     """Refuse a vector element that is not finite, or a pair whose |x[a]| + |x[b]| is not (its rotation could overflow)."""
     for r, row in enumerate(vectors):
         for c, v in enumerate(row):
@@ -3505,7 +3509,7 @@ class _RopeRequest:
         self,
         setup: "_Rope",
         kind: str,
-        vectors: "Optional[List[List[float]]]",
+        vectors: "Optional[_Table]",
         positions: "Optional[List[_Fraction]]",
     ) -> None:
         self.setup, self.kind, self.vectors, self.positions = setup, kind, vectors, positions
@@ -3541,7 +3545,7 @@ class _RopeRequest:
 
 def _rotated(
     setup: "_Rope",
-    x: "List[List[float]]",
+    x: "_Table",
     positions: "Optional[List[_Fraction]]",
     exact: bool,
     dtype: str,
@@ -4498,18 +4502,18 @@ class _Rope:
         seq_len: int,
         positions: "Optional[List[_Fraction]]",
         dtype: str,
-        vectors: "Optional[List[List[float]]]",
+        vectors: "Optional[_Table]",
     ) -> "_Allowance":
         """The default rule's allowance for this cache or its rotated vectors: A the attention factor, W |x[a]| + |x[b]|."""
         by_pair = self.float_frequencies(_last_position(positions, seq_len))
         frequencies = [by_pair[k] for k in self.columns()]
         floats = [float(r) for r in range(seq_len)] if positions is None else [_to_float(p) for p in positions]
-        weights: "Optional[List[List[float]]]" = None
+        weights: "Optional[Tuple[_Table, List[int]]]" = None
         if vectors is not None:
             partner = [0] * self.head_dim
             for a, b in self.partners():
                 partner[a], partner[b] = b, a
-            weights = [[abs(row[c]) + abs(row[partner[c]]) for c in range(self.head_dim)] for row in vectors]
+            weights = (vectors, partner)  # each row's weights made from its vectors when it is judged
         return _Allowance(frequencies, floats, dtype, self.attention.value, weights)
 
     def float_frequencies(self, last: "_Fraction") -> "List[float]":
@@ -6898,7 +6902,7 @@ def _axes_allowance(
             return counts[0], counts[1], firsts[0] if counts[0] else -1, firsts[1] if counts[1] else -1
 
     first = allowances[0]
-    made = Axes([], [], dtype, first.factor, None if first.weights is None else [])
+    made = Axes([], [], dtype, first.factor, first.weights)
     made.rule = first.rule
     return made
 
@@ -6909,7 +6913,8 @@ class _Allowance:
     An element is coarse where u passes COARSE (judged, counted apart), not judged where it passes UNJUDGED.
 
     frequencies: each column's, as float64 computes it (0 for a padding column); positions: each row's;
-    factor: A, the output scale or attention factor; weights: per element, |x[a]| + |x[b]| of rotated vectors.
+    factor: A, the output scale or attention factor; weights: rotated vectors' x and each column's partner, for
+    the weight |x[a]| + |x[b]| of each element.
     """
 
     COARSE = 1.0 / 1024
@@ -6921,7 +6926,7 @@ class _Allowance:
         positions: "List[float]",
         dtype: str,
         factor: float = 1.0,
-        weights: "Optional[List[List[float]]]" = None,
+        weights: "Optional[Tuple[_Table, List[int]]]" = None,
     ) -> None:
         self.frequencies = frequencies
         self.positions = positions
@@ -6934,7 +6939,7 @@ class _Allowance:
         self.unit: "float" = _power_of_two(5 - computing)
         self.factor: "float" = abs(factor)
         self.storing = _power_of_two(-self.precision)
-        self.weights: "Optional[List[List[float]]]" = weights
+        self.weights: "Optional[Tuple[_Table, List[int]]]" = weights
         #: The rule in words, as the report's first line gives it.
         self.rule: "str" = (
             f"default tolerance 2**{5 - computing} * (1 + |angle|)"
@@ -7006,7 +7011,8 @@ class _Allowance:
             # An infinite u (a position or frequency beyond float64) fails u <= unjudged: not judged.
             allowed = [unit + scaled * w if w else unit for w in self.frequencies]
         if self.weights is not None:
-            factors = [factor * w for w in self.weights[r]]
+            x, partner = self.weights[0][r], self.weights[1]
+            factors = [factor * (abs(x[c]) + abs(x[partner[c]])) for c in range(len(x))]
         else:
             factors = [factor] * len(allowed)
         return [u * a + storing * abs(v) if u <= unjudged else _INF for u, a, v in zip(allowed, factors, values)]
