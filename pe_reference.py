@@ -4110,6 +4110,14 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
     changed = [key for key in mine if key not in asked.given or number(found.given[key]) != number(asked.given[key])]
     for key in changed:
         words.append(f"with {key} {mine[key]}" + (f" instead of {theirs[key]}" if key in theirs else ""))
+        before, after = number(asked.given.get(key)), number(found.given[key])
+        if key == "factor" and isinstance(before, tuple) and isinstance(after, tuple) and before[0] > before[1]:
+            # A factor read that is the one asked times a simple number: said as that, and squared as applied twice.
+            times: "_Fraction" = _reduced(after[0] * before[1], after[1] * before[0])
+            if times == before:
+                words[-1] += ", the factor asked squared (the scaling applied twice)"
+            elif times[1] <= 16 and times[0] <= 16 * times[1]:
+                words[-1] += f", {_fraction_text(times)} times the factor asked"
     if changed:
         causes += ("scaling",)
     if found.last is not None:

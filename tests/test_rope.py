@@ -2869,3 +2869,19 @@ def test_a_partial_rotary_spread_over_the_head_is_said_as_the_mechanism() -> Non
     # A base that is no simple power of the one asked is said as the number alone.
     other = compare_rope(hf_float32_cache("cos", 2048, 64, 500000.0), base=10000000, dtype="float32")
     assert "with base 500000 instead of 10000000;" in str(other.diagnosis), str(other)
+
+
+@pytest.mark.parametrize(
+    "factor, words",
+    [
+        (16, "with factor 16 instead of 4, the factor asked squared (the scaling applied twice)"),
+        (8, "with factor 8 instead of 4, 2 times the factor asked"),
+        (6, "with factor 6 instead of 4, 1.5 times the factor asked"),
+    ],
+)
+def test_a_factor_read_that_is_a_simple_multiple_is_said_as_one(factor: int, words: str) -> None:
+    # Issue 46: a fitted factor that is a simple multiple of the one asked is said in the words of the mechanism.
+    cos = rope(4096, 32, scaling={"rope_type": "linear", "factor": factor}, dtype="float32")[0]
+    report = compare_rope(cos, scaling={"rope_type": "linear", "factor": 4}, dtype="float32")
+    assert f"{words}; it reproduces every element" in str(report.diagnosis), str(report)
+    assert report.causes == ("scaling",)
