@@ -97,41 +97,6 @@ if TYPE_CHECKING:
     from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional
     from typing import Mapping, Pattern, Sequence, Set, Tuple, Type, TypedDict, Union
 
-    # An exact rational number (numerator, denominator > 0), in lowest terms once checked (_rational, _reduced).
-    _Fraction = Tuple[int, int]
-    # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
-    _Blend = Union["_Llama3", "_YarnRamp"]
-    # Where a table to check comes from, and the table as the checker reads it (rounded to its format).
-    _Table = Union[List[List[float]], "_Source"]
-    # What a family of the diagnosis's candidates yields: a candidate, or a convention with its words ('' for
-    # its own description).
-    _Made = Union["_Candidate", Tuple["Convention", str]]
-    # And a rotary cache's: (words, causes, the rope computed, the steps rounded, the attention factor).
-    _RopeMade = Tuple[str, Tuple[str, ...], "_Rope", Dict[str, str], float]
-    # A rotary embedding of several positions a row (_rope_axes): each axis's (setup, positions, the columns
-    # of x it rotates), each column of a cache and of rotated vectors as (axis, its column there), in words.
-    _RopeAxes = Tuple[
-        List[Tuple["_Rope", Optional[List[_Fraction]], List[int]]], List[Tuple[int, int]], List[Tuple[int, int]], str
-    ]
-    # A table's exact elements by the law that makes them, as the fast references compute rows from it and
-    # _law_element settles one: the frequency law, each pair's exponent, each column's (kind, pair), the output
-    # scale (or attention factor), the rows' positions in float64, and row r's exact position.  A convention's
-    # table and a rotary cache of one position a row alike.  A tuple: a class would sit on a board's heap.
-    _LawTable = Tuple[
-        "_Frequencies", List[_Fraction], List["_Column"], "_OutputScale", List[float], Callable[[int], _Fraction]
-    ]
-    # A grid's plan (_grid_rows): each axis's (1-D convention at its positions, length, width) in the shape's
-    # order; each column's (axis, column of the axis's table); the prefix's rows; the axes' tables (exact,
-    # dtype); row r of the grid from such tables; and row r's index on each axis (its length for a prefix row).
-    _GridPlan = Tuple[
-        List[Tuple["Convention", int, int]],
-        List[Tuple[int, int]],
-        int,
-        Callable[[bool, str], List[List[List[float]]]],
-        Callable[[List[List[List[float]]], int], List[float]],
-        Callable[[int], List[int]],
-    ]
-
 
 # The module reads top-down.  The formula comes first; after it, every section uses only the sections
 # below it, within a section every function and class sits below those that call it, and within a
@@ -203,6 +168,41 @@ def _paper_row(position: float, denominators: "List[float]", d_model: int) -> "L
     row[0::2] = map(math.sin, angles)  # the sines, in columns 2i
     row[1::2] = map(math.cos, angles[: d_model // 2])  # the cosines, in columns 2i + 1
     return row
+
+
+if TYPE_CHECKING:
+    # The types the annotations name, for mypy (nothing here runs).
+    # An exact rational number (numerator, denominator > 0), in lowest terms once checked (_rational, _reduced).
+    _Fraction = Tuple[int, int]
+    # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
+    _Blend = Union["_Llama3", "_YarnRamp"]
+    # Where a table to check comes from, and the table as the checker reads it (rounded to its format).
+    _Table = Union[List[List[float]], "_Source"]
+    # What a family of the diagnosis's candidates yields: a candidate, or a convention with its words ('' for
+    # its own description).
+    _Made = Union["_Candidate", Tuple["Convention", str]]
+    # And a rotary cache's: (words, causes, the rope computed, the steps rounded, the attention factor).
+    _RopeMade = Tuple[str, Tuple[str, ...], "_Rope", Dict[str, str], float]
+    # A rotary embedding of several positions a row (_rope_axes): each axis's (setup, positions, the columns
+    # of x it rotates), each column of a cache and of rotated vectors as (axis, its column there), in words.
+    _RopeAxes = Tuple[
+        List[Tuple["_Rope", Optional[List[_Fraction]], List[int]]], List[Tuple[int, int]], List[Tuple[int, int]], str
+    ]
+    # A table by its law (_references, _law_element): law, exponents, plan, scale, float positions, exact position.
+    _LawTable = Tuple[
+        "_Frequencies", List[_Fraction], List["_Column"], "_OutputScale", List[float], Callable[[int], _Fraction]
+    ]
+    # A grid's plan (_grid_rows): each axis's (1-D convention at its positions, length, width) in the shape's
+    # order; each column's (axis, column of the axis's table); the prefix's rows; the axes' tables (exact,
+    # dtype); row r of the grid from such tables; and row r's index on each axis (its length for a prefix row).
+    _GridPlan = Tuple[
+        List[Tuple["Convention", int, int]],
+        List[Tuple[int, int]],
+        int,
+        Callable[[bool, str], List[List[List[float]]]],
+        Callable[[List[List[List[float]]], int], List[float]],
+        Callable[[int], List[int]],
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -7485,13 +7485,6 @@ def _ordered(values: "List[float]", dtype: str, places: bool) -> "Sequence[int]"
     return [b if b < half else half - b for b in bits] if places else bits
 
 
-def _law_element(table: "_LawTable", r: int, c: int, rounding: str) -> float:
-    """Row r's column c of a table given by its law (_LawTable), correctly rounded to a format."""
-    law, exponents, plan, scale, _, position = table
-    kind, pair = plan[c]
-    return _exact_value(position(r), kind, exponents[pair] if kind != _ZERO else (0, 1), law, scale, rounding)
-
-
 def _references(
     exact_rows: "Callable[[str], Iterator[List[float]]]",
     dtype: str,
@@ -7635,6 +7628,13 @@ def _references(
             for c in ties:
                 rounded[c] = decided[c]
         yield row, given(rounded), None
+
+
+def _law_element(table: "_LawTable", r: int, c: int, rounding: str) -> float:
+    """Row r's column c of a table given by its law (_LawTable), correctly rounded to a format."""
+    law, exponents, plan, scale, _, position = table
+    kind, pair = plan[c]
+    return _exact_value(position(r), kind, exponents[pair] if kind != _ZERO else (0, 1), law, scale, rounding)
 
 
 def _sine_within_bound() -> bool:

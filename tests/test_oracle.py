@@ -250,7 +250,9 @@ def test_a_failing_assert_close_in_pytest_shows_the_verdict_on_the_summary_line(
     summary = [line for line in run.stdout.splitlines() if line.startswith("FAILED ")]
     assert len(summary) == 1, run.stdout
     # What differs comes first: it fits in a 100-column summary.
-    assert summary[0].startswith("FAILED test_cache.py::test_cache - AssertionError: MISMATCH: with base 500000"), summary
+    assert summary[0].startswith("FAILED test_cache.py::test_cache - AssertionError: MISMATCH: with base 500000"), (
+        summary
+    )
     if on_ci:
         assert re.search(r"it reproduces every element\. \(\d+ of 512 elements outside the tolerance\)$", summary[0])
     assert "For a test suite" not in run.stdout and "__tracebackhide__" not in run.stdout
