@@ -640,12 +640,13 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
                 x=vectors,
                 base=base,
                 layout=layout,
-                scaling=scaling,
+                scaling=None if args.config is not None else scaling,
                 positions=positions,
                 dtype=args.dtype,
                 atol=args.atol,
                 ulps=args.ulps,
                 axes_dim=axes_dim,  # type: ignore[arg-type]
+                config=args.config,  # the table's width checked against the config's rotated width
             )
         except (TypeError, ValueError) as error:
             sys.stderr.write(f"{prog}: error: {error}\n")

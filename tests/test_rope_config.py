@@ -223,6 +223,11 @@ def test_the_command_line_takes_a_config(tmp_path: Path, capsys: Any) -> None:
     cache.write_text("\n".join(",".join(repr(x) for x in row) for row in rope(32, 16)[0]) + "\n", encoding="utf-8")
     status, out, err = run_main(capsys, "--check", str(cache), "--rope", "cos", "--config", str(path))
     assert status == 0 and "within tolerance" in out, out + err
+    # A cache of the whole head where the config rotates a quarter of it: refused, naming both widths.
+    wide = tmp_path / "wide.csv"
+    wide.write_text("\n".join(",".join(repr(x) for x in row) for row in rope(32, 64)[0]) + "\n", encoding="utf-8")
+    status, out, err = run_main(capsys, "--check", str(wide), "--rope", "cos", "--config", str(path))
+    assert status == 2 and "the table's head_dim must be the config's rotated width 16" in err, err
     status, out, err = run_main(capsys, "4", "--rope", "cos", "--config", str(path), "--format", "csv")
     assert status == 0 and len(out.splitlines()[0].split(",")) == 16, out + err
     status, out, err = run_main(capsys, "4", "--rope", "cos", "--config", str(tmp_path / "missing.json"))
