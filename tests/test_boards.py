@@ -3,8 +3,10 @@
 The builds are in ../shared/micropython/bin (beside the repository), as CI has them.
 """
 
+import importlib.util
 import subprocess
 from pathlib import Path
+from types import ModuleType
 from typing import List
 
 import pytest
@@ -101,3 +103,38 @@ def test_single_precision_refuses_exact_float64_by_name(single_precision: None) 
     # The fast path and the narrow formats still work.
     assert encoding(2, 4)[1][0] == pe_reference.value(1, 0, 4)
     assert pe_reference.compare(encoding(8, 8, exact=True, dtype="float32"), dtype="float32").ok
+
+
+def _board_heap() -> ModuleType:
+    """benchmarks/board_heap.py, the script whose run docs/vendoring.md's heap table is (CI runs it with --check)."""
+    spec = importlib.util.spec_from_file_location("board_heap", ROOT / "benchmarks" / "board_heap.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_pages_heap_table_is_the_one_board_heap_prints_and_the_advice_follows_it() -> None:
+    board_heap = _board_heap()
+    page = ROOT / "docs" / "vendoring.md"
+    stated = board_heap.page_figures(page)
+    # Every cell a figure, and the table written as the run prints it, row for row.
+    assert all(kilobytes is not None for column in stated.values() for kilobytes in column), stated
+    assert "\n".join(board_heap.table(stated)) in page.read_text(encoding="utf-8")
+    # The frozen import fits its 16 KB budget on both float formats.
+    assert stated["frozen, double floats"][0] <= 16 and stated["frozen, single floats"][0] <= 16
+    # The advice on which copy a board takes follows from the figures: the .mpy where the heap holds its
+    # streamed rows (values need no more than the import), else frozen; a 64 x 64 table where its figure fits.
+    advice = {}
+    for line in page.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 5 and cells[2] == "single":
+            advice[cells[0]] = cells
+    mpy, frozen = stated["`.mpy`"], stated["frozen, single floats"]
+    for board, heap in (("Raspberry Pi Pico (RP2040)", 190), ("Raspberry Pi Pico 2 (RP2350)", 470)):
+        copy, fits = advice[board][3], advice[board][4]
+        assert copy == ("`.mpy`" if mpy[2] <= heap else "frozen"), (board, copy)
+        table_fits = (mpy[3] if copy == "`.mpy`" else frozen[3]) <= heap
+        assert ("a 64 x 64 table included" in fits) == table_fits, (board, fits)
+    assert frozen[2] <= 64 < frozen[3] and "not a 64 x 64 table" in advice["micro:bit v2"][4]
+    assert frozen[2] <= 100 < frozen[3] <= 150 and "frozen" == advice["ESP32 without PSRAM"][3]

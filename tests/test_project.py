@@ -208,7 +208,7 @@ def test_the_root_holds_only_the_tracked_layout() -> None:
 # One test file a subject: what it tests, not how its tests were found (a mutation run, a peer, a review).
 SUBJECTS = {
     "api": "the public functions and the fast path (their default mode), and properties of every mode",
-    "boards": "MicroPython boards: the frozen import's heap, the digest",
+    "boards": "MicroPython boards: the heap each use needs (docs/vendoring.md's table), the digest",
     "cli": "the command line, its fuzzed arguments and its output when the reader stops",
     "conventions": "conventions and presets, each framework's own table checked with its preset",
     "derivation": "the worked derivations",
