@@ -94,7 +94,7 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
-    from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional
+    from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, NoReturn, Optional
     from typing import Mapping, Pattern, Sequence, Set, Tuple, Type, TypedDict, Union
 
 
@@ -195,6 +195,8 @@ if TYPE_CHECKING:
     _RopeAxes = Tuple[
         List[Tuple["_Rope", Optional[List[_Fraction]], List[int]]], List[Tuple[int, int]], List[Tuple[int, int]], str
     ]
+    # A check's rule as its arguments give it (_check_format): the format, where it came from, atol, ulps.
+    _Rule = Tuple[str, Optional[str], Optional[float], Optional[float]]
     # A table by its law (_references, _law_element): law, exponents, plan, scale, float positions, exact position.
     _LawTable = Tuple[
         "_Frequencies", List[_Fraction], List["_Column"], "_OutputScale", List[float], Callable[[int], _Fraction]
@@ -1918,21 +1920,15 @@ def compare(
     """
     table = _source(actual)  # the table as the checker reads it, streamed, rounded to dtype
     seq_len, d_model = table.count, table.width
-    dtype, origin = _check_format(actual, dtype)
-    table.rounding = dtype
-    if origin in ("the array's dtype", "the tensor's dtype"):
-        table.dtype = dtype  # its values are numbers of dtype already
-    if atol is not None:
-        atol = _check_tolerance("atol", atol)
-    if ulps is not None:
-        ulps = _check_tolerance("ulps", ulps)
+    rule = _check_format(actual, table, dtype, atol, ulps)
+    dtype = rule[0]
     preset = fields.get("preset")
     if (
         grid is not None
         or any(preset == row[0] for row in _GRID_PRESETS)
         or any(fields.get(row[0]) is not None for row in _GRID_FIELDS)
     ):
-        return _grid_compare(table, grid, dtype, origin, atol, ulps, convention, fields)
+        return _grid_compare(table, grid, rule, convention, fields)
     asked = _convention("compare", d_model, convention, fields, refuse_odd=False)
     asked._check_rows(seq_len)
     asked._exponents(d_model)  # refuses a shift too large for this width
@@ -1940,28 +1936,13 @@ def compare(
         # The convention has no table of this width: nothing to compare with.
         for _ in table.read():
             pass  # counts what is not finite
-        report = Report(
-            shape=(seq_len, d_model),
-            convention=asked._name(),
-            dtype=dtype,
-            atol=atol,
-            ulps=ulps,
-            failures=0,
-            max_abs_error=_NAN,
-            max_ulp_error=_NAN,
-            worst=None,
-            diagnosis=None,
-            not_finite=table.not_finite[:5],
-            not_finite_count=table.not_finite_count,
-        )
-        report.diagnosis, report.causes = _diagnose(
-            table, None, dtype, {}, table.not_finite, asked, not_finite_count=table.not_finite_count
-        )
+        found = _diagnose(table, None, dtype, {}, table.not_finite, asked, not_finite_count=table.not_finite_count)
+        report = _report(table, rule, None, asked._name(), found)
         report.uncheckable = (
             f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
         )
-        return _with_origin(report, origin, table)
-    comparison = _tally(table, asked, dtype, atol, ulps)
+        return report
+    comparison = _tally(table, asked, dtype, rule[2], rule[3])
     diagnosis: "Optional[str]" = None
     causes: "Tuple[str, ...]" = ()
     unjudged = 2 * comparison.unjudged > seq_len * d_model
@@ -1983,32 +1964,13 @@ def compare(
         rotary = None if causes else _as_rotary(table, dtype)
         if rotary is not None:
             diagnosis, causes = rotary  # nothing a table does explains it, and it is a rotary cache
-    report = Report(
-        shape=(seq_len, d_model),
-        convention=asked._name(d_model),
-        dtype=dtype,
-        atol=atol,
-        ulps=ulps,
-        failures=comparison.failures,
-        max_abs_error=comparison.max_abs,
-        max_ulp_error=comparison.max_ulps,
-        worst=comparison.worst,
-        diagnosis=diagnosis,
-        not_finite=table.not_finite[:5],
-        not_finite_count=table.not_finite_count,
-    )
-    report.rule = comparison.allowance.rule
-    report.causes = causes
-    return _with_origin(report, origin, table, comparison)
+    return _report(table, rule, comparison, asked._name(d_model), (diagnosis, causes))
 
 
 def _grid_compare(
     table: "_Source",
     shape: "Optional[Sequence[object]]",
-    dtype: str,
-    origin: "Optional[str]",
-    atol: "Optional[float]",
-    ulps: "Optional[float]",
+    rule: "_Rule",
     convention: object,
     fields: "Dict[str, object]",
 ) -> "Report":
@@ -2024,6 +1986,7 @@ def _grid_compare(
     grid preset, or where the damage is), the report.
     """
     seq_len, d_model = table.count, table.width
+    dtype = rule[0]
     preset = fields.get("preset")
     prefix = fields.get("prefix")
     if shape is None:
@@ -2046,7 +2009,7 @@ def _grid_compare(
             f"actual must have {count} rows for the {shown} grid (a row per cell, after {plan[2]} prefix rows),"
             f" got {seq_len}"
         )
-    comparison = _grid_tally(table, plan, dtype, atol, ulps, True)
+    comparison = _grid_tally(table, plan, dtype, rule[2], rule[3], True)
     changed = [f"{name}={_short(given)}" for name, given in fields.items() if name != "preset" and given is not None]
     if isinstance(convention, Convention):
         name = convention._name()
@@ -2092,24 +2055,9 @@ def _grid_compare(
                 " tried explains the table (on this shape, its axes swapped or a shape its rows show, each with a"
                 " position scale read from the table)."
             )
-    report = Report(
-        shape=(seq_len, d_model),
-        convention=name,
-        dtype=dtype,
-        atol=atol,
-        ulps=ulps,
-        failures=comparison.failures,
-        max_abs_error=comparison.max_abs,
-        max_ulp_error=comparison.max_ulps,
-        worst=comparison.worst,
-        diagnosis=diagnosis,
-        not_finite=table.not_finite[:5],
-        not_finite_count=table.not_finite_count,
+    return _report(
+        table, rule, comparison, name, (diagnosis, causes), f"the {name} convention on a grid of {shown} cells"
     )
-    report.subject = f"the {name} convention on a grid of {shown} cells"
-    report.rule = comparison.allowance.rule
-    report.causes = causes
-    return _with_origin(report, origin, table, comparison)
 
 
 def _as_rotary(table: "_Source", dtype: str) -> "Optional[Tuple[str, Tuple[str, ...]]]":
@@ -2345,18 +2293,12 @@ def compare_rope(
     axes = _rope_axes(head_dim, base, layout, scaling, axes_dim, positions, seq_len, "the table's rows")
     setup = _Rope(head_dim, base, layout, scaling) if axes is None else _Rope(head_dim, base, layout, None)
     given = _rope_positions(positions, seq_len, "the table's rows") if axes is None else None
-    dtype, origin = _check_format(actual, dtype)
-    table.rounding = dtype
-    if origin in ("the array's dtype", "the tensor's dtype"):
-        table.dtype = dtype  # its values are numbers of dtype already
-    if atol is not None:
-        atol = _check_tolerance("atol", atol)
-    if ulps is not None:
-        ulps = _check_tolerance("ulps", ulps)
+    rule = _check_format(actual, table, dtype, atol, ulps)
+    dtype = rule[0]
     vectors = _rope_vectors(kind, x, seq_len, width, setup)
     request = _RopeRequest(setup, kind, vectors, given)
     request.axes = axes
-    comparison = _rope_comparison(table, request, dtype, atol, ulps)
+    comparison = _rope_comparison(table, request, dtype, rule[2], rule[3])
     allowance = comparison.allowance
     what = "rotated vectors" if kind == "rotated" else f"{kind} cache"
     name = setup.name(what) if axes is None else f"{axes[0][0][0].name(what)[:-1]}, {axes[3]})"
@@ -2376,24 +2318,7 @@ def compare_rope(
             f" default tolerance, in the columns of axes {', '.join(map(str, which))} (counted from 0); the first"
             f" is [{r}][{c}], axis {chosen[c][0]}'s, {table[r][c]!r}, expected {expected!r}."
         )
-    report = Report(
-        shape=(seq_len, width),
-        convention=name,
-        dtype=dtype,
-        atol=atol,
-        ulps=ulps,
-        failures=comparison.failures,
-        max_abs_error=comparison.max_abs,
-        max_ulp_error=comparison.max_ulps,
-        worst=comparison.worst,
-        diagnosis=diagnosis,
-        not_finite=table.not_finite[:5],
-        not_finite_count=table.not_finite_count,
-    )
-    report.subject = f"the {name}"
-    report.rule = allowance.rule
-    report.causes = causes
-    return _with_origin(report, origin, table, comparison)
+    return _report(table, rule, comparison, name, (diagnosis, causes), f"the {name}")
 
 
 class Report:
@@ -2938,26 +2863,26 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
     call that reproduces it, and its causes; or None.  stored: the words for values rounded to dtype, a
     narrower format than the one asked for ('' if not).
 
-    Read in turn from the values, none given:
+    Read in turn from the values, none given (where each step lives):
 
-    1. The layout: which columns repeat (interleaved: 2k and 2k + 1; half: k and k + h) on most rows.
-    2. The grid, walked back from the last row (its last cell): a step along the fastest axis changes
-       only that axis's pairs, so its length is the first step back whose changed pairs are apart from
+    1. (_AxesGrid) The layout: which columns repeat (interleaved: 2k and 2k + 1; half: k and k + h) on most rows.
+    2. (_AxesGrid.walk) The grid, walked back from the last row (its last cell): a step along the fastest axis
+       changes only that axis's pairs, so its length is the first step back whose changed pairs are apart from
        those of the steps before; the next axis's length is read the same way with steps of that many
        rows.  The walk stops at row 0 or at a step that also changes an axis read before (rows before
        the grid: text tokens).  Each pair is labelled with the grid axis it turns with, or none (an
        axis that keeps its position, or a pair too slow to change in dtype).
-    3. Each labelled pair's frequency w along its axis's line of cells, whose positions are unknown:
-       the values x(p) of cos or sin obey x(p - m) + x(p + m) = 2 cos(m w) x(p), so cos(m w) is their
+    3. (_AxesGrid.speeds) Each labelled pair's frequency w along its axis's line of cells, whose positions are
+       unknown: the values x(p) of cos or sin obey x(p - m) + x(p + m) = 2 cos(m w) x(p), so cos(m w) is their
        ratio (the median over the line), m doubled while m w is below 1.5, for precision.
-    4. The splits the labels allow: runs of one label (the slow pairs after a run its own, a leading run
-       of none an axis that keeps its position) as axes_dim's widths, each axis's frequencies
-       base**(-j/n) from its first pair, or as M-RoPE's sections on one ladder base**(-k/h); labels that
-       repeat every 3 (or 2) pairs as interleaved M-RoPE.  The sections models use come first where the
+    4. (_axes_splits, _AxesStory.bases) The splits the labels allow: runs of one label (the slow pairs after a
+       run its own, a leading run of none an axis that keeps its position) as axes_dim's widths, each axis's
+       frequencies base**(-j/n) from its first pair, or as M-RoPE's sections on one ladder base**(-k/h); labels
+       that repeat every 3 (or 2) pairs as interleaved M-RoPE.  The sections models use come first where the
        labels allow them.  The base is fitted over every pair read, weighted by each reading's precision,
        every pair agreeing with it; the simplest number near it is tried, then the bases models use.
-    5. Each row's position on each axis, read as _rope_fit reads one (the slowest pair first; of its
-       branches, the one whose values come nearest), then fitted: the grid's cells as an origin plus the
+    5. (_AxesStory.fit) Each row's position on each axis, read as _rope_fit reads one (the slowest pair first;
+       of its branches, the one whose values come nearest), then fitted: the grid's cells as an origin plus the
        cell's coordinate along the grid axis the axis's pairs turn with, times the axis's spacing (1; for
        axes_dim, what its first pair reads where that is p/q, q a power of two up to 16: HunyuanDiT's
        crop, half a position a cell), the rows before the grid as one
@@ -2965,98 +2890,147 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
        Qwen2-VL's).  Each origin is the one most rows' readings say (an axis kept at one position, whose
        fast pairs alias, tries the other axes' origins and the rows before the grid's count too); a fit
        holds where all but _DAMAGE_ITEMS rows have the values its positions give.
-    6. The setup checked on every element by the default rule (_rope_comparison); named when the table
-       passes or fails in at most _DAMAGE_ITEMS elements, which are named.
-
-    Long because the reading is one piece, each step using the numbers read before it (the map's budget).
+    6. (_AxesStory.told) The setup checked on every element by the default rule (_rope_comparison); named when
+       the table passes or fails in at most _DAMAGE_ITEMS elements, which are named.
     """
-    count, width = len(table), len(table[0])
-    if count < 8 or width % 2 or kind not in ("cos", "sin"):
+    grid = _AxesGrid(table, kind, dtype)
+    if len(grid.axes) < 2:
         return None
-    h = width // 2
-    precision = _DTYPES[dtype][0]
-    ulp = _power_of_two(1 - precision)
-    near = max(1e-4, 16 * ulp)
-    sample = _sample_rows(count)
-    # 1. The layout, and each row's value of each pair.
-    for layout in ("interleaved", "half"):
-        again = 1 if layout == "interleaved" else h
-        columns = [2 * k if layout == "interleaved" else k for k in range(h)]
-        # All but an eighth of the sampled rows (a damaged element spoils its row's repeat).
-        if (
-            sum(1 for r in sample if any(abs(table[r][c] - table[r][c + again]) > near for c in columns))
-            <= len(sample) // 8
-        ):
-            break
-    else:
-        return None
-    if not all(-1.5 < table[r][c] < 1.5 for r in sample for c in columns):
-        return None  # not finite, or not a cos or sin
-    last = count - 1
+    splits, allowed = _axes_splits(grid.label)
+    verified = 0
+    for split, sizes, pairs in splits:
+        story = _AxesStory(grid, split, sizes, pairs)
+        for base in story.bases():
+            if not story.fit(base) or verified == 2:
+                continue
+            verified += 1
+            told = story.told(dtype, stored, allowed.get(split, []))
+            if told is not None:
+                return told
+    return None
 
-    def changed(r: int) -> "Set[int]":
-        return set(k for k, c in enumerate(columns) if table[r][c] != table[last][c])
 
-    # 2. The grid's axes, fastest first: (rows a step, length, the pairs that turn with it).  Where every pair
-    # turns along the first, the rows are one position each: a long cache is left after a few steps.
-    axes: "List[Tuple[int, int, Set[int]]]" = []
-    stride, turning, steps = 1, changed(last - 1), 2
-    before: "Set[int]" = set()
-    while 0 < len(turning) < h:
-        r = last - steps * stride
-        moved = changed(r) if r >= 0 else set()
-        if moved and not moved & before and moved & turning:
-            turning |= moved  # further along the same axis: its slower pairs join
-            steps += 1
-            continue
-        axes.append((stride, steps, turning))
-        if not moved or moved & before or len(axes) == 3:
-            break  # the grid's first cell: row 0, or rows before the grid
-        before |= turning
-        stride, turning, steps = stride * steps, moved, 2
-    cells = 1
-    for _, n, _ in axes:
-        cells *= n
-    prefix = count - cells
-    label = [-1] * h  # each pair's grid axis, -1 for none
-    for g, (_, _, turned) in enumerate(axes):
-        for k in turned:
-            if label[k] >= 0:
-                return None  # a pair turning with two axes: no split explains it
-            label[k] = g
-    if len(axes) < 2 or prefix < 0:
-        return None
-    values = [[row[c] for c in columns] for row in table]
-    # 3. Each labelled pair's frequency, and its relative precision: each value is within half an ulp of
-    # itself, so the ratio is within (|x(p - m)| + |x(p + m)|) ulp / (4 |x(p)|) + ulp / 2 <= 2.5 ulps
-    # (|x(p)| >= 1/4 taken), m w within 4 ulps / sin(m w), and w within 4 ulps / (m w sin(m w)) of itself.
-    speeds, spreads = [0.0] * h, [_INF] * h
-    for k in range(h):
-        if label[k] < 0:
-            continue
-        step, n, _ = axes[label[k]]
-        line = [values[last - i * step][k] for i in range(n)]
-        m = 1
-        while 2 * m < n:
-            ratios = sorted(
-                (line[i - m] + line[i + m]) / (2 * line[i]) for i in range(m, n - m) if abs(line[i]) >= 0.25
-            )
-            if not ratios:
+# The M-RoPE sections models use, with their words: the diagnosis tries them first.  Constant tuples, in flash.
+_MROPE_SECTIONS = (
+    ((16, 24, 24), "Qwen2-VL's and Qwen2.5-VL's"),
+    ((24, 20, 20), "Qwen3-VL's"),
+    ((8, 12, 12), "GLM-4V's"),
+)
+
+
+class _AxesGrid:
+    """A cos or sin cache read as a grid of cells (steps 1 to 3 of _rope_axes_found): its layout, each row's
+    value of each pair (values), the grid's axes fastest first as (rows a step, length, the pairs that turn
+    with it), the rows before the grid (prefix), each pair's grid axis (label, -1 for none), and each
+    labelled pair's frequency along its axis with its relative precision (speeds, spreads; read: the pairs
+    read well enough to fit a law).  axes holds fewer than 2 where the table shows no grid of cells."""
+
+    def __init__(self, table: "_Source", kind: str, dtype: str) -> None:
+        self.table, self.count, width = table, len(table), len(table[0])
+        self.width, self.kind, self.h = width, kind, width // 2
+        self.ulp = _power_of_two(1 - _DTYPES[dtype][0])
+        self.axes: "List[Tuple[int, int, Set[int]]]" = []
+        self.layout, self.prefix, self.label, self.values = "half", 0, [-1] * self.h, [[0.0]]
+        self.speeds, self.spreads, self.read = [0.0] * self.h, [_INF] * self.h, []
+        if self.count < 8 or width % 2 or kind not in ("cos", "sin"):
+            return
+        h, near, sample = self.h, max(1e-4, 16 * self.ulp), _sample_rows(self.count)
+        # 1. The layout: all but an eighth of the sampled rows repeat its columns (a damaged element spoils its row's).
+        for layout in ("interleaved", "half"):
+            again = 1 if layout == "interleaved" else h
+            columns = [2 * k if layout == "interleaved" else k for k in range(h)]
+            if (
+                sum(1 for r in sample if any(abs(table[r][c] - table[r][c + again]) > near for c in columns))
+                <= len(sample) // 8
+            ):
                 break
-            angle = math.acos(min(1.0, max(-1.0, ratios[len(ratios) // 2])))
-            if angle > 2.5 or (speeds[k] and abs(angle - m * speeds[k]) > 0.5):
-                break  # near a half turn, or past it: the reading before stands
-            if angle > 0.0:  # a ratio of 1 reads nothing: a longer step may
-                speeds[k], spreads[k] = angle / m, 4 * ulp / (math.sin(angle) * angle)
-            if angle > 1.5:
-                break
-            m *= 2
-    # The pairs read to 0.1%, or to 32 ulps of a narrow format (bfloat16's: 25%, its fit made of many pairs).
-    read = [k for k in range(h) if spreads[k] < max(1e-3, 32 * ulp) and speeds[k] > 0.0]
-    # 4. The splits the labels allow: (kind, pairs per axis, each pair's (axis, exponent e: w = base**-e)).
-    known = (((16, 24, 24), "Qwen2-VL's and Qwen2.5-VL's"), ((24, 20, 20), "Qwen3-VL's"), ((8, 12, 12), "GLM-4V's"))
+        else:
+            return
+        if not all(-1.5 < table[r][c] < 1.5 for r in sample for c in columns):
+            return  # not finite, or not a cos or sin
+        self.layout = layout
+        if self.walk(table, columns):
+            self.values = [[row[c] for c in columns] for row in table]
+            self.speeds, self.spreads = self.speeds_read()
+            # The pairs read to 0.1%, or to 32 ulps of a narrow format (bfloat16's: 25%, its fit made of many pairs).
+            self.read = [k for k in range(h) if self.spreads[k] < max(1e-3, 32 * self.ulp) and self.speeds[k] > 0.0]
+
+    def walk(self, table: "_Source", columns: "List[int]") -> bool:
+        """2. The grid's axes, fastest first, and each pair's label; whether they make a grid of 2 or 3 axes.
+        Where every pair turns along the first, the rows are one position each: a long cache is left after a
+        few steps."""
+        last, h = self.count - 1, self.h
+
+        def changed(r: int) -> "Set[int]":
+            return set(k for k, c in enumerate(columns) if table[r][c] != table[last][c])
+
+        axes = self.axes
+        stride, turning, steps = 1, changed(last - 1), 2
+        before: "Set[int]" = set()
+        while 0 < len(turning) < h:
+            r = last - steps * stride
+            moved = changed(r) if r >= 0 else set()
+            if moved and not moved & before and moved & turning:
+                turning |= moved  # further along the same axis: its slower pairs join
+                steps += 1
+                continue
+            axes.append((stride, steps, turning))
+            if not moved or moved & before or len(axes) == 3:
+                break  # the grid's first cell: row 0, or rows before the grid
+            before |= turning
+            stride, turning, steps = stride * steps, moved, 2
+        cells = 1
+        for _, n, _ in axes:
+            cells *= n
+        self.prefix = self.count - cells
+        for g, (_, _, turned) in enumerate(axes):
+            for k in turned:
+                if self.label[k] >= 0:
+                    del axes[:]  # a pair turning with two axes: no split explains it
+                    return False
+                self.label[k] = g
+        if len(axes) < 2 or self.prefix < 0:
+            del axes[:]
+            return False
+        return True
+
+    def speeds_read(self) -> "Tuple[List[float], List[float]]":
+        """3. Each labelled pair's frequency, and its relative precision: each value is within half an ulp of
+        itself, so the ratio is within (|x(p - m)| + |x(p + m)|) ulp / (4 |x(p)|) + ulp / 2 <= 2.5 ulps
+        (|x(p)| >= 1/4 taken), m w within 4 ulps / sin(m w), and w within 4 ulps / (m w sin(m w)) of itself."""
+        h, last, ulp = self.h, self.count - 1, self.ulp
+        speeds, spreads = [0.0] * h, [_INF] * h
+        for k in range(h):
+            if self.label[k] < 0:
+                continue
+            step, n, _ = self.axes[self.label[k]]
+            line = [self.values[last - i * step][k] for i in range(n)]
+            m = 1
+            while 2 * m < n:
+                ratios = sorted(
+                    (line[i - m] + line[i + m]) / (2 * line[i]) for i in range(m, n - m) if abs(line[i]) >= 0.25
+                )
+                if not ratios:
+                    break
+                angle = math.acos(min(1.0, max(-1.0, ratios[len(ratios) // 2])))
+                if angle > 2.5 or (speeds[k] and abs(angle - m * speeds[k]) > 0.5):
+                    break  # near a half turn, or past it: the reading before stands
+                if angle > 0.0:  # a ratio of 1 reads nothing: a longer step may
+                    speeds[k], spreads[k] = angle / m, 4 * ulp / (math.sin(angle) * angle)
+                if angle > 1.5:
+                    break
+                m *= 2
+        return speeds, spreads
+
+
+def _axes_splits(
+    label: "List[int]",
+) -> "Tuple[List[Tuple[str, List[int], List[Tuple[int, float]]]], Dict[str, List[List[int]]]]":
+    """4. The splits a grid's labels allow, each as (kind, pairs per axis, each pair's (axis, exponent e: its
+    frequency base**-e)), and each kind's sections the labels allow, as each pair's axis."""
+    h = len(label)
     splits: "List[Tuple[str, List[int], List[Tuple[int, float]]]]" = []
-    allowed: "Dict[str, List[List[int]]]" = {}  # each kind's sections the labels allow, as each pair's axis
+    allowed: "Dict[str, List[List[int]]]" = {}
     runs: "List[List[int]]" = []  # [label (-1: none), first pair, pairs]
     for k in range(h):
         if runs and label[k] in (-1, runs[-1][0]):
@@ -3067,14 +3041,14 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
     if len(set(run[0] for run in runs)) == len(runs):
         sizes = [run[2] for run in runs]
         splits.append(("axes_dim", sizes, [(a, j / n) for a, (_, _, n) in enumerate(runs) for j in range(n)]))
-        sections += [("", list(s)) for s, _ in known if list(s) != sizes] + [("", sizes)]
+        sections += [("", list(s)) for s, _ in _MROPE_SECTIONS if list(s) != sizes] + [("", sizes)]
     for n in (3, 2):
         # The least sections the labels allow: axis a (a > 0) takes pair k = a, and each later pair of its residue
         # that turns as pair a does (past its section, a pair is the first axis's: it turns as that does).
         least = [max([k // n + 1 for k in range(a, h, n) if label[k] == label[a] >= 0] or [1]) for a in range(n)]
         minimal = [h - sum(least[1:])] + least[1:]
         # Known sections nearest the least first (fewest pairs given to an axis where none turned), then the least.
-        tried = sorted((list(s) for s, _ in known), key=lambda s: sum(s[1:]))
+        tried = sorted((list(s) for s, _ in _MROPE_SECTIONS), key=lambda s: sum(s[1:]))
         sections += [("interleaved", s) for s in tried + ([] if minimal in tried else [minimal])]
     for interleaved, section in sections:
         n = len(section)
@@ -3092,243 +3066,271 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
         ):
             splits.append(("mrope" + interleaved, section, [(owner[k], k / h) for k in range(h)]))
             allowed.setdefault("mrope" + interleaved, []).append(owner)
+    return splits, allowed
 
-    wave = math.cos if kind == "cos" else math.sin
-    verified = 0
-    for split, sizes, pairs in splits:
-        n = len(sizes)
+
+class _AxesStory:
+    """One split of a grid read (_AxesGrid), fitted (steps 4 to 6 of _rope_axes_found): its bases, each row's
+    positions on each axis with that base, and the words and call of the setup, checked on every element.
+
+    Positions are counted in each axis's units, 1 / q of its spacing p/q: whole numbers."""
+
+    def __init__(self, grid: "_AxesGrid", split: str, sizes: "List[int]", pairs: "List[Tuple[int, float]]") -> None:
+        self.grid, self.split, self.sizes, self.pairs = grid, split, sizes, pairs
+        n = self.n = len(sizes)
         # Each axis's spacing between neighbouring cells, p/q positions (q a power of two, so that the positions
         # are floats exactly): 1, or, for axes_dim, whose first frequency is 1, what its first pair reads
         # (HunyuanDiT's crop: half a position a cell).
-        spacing = [(1, 1)] * n
+        self.spacing: "List[_Fraction]" = [(1, 1)] * n
+        speeds, spreads = grid.speeds, grid.spreads
         for axis in range(n if split == "axes_dim" else 0):
             first = [k for k, (a, _) in enumerate(pairs) if a == axis][0]
-            if first in read and abs(speeds[first] - 1) > 8 * spreads[first]:
-                for q in (2, 4, 8, 16):
-                    p = int(round(speeds[first] * q))
-                    if p > 0 and abs(p / q - speeds[first]) <= 8 * spreads[first] * speeds[first]:
-                        spacing[axis] = (p, q)
-                        break
-        unit = [spacing[a][0] / spacing[a][1] for a, _ in pairs]  # each pair's, to divide its reading by
-        # The base: ln w_k = -e_k ln(base) on every pair read, each reading within spreads[k] of ln w_k; ln(base)
-        # fitted by least squares weighted 1 / spreads[k]**2, within 1 / sqrt(sum (e_k / spreads[k])**2).  Every
-        # pair read agrees with it; then the simplest number near it and the bases models use (and 256,
-        # HunyuanVideo's), nearest first.
-        usable = [k for k in read if pairs[k][1] > 0.0]
+            if first in grid.read and abs(speeds[first] - 1) > 8 * spreads[first]:
+                within = 8 * spreads[first] * speeds[first]
+                self.spacing[axis] = _fraction_near(speeds[first], within, (2, 4, 8, 16)) or (1, 1)
+        # The grid's cells: each axis at its origin plus the cell's coordinate along the grid axis its pairs
+        # turn with (none: the origin on every cell).
+        self.dims: "List[Optional[int]]" = []
+        for axis in range(n):
+            turned = set(grid.label[k] for k, (a, _) in enumerate(pairs) if a == axis and grid.label[k] >= 0)
+            self.dims.append(turned.pop() if len(turned) == 1 else None)
+        self.base: object = None
+        self.ladders: "List[List[Tuple[float, int]]]" = []
+        self.readings: "List[List[Tuple[float, float]]]" = []
+        self.origin: "List[int]" = []
+        self.start: "List[int]" = []
+        self.text = False
+
+    def bases(self) -> "List[object]":
+        """The bases to try: ln w_k = -e_k ln(base) on every pair read, each reading within spreads[k] of ln w_k;
+        ln(base) fitted by least squares weighted 1 / spreads[k]**2, within 1 / sqrt(sum (e_k / spreads[k])**2).
+        Every pair read agrees with it; then the simplest number near it and the bases models use (and 256,
+        HunyuanVideo's), nearest first.  None where no pair is read or one disagrees."""
+        speeds, spreads, pairs = self.grid.speeds, self.grid.spreads, self.pairs
+        unit = [self.spacing[a][0] / self.spacing[a][1] for a, _ in pairs]  # each pair's, to divide its reading by
+        usable = [k for k in self.grid.read if pairs[k][1] > 0.0]
         if not usable:
-            continue
+            return []
         weight = sum((pairs[k][1] / spreads[k]) ** 2 for k in usable)
         log_base = sum(-math.log(speeds[k] / unit[k]) * pairs[k][1] / spreads[k] ** 2 for k in usable) / weight
         within = 4 / math.sqrt(weight)
-        if not all(abs(math.log(speeds[k] / unit[k]) + pairs[k][1] * log_base) <= 8 * spreads[k] + 1e-6 for k in read):
-            continue
+        if not all(
+            abs(math.log(speeds[k] / unit[k]) + pairs[k][1] * log_base) <= 8 * spreads[k] + 1e-6 for k in self.grid.read
+        ):
+            return []
         bases: "List[object]" = [_number(_rational("base", _simplest(math.exp(log_base), within)))]
         for model in sorted(_BASES + (256,), key=lambda x: abs(math.log(x) - log_base)):
             if abs(math.log(model) - log_base) <= within and model not in bases:
                 bases.append(model)
-        for base in bases:
-            b = _to_float(_rational("base", base))
-            # 5. Each row's position on each axis: (the position, its error), each axis's pairs slowest first.
-            ladders = [sorted((math.pow(b, -e), k) for k, (a, e) in enumerate(pairs) if a == axis) for axis in range(n)]
+        return bases
 
-            def reading(row: "List[float]", ladder: "List[Tuple[float, int]]") -> "Tuple[float, float]":
-                best_reading = (_INF, 0.0, _INF)  # (how far its values are, the position, its error)
-                w0, k0 = ladder[0]
-                x0 = min(1.0, max(-1.0, row[k0]))
-                first = math.acos(x0) if kind == "cos" else math.asin(x0)
-                for start in (first,) if kind == "cos" else (first, math.pi - first):
-                    # A reading's angle is within an ulp / sqrt(1 - x**2): the position within ulp / quality.
-                    estimate, quality = start / w0, w0 * math.sqrt(max(0.0, 1 - x0 * x0))
-                    for w, k in ladder[1:]:
-                        q = w * math.sqrt(max(0.0, 1 - row[k] * row[k]))
-                        if q > quality:
-                            estimate, quality = _angle_near(kind, row[k], estimate * w) / w, q
-                    far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
-                    if far < best_reading[0]:
-                        best_reading = (far, estimate, ulp / quality if quality else _INF)
-                return best_reading[1], best_reading[2]
+    def fit(self, base: object) -> bool:
+        """5. Each row's position on each axis with this base; whether all but _DAMAGE_ITEMS rows have the
+        values the positions fitted give."""
+        grid, n, spacing, prefix, count = self.grid, self.n, self.spacing, self.grid.prefix, self.grid.count
+        b = _to_float(_rational("base", base))
+        self.base = base
+        # Each axis's pairs, slowest first.
+        self.ladders = [
+            sorted((math.pow(b, -e), k) for k, (a, e) in enumerate(self.pairs) if a == axis) for axis in range(n)
+        ]
+        self.readings = [[self.reading(row, ladder) for ladder in self.ladders] for row in grid.values]
+        self.origin = [
+            self.nearest(range(prefix, count), a, lambda r: spacing[a][0] * self.coordinate(r, self.dims[a]))
+            for a in range(n)
+        ]
+        # An axis kept at one position over the grid whose pairs are all fast reads it modulo their turns:
+        # the other axes' origins and the count of rows before the grid (Qwen2-VL's image after its text
+        # tokens) are tried too, the one whose values fit the most rows kept (the one read, of as many).
+        for a in range(n):
+            if self.dims[a] is None and spacing[a] == (1, 1):
+                options = [self.origin[a]] + [self.origin[o] for o in range(n) if o != a and spacing[o] == (1, 1)]
+                options.append(prefix)
+                fits: "List[Tuple[int, int]]" = []
+                for option in options:
+                    self.origin[a] = option
+                    fits.append((self.misfits(range(prefix, count), self.at), len(fits)))
+                self.origin[a] = options[min(fits)[1]]
+        # The rows before the grid: one row of positions repeated, or p + o on every axis; the one fewer rows misfit.
+        fitted: "List[Tuple[int, bool, List[int]]]" = []
+        for text in (False, True) if prefix else ():
+            if text and any(q > 1 for _, q in spacing):
+                continue  # text tokens' positions are whole
+            start = [self.nearest(range(prefix), a, (lambda r: r) if text else (lambda r: 0)) for a in range(n)]
+            if not text or len(set(start)) == 1:
+                fitted.append((self.misfits(range(prefix), lambda r, a: start[a] + (r if text else 0)), text, start))
+        wrong, self.text, self.start = min(fitted, key=lambda fit: fit[0]) if fitted else (0, False, [])
+        return wrong + self.misfits(range(prefix, count), self.at) <= _DAMAGE_ITEMS
 
-            readings = [[reading(row, ladder) for ladder in ladders] for row in values]
+    def reading(self, row: "List[float]", ladder: "List[Tuple[float, int]]") -> "Tuple[float, float]":
+        """A row's position on one axis, and its error: of the slowest pair's branches, the one whose values come
+        nearest, unwrapped through the faster pairs."""
+        kind, wave = self.grid.kind, math.cos if self.grid.kind == "cos" else math.sin
+        best = (_INF, 0.0, _INF)  # (how far its values are, the position, its error)
+        w0, k0 = ladder[0]
+        x0 = min(1.0, max(-1.0, row[k0]))
+        first = math.acos(x0) if kind == "cos" else math.asin(x0)
+        for start in (first,) if kind == "cos" else (first, math.pi - first):
+            # A reading's angle is within an ulp / sqrt(1 - x**2): the position within ulp / quality.
+            estimate, quality = _unwrapped(kind, [(w, row[k]) for w, k in ladder], start / w0)
+            far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
+            if far < best[0]:
+                best = (far, estimate, self.grid.ulp / quality if quality else _INF)
+        return best[1], best[2]
 
-            # Positions counted in each axis's units, 1 / q of its spacing p/q: whole numbers.
-            def misfits(rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
-                # The rows where some axis's values are not those of the position given: each pair's value
-                # within 2**-18 (1 + |angle|) of the wave (a framework's float32 arithmetic, as the diagnosis's
-                # sample allows) plus 2 ulps of itself.  Values, not readings: a fast axis's reading aliases
-                # past half a turn of its slowest pair (text tokens' long runs), its values do not.
-                wrong = 0
-                for r in rows:
-                    row = values[r]
-                    for a, ladder in enumerate(ladders):
-                        at_r = at(r, a) / spacing[a][1]
-                        if any(
-                            abs(wave(at_r * w) - row[k])
-                            > _power_of_two(-18) * (1 + abs(at_r * w)) + 2 * ulp * abs(row[k])
-                            for w, k in ladder
-                        ):
-                            wrong += 1
-                            break
-                return wrong
+    def misfits(self, rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
+        """The rows where some axis's values are not those of the position given: each pair's value within
+        2**-18 (1 + |angle|) of the wave (a framework's float32 arithmetic, as the diagnosis's sample allows)
+        plus 2 ulps of itself.  Values, not readings: a fast axis's reading aliases past half a turn of its
+        slowest pair (text tokens' long runs), its values do not."""
+        wave, ulp, wrong = math.cos if self.grid.kind == "cos" else math.sin, self.grid.ulp, 0
+        for r in rows:
+            row = self.grid.values[r]
+            for a, ladder in enumerate(self.ladders):
+                at_r = at(r, a) / self.spacing[a][1]
+                if any(
+                    abs(wave(at_r * w) - row[k]) > _power_of_two(-18) * (1 + abs(at_r * w)) + 2 * ulp * abs(row[k])
+                    for w, k in ladder
+                ):
+                    wrong += 1
+                    break
+        return wrong
 
-            def nearest(rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
-                # The units most of axis a's readings precise to a quarter unit say, less each row's offset (a
-                # damaged row, an aliased reading are outvoted); the most precise reading's where none is.
-                q = spacing[a][1]
-                votes: "Dict[int, int]" = {}
-                for r in rows:
-                    x, error = readings[r][a]
-                    if error * q < 0.25:
-                        units = int(round(x * q)) - offset(r)
-                        votes[units] = votes.get(units, 0) + 1
-                if votes:
-                    return max(votes, key=lambda units: votes[units])
-                r = min(rows, key=lambda r: readings[r][a][1])
-                return int(round(readings[r][a][0] * q)) - offset(r)
+    def nearest(self, rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
+        """The units most of axis a's readings precise to a quarter unit say, less each row's offset (a damaged
+        row, an aliased reading are outvoted); the most precise reading's where none is."""
+        q = self.spacing[a][1]
+        votes: "Dict[int, int]" = {}
+        for r in rows:
+            x, error = self.readings[r][a]
+            if error * q < 0.25:
+                units = int(round(x * q)) - offset(r)
+                votes[units] = votes.get(units, 0) + 1
+        if votes:
+            return max(votes, key=lambda units: votes[units])
+        r = min(rows, key=lambda r: self.readings[r][a][1])
+        return int(round(self.readings[r][a][0] * q)) - offset(r)
 
-            def position(units: int, a: int) -> "Union[int, float]":
-                return units if spacing[a][1] == 1 else units / spacing[a][1]
+    def at(self, r: int, a: int) -> int:
+        """Row r's position on axis a, in the axis's units, as the grid's cells fit it."""
+        return self.origin[a] + self.spacing[a][0] * self.coordinate(r, self.dims[a])
 
-            # The grid's cells: each axis at its origin plus the cell's coordinate along the grid axis its pairs
-            # turn with (none: the origin on every cell).
-            dims: "List[Optional[int]]" = []
-            for axis in range(n):
-                turned = set(label[k] for k, (a, _) in enumerate(pairs) if a == axis and label[k] >= 0)
-                dims.append(turned.pop() if len(turned) == 1 else None)
+    def coordinate(self, r: int, g: "Optional[int]") -> int:
+        """Row r's cell's coordinate along grid axis g (None: 0)."""
+        axes = self.grid.axes
+        return 0 if g is None else (r - self.grid.prefix) // axes[g][0] % axes[g][1]
 
-            def coordinate(r: int, g: "Optional[int]") -> int:
-                return 0 if g is None else (r - prefix) // axes[g][0] % axes[g][1]
+    def position(self, units: int, a: int) -> "Union[int, float]":
+        """A position counted in axis a's units, as a position."""
+        return units if self.spacing[a][1] == 1 else units / self.spacing[a][1]
 
-            origin = [
-                nearest(range(prefix, count), a, lambda r: spacing[a][0] * coordinate(r, dims[a])) for a in range(n)
-            ]
-
-            def at(r: int, a: int) -> int:
-                return origin[a] + spacing[a][0] * coordinate(r, dims[a])
-
-            # An axis kept at one position over the grid whose pairs are all fast reads it modulo their turns:
-            # the other axes' origins and the count of rows before the grid (Qwen2-VL's image after its text
-            # tokens) are tried too, the one whose values fit the most rows kept (the one read, of as many).
-            for a in range(n):
-                if dims[a] is None and spacing[a] == (1, 1):
-                    options = [origin[a]] + [origin[b] for b in range(n) if b != a and spacing[b] == (1, 1)] + [prefix]
-                    fits: "List[Tuple[int, int]]" = []
-                    for option in options:
-                        origin[a] = option
-                        fits.append((misfits(range(prefix, count), at), len(fits)))
-                    origin[a] = options[min(fits)[1]]
-
-            # The rows before the grid: one row of positions repeated, or p + o on every axis; the one fewer rows misfit.
-            fitted: "List[Tuple[int, bool, List[int]]]" = []
-            for text in (False, True) if prefix else ():
-                if text and any(q > 1 for _, q in spacing):
-                    continue  # text tokens' positions are whole
-                start = [nearest(range(prefix), a, (lambda r: r) if text else (lambda r: 0)) for a in range(n)]
-                if not text or len(set(start)) == 1:
-                    fitted.append((misfits(range(prefix), lambda r, a: start[a] + (r if text else 0)), text, start))
-            wrong, text, start = min(fitted, key=lambda fit: fit[0]) if fitted else (0, False, [])
-            wrong += misfits(range(prefix, count), at)
-            if wrong > _DAMAGE_ITEMS or verified == 2:
-                continue
-            positions = [[position(start[a] + (r if text else 0), a) for a in range(n)] for r in range(prefix)]
-            positions += [[position(at(r, a), a) for a in range(n)] for r in range(prefix, count)]
-            # 6. The check, element by element.
-            verified += 1
-            if split == "axes_dim":
-                scaling: "Optional[Dict[str, object]]" = None
-                axes_dim: "Optional[List[int]]" = [2 * s for s in sizes]
-            else:
-                scaling, axes_dim = {"mrope_section": sizes}, None
-                if split == "mropeinterleaved":
-                    scaling["mrope_interleaved"] = True
-            request = _RopeRequest(_Rope(width, base, layout, None), kind, None, None)
-            request.axes = _rope_axes(width, base, layout, scaling, axes_dim, positions, count, "the table's rows")
-            comparison = _rope_comparison(table, request, dtype, None, None)
-            if comparison.failures > _DAMAGE_ITEMS:
-                continue
-            # The words: the split, the positions (rows before the grid, the grid), the call.
-            letters = ("j", "i", "t")[: len(axes)]
-            shape = " x ".join(str(axes[g][1]) for g in reversed(range(len(axes))))
-
-            def term(a: int) -> str:
-                g, (p, q) = dims[a], spacing[a]
-                if g is None:
-                    return str(position(origin[a], a))
-                moved = letters[g] if p == 1 else f"{p} * {letters[g]}"
-                moved += "" if q == 1 else f" / {q}"
-                return moved if not origin[a] else f"{position(origin[a], a)} + {moved}"
-
-            cell = "[" + ", ".join(term(a) for a in range(n)) + "]"
-            loops = " ".join(f"for {letters[g]} in range({axes[g][1]})" for g in reversed(range(len(axes))))
-            expression = f"[{cell} {loops}]"
-            words = f"the cells of a {shape} grid at {cell.replace('[', '(').replace(']', ')')}, {letters[0]} fastest"
-            if prefix and text:
-                rows = f"range({start[0]}, {start[0] + prefix})" if start[0] else f"range({prefix})"
-                expression = f"[[{', '.join(['p'] * n)}] for p in {rows}] + " + expression
-                words = (
-                    f"{prefix} rows at ({', '.join(['p'] * n)}) for p = {start[0]} to {start[0] + prefix - 1}, then "
-                    + words
-                )
-            elif prefix:
-                shown = ", ".join(str(position(x, a)) for a, x in enumerate(start))
-                expression = f"[[{shown}]] * {prefix} + " + expression
-                words = f"{prefix} rows at ({shown}), then " + words
-            keywords = f", axes_dim={tuple(axes_dim)}" if axes_dim else f", scaling={scaling!r}"
-            if base != 10000:
-                keywords += f", base={base!r}"
-            if layout != "half":
-                keywords += f", layout={layout!r}"
-            if dtype != "float64":
-                keywords += f", dtype={dtype!r}"
-            # Named as compare_rope names it with these keywords: the setup's name and _rope_axes' words for the split.
-            what = request.setup.name(f"{kind} cache")[:-1] + f", {request.axes[3] if request.axes else ''})"
-            damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
-            said = f"the table follows the {what} with a position per axis on each row{stored}: {words}" + (
-                f", except for {len(damaged)} element{'s' if len(damaged) > 1 else ''} outside the default tolerance:"
-                f" {', '.join(damaged)}"
-                if damaged
-                else "; it reproduces every element"
+    def told(self, dtype: str, stored: str, allowed: "List[List[int]]") -> "Optional[Tuple[str, Tuple[str, ...]]]":
+        """6. The setup fitted, checked element by element; its words and call where it passes or fails in at
+        most _DAMAGE_ITEMS elements, which are named; else None."""
+        grid, n, prefix, count = self.grid, self.n, self.grid.prefix, self.grid.count
+        start, text, sizes = self.start, self.text, self.sizes
+        positions = [[self.position(start[a] + (r if text else 0), a) for a in range(n)] for r in range(prefix)]
+        positions += [[self.position(self.at(r, a), a) for a in range(n)] for r in range(prefix, count)]
+        if self.split == "axes_dim":
+            scaling: "Optional[Dict[str, object]]" = None
+            axes_dim: "Optional[List[int]]" = [2 * s for s in sizes]
+        else:
+            scaling, axes_dim = {"mrope_section": sizes}, None
+            if self.split == "mropeinterleaved":
+                scaling["mrope_interleaved"] = True
+        base, layout, kind = self.base, grid.layout, grid.kind
+        request = _RopeRequest(_Rope(grid.width, base, layout, None), kind, None, None)
+        request.axes = _rope_axes(grid.width, base, layout, scaling, axes_dim, positions, count, "the table's rows")
+        comparison = _rope_comparison(grid.table, request, dtype, None, None)
+        if comparison.failures > _DAMAGE_ITEMS:
+            return None
+        # The words: the split, the positions (rows before the grid, the grid), the call.
+        axes = grid.axes
+        letters = ("j", "i", "t")[: len(axes)]
+        shape = " x ".join(str(axes[g][1]) for g in reversed(range(len(axes))))
+        cell = "[" + ", ".join(self.term(a, letters) for a in range(n)) + "]"
+        loops = " ".join(f"for {letters[g]} in range({axes[g][1]})" for g in reversed(range(len(axes))))
+        expression = f"[{cell} {loops}]"
+        words = f"the cells of a {shape} grid at {cell.replace('[', '(').replace(']', ')')}, {letters[0]} fastest"
+        if prefix and text:
+            rows = f"range({start[0]}, {start[0] + prefix})" if start[0] else f"range({prefix})"
+            expression = f"[[{', '.join(['p'] * n)}] for p in {rows}] + " + expression
+            words = (
+                f"{prefix} rows at ({', '.join(['p'] * n)}) for p = {start[0]} to {start[0] + prefix - 1}, then "
+                + words
             )
-            # Pairs of one value on every row (too slow to turn in dtype, or at one position) show no axis: sections
-            # that differ only there fit the other pairs as well.
-            still = [k for k in range(h) if all(row[k] == values[0][k] for row in values)]
-            chosen = [a for a, _ in pairs]
-            if any(
-                o != chosen and all(o[k] == chosen[k] or k in still for k in range(h)) for o in allowed.get(split, [])
-            ):
-                groups: "List[List[int]]" = []
-                for k in still:
-                    if groups and k == groups[-1][1] + 1:
-                        groups[-1][1] = k
-                    else:
-                        groups.append([k, k])
-                whose = [name for s, name in known if list(s) == sizes]
-                shown = _join([str(a) if a == b else str(a) + " to " + str(b) for a, b in groups], ", ")
-                held = set(values[0][k] for k in still)
-                said += (
-                    f"; pairs {shown} are "
-                    + (f"{values[0][still[0]]!r} on every row" if len(held) == 1 else "each one value on every row")
-                    + ", which shows no axis, so the sections are not read from the table: these are "
-                    + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
-                )
-            call = f"rope({count}, {width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
-            plain = not prefix and not any(origin) and spacing == [(1, 1)] * n
-            if plain and n == len(axes) and dims == list(reversed(range(n))):
-                # The command line's grid: its cells, from 0, the last axis fastest, one position per axis.
-                import json
+        elif prefix:
+            shown = ", ".join(str(self.position(x, a)) for a, x in enumerate(start))
+            expression = f"[[{shown}]] * {prefix} + " + expression
+            words = f"{prefix} rows at ({shown}), then " + words
+        keywords = f", axes_dim={tuple(axes_dim)}" if axes_dim else f", scaling={scaling!r}"
+        if base != 10000:
+            keywords += f", base={base!r}"
+        if layout != "half":
+            keywords += f", layout={layout!r}"
+        if dtype != "float64":
+            keywords += f", dtype={dtype!r}"
+        # Named as compare_rope names it with these keywords: the setup's name and _rope_axes' words for the split.
+        what = request.setup.name(f"{kind} cache")[:-1] + f", {request.axes[3] if request.axes else ''})"
+        damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
+        said = f"the table follows the {what} with a position per axis on each row{stored}: {words}" + (
+            f", except for {len(damaged)} element{'s' if len(damaged) > 1 else ''} outside the default tolerance:"
+            f" {', '.join(damaged)}"
+            if damaged
+            else "; it reproduces every element"
+        )
+        said += self.sections_words(allowed)
+        call = f"rope({count}, {grid.width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
+        plain = not prefix and not any(self.origin) and self.spacing == [(1, 1)] * n
+        if plain and n == len(axes) and self.dims == list(reversed(range(n))):
+            # The command line's grid: its cells, from 0, the last axis fastest, one position per axis.
+            import json
 
-                flag = (
-                    f"--axes-dim {','.join(str(w) for w in axes_dim or ())}"
-                    if split == "axes_dim"
-                    else f"--rope-scaling '{json.dumps(scaling)}'"
-                )
-                command = f"{shape.replace(' x ', 'x')} {width} --rope {kind} {flag}"
-                command += (f" --base {base}" if base != 10000 else "") + (
-                    f" --rope-layout {layout}" if layout != "half" else ""
-                )
-                call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
-            lead = "The call that computes it without the damage" if damaged else "The call that reproduces it"
-            return f"{said}. {lead}: {call}.", ("axes",) + (("damage",) if damaged else ())
-    return None
+            flag = (
+                f"--axes-dim {','.join(str(w) for w in axes_dim or ())}"
+                if self.split == "axes_dim"
+                else f"--rope-scaling '{json.dumps(scaling)}'"
+            )
+            command = f"{shape.replace(' x ', 'x')} {grid.width} --rope {kind} {flag}"
+            command += (f" --base {base}" if base != 10000 else "") + (
+                f" --rope-layout {layout}" if layout != "half" else ""
+            )
+            call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
+        lead = "The call that computes it without the damage" if damaged else "The call that reproduces it"
+        return f"{said}. {lead}: {call}.", ("axes",) + (("damage",) if damaged else ())
+
+    def term(self, a: int, letters: "Tuple[str, ...]") -> str:
+        """Axis a's position on a cell, as an expression in the grid's letters."""
+        g, (p, q) = self.dims[a], self.spacing[a]
+        if g is None:
+            return str(self.position(self.origin[a], a))
+        moved = letters[g] if p == 1 else f"{p} * {letters[g]}"
+        moved += "" if q == 1 else f" / {q}"
+        return moved if not self.origin[a] else f"{self.position(self.origin[a], a)} + {moved}"
+
+    def sections_words(self, allowed: "List[List[int]]") -> str:
+        """Pairs of one value on every row (too slow to turn in dtype, or at one position) show no axis: where
+        sections that differ only there fit the other pairs as well, the words that say which were chosen."""
+        h, values = self.grid.h, self.grid.values
+        still = [k for k in range(h) if all(row[k] == values[0][k] for row in values)]
+        chosen = [a for a, _ in self.pairs]
+        if not any(o != chosen and all(o[k] == chosen[k] or k in still for k in range(h)) for o in allowed):
+            return ""
+        groups: "List[List[int]]" = []
+        for k in still:
+            if groups and k == groups[-1][1] + 1:
+                groups[-1][1] = k
+            else:
+                groups.append([k, k])
+        whose = [name for s, name in _MROPE_SECTIONS if list(s) == self.sizes]
+        shown = _join([str(a) if a == b else str(a) + " to " + str(b) for a, b in groups], ", ")
+        held = set(values[0][k] for k in still)
+        return (
+            f"; pairs {shown} are "
+            + (f"{values[0][still[0]]!r} on every row" if len(held) == 1 else "each one value on every row")
+            + ", which shows no axis, so the sections are not read from the table: these are "
+            + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
+        )
 
 
 def _rope_axes(
@@ -3791,11 +3793,8 @@ def _rope_fit(
         return []
     p = _DTYPES[dtype][0]
     near = max(1e-4, _power_of_two(5 - p))
-    rows = [0, 1, 2]
-    while rows[-1] * 2 < seq_len:
-        rows.append(rows[-1] * 2)
-    if rows[-1] != seq_len - 1:
-        rows.append(seq_len - 1)
+    rows = _doubling_rows(seq_len)
+    rows += [seq_len - 1] if rows[-1] != seq_len - 1 else []
     values = {r: table[r] for r in rows}
     if not all(-2.0 < x < 2.0 for row in values.values() for x in row):
         return []  # not finite, or no cosine times an attention factor near 1
@@ -3828,12 +3827,7 @@ def _rope_fit(
         # Each pair's frequency, and its precision (relative): a reading's angle is within 2**(1-p) / sqrt(1 - x**2).
         speeds, spreads = [], []
         for c in columns:
-            estimate, quality = 0.0, 0.0
-            for r in rows[1:]:
-                x = values[r][c] / amplitude
-                q = r * math.sqrt(max(0.0, 1 - x * x))
-                if q > quality:
-                    estimate, quality = _angle_near(kind, x, r * estimate) / r, q
+            estimate, quality = _unwrapped(kind, [(r, values[r][c] / amplitude) for r in rows[1:]])
             speeds.append(estimate)
             spreads.append(_power_of_two(1 - p) / (quality * estimate) if quality > 0.0 < estimate else _INF)
         # The pairs read to 0.2%, for the line; those read to 10% (slow pairs in a narrow format), for the fall.
@@ -3995,15 +3989,10 @@ def _rope_fit(
     amplitude = setup.attention.value
 
     def position_of(row: "List[float]") -> float:
-        estimate, quality = 0.0, 0.0
-        for w, c in by_speed:
-            x = row[c] / amplitude
-            if not -1.5 < x < 1.5:
-                return _NAN  # not finite, or no value of this law
-            q = w * math.sqrt(max(0.0, 1 - x * x))
-            if q > quality:
-                estimate, quality = _angle_near(kind, x, estimate * w) / w, q
-        return estimate
+        readings = [(w, row[c] / amplitude) for w, c in by_speed]
+        if not all(-1.5 < x < 1.5 for _, x in readings):
+            return _NAN  # not finite, or no value of this law
+        return _unwrapped(kind, readings)[0]
 
     def whole(x: float) -> bool:
         return x == x and abs(x - round(x)) <= 1e-3 + _power_of_two(3 - p) * abs(x)
@@ -4015,20 +4004,6 @@ def _rope_fit(
         if all(whole(x) for x in every):
             stories.append((setup, [(round(x), 1) for x in every]))
     return stories
-
-
-def _angle_near(kind: str, x: float, predicted: float) -> float:
-    """The angle whose cos (kind "cos") or sin is x, in the turn and branch nearest the prediction (of two as
-    near, the larger: angles grow from 0).
-
-    >>> round(_angle_near("sin", math.sin(2.0), 1.9), 12), round(_angle_near("cos", math.cos(7.0), 6.5), 12)
-    (2.0, 7.0)
-    """
-    x = min(1.0, max(-1.0, x))
-    angle = math.acos(x) if kind == "cos" else math.asin(x)
-    branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
-    turns = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
-    return min(turns, key=lambda t: (abs(t - predicted), -t))
 
 
 def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str], Tuple[str, ...]]":
@@ -5114,15 +5089,10 @@ def _grid_found(
                         continue  # a scale per axis (CogVideoX's): not read from one axis
                     wanted = ratio * default
                     # The simplest fraction p/q (q up to 16) within the slack, as a framework's base sizes make.
-                    scale: "object" = None
-                    for q in range(1, 17):
-                        p = round(wanted * q)
-                        if p > 0 and abs(p / q - wanted) <= slack * wanted:
-                            scale = p if q == 1 else f"{p}/{q}"
-                            break
-                    if scale is None:
+                    fraction = _fraction_near(wanted, slack * wanted, range(1, 17))
+                    if fraction is None:
                         continue
-                    keywords["position_scale"] = scale
+                    keywords["position_scale"] = fraction[0] if fraction[1] == 1 else f"{fraction[0]}/{fraction[1]}"
                     _, _, names, plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
             except (ValueError, TypeError, OverflowError):
                 continue  # no such grid of this width, or a scale read from no angle
@@ -5299,24 +5269,11 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     # How near a number read must be to a simple one to be taken for it: the values' own precision, or 1e-4.
     near = max(1e-4, _power_of_two(5 - _DTYPES[dtype][0]))
 
-    def turns(angle: float) -> float:
-        # The whole turns nearest the angle, 2 pi k.
-        return turn * round(angle / turn)
-
     def paired(convention: "Convention") -> "List[Tuple[int, int, int]]":
         # (pair, sine column, cosine column) of each pair with both, in the convention's layout.
         plan = convention._plan(d_model)
         sines = {pair: c for c, (kind, pair) in enumerate(plan) if kind == _SINE}
         return [(pair, sines[pair], c) for c, (kind, pair) in enumerate(plan) if kind == _COSINE and pair in sines]
-
-    def unwrapped(readings: "List[Tuple[float, float]]") -> float:
-        # A position from (frequency, angle) readings, slowest first: the slowest's angle over its frequency,
-        # each faster one's angle taken in the turn nearest the position so far.
-        w, angle = readings[0]
-        position = (angle - turns(angle)) / w
-        for w, angle in readings[1:]:
-            position = (angle + turns(position * w - angle)) / w
-        return position
 
     def within(fastest: float) -> float:
         # How near a whole number a position read through pairs up to this frequency is: 2**(2-p) radian over
@@ -5336,18 +5293,13 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             if not 0.0 < law[i] < 1e6:
                 break
             readings.append((law[i], angles[i]))
-        position, near_whole = unwrapped(readings), within(readings[-1][0])
-        for denominator in range(1, 17):
-            numerator = round(position * denominator)
-            if abs(numerator / denominator - position) <= near_whole:
-                return numerator if denominator == 1 else f"{numerator}/{denominator}"
-        return position
+        position = _unwrapped("angle", readings)[0]
+        fraction = _fraction_near(position, within(readings[-1][0]), range(1, 17))
+        if fraction is None:
+            return position
+        return fraction[0] if fraction[1] == 1 else f"{fraction[0]}/{fraction[1]}"
 
-    # Rows 0, 1, 2, 4, 8, ...: from row 0 to row r a pair's angle grows r times its growth per row, known to
-    # within pi / r from the rows before, so each reading takes the turn it is nearest to.
-    rows = [0, 1, 2]
-    while rows[-1] * 2 < seq_len:
-        rows.append(rows[-1] * 2)
+    rows = _doubling_rows(seq_len)
     values = {r: table[r] for r in rows + [seq_len - 1]}
     if not all(-_INF < x * x < _INF for row in values.values() for x in row):
         return []  # a value not finite, or past what a square holds: no law to read
@@ -5365,10 +5317,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             growths, first, final = [], [], []
             for s, c in pairs:
                 angles = {r: math.atan2(values[r][s], values[r][c]) for r in values}
-                growth = angles[1] - angles[0] - turns(angles[1] - angles[0])
-                for r in rows[2:]:
-                    growth = (angles[r] - angles[0] + turns(angles[0] + r * growth - angles[r])) / r
-                growths.append(growth)
+                growths.append(_unwrapped("angle", [(r, angles[r] - angles[0]) for r in rows[1:]])[0])
                 first.append(angles[0])
                 final.append(angles[seq_len - 1])
             # Falling angles: positions counting down, or (sin-cos) the cosines first.
@@ -5486,7 +5435,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             return _NAN
         if not max(squares) > 0.0:
             return _NAN
-        return unwrapped([(w, math.atan2(row[s], row[c])) for w, s, c in ladder])
+        return _unwrapped("angle", [(w, math.atan2(row[s], row[c])) for w, s, c in ladder])[0]
 
     near_whole = within(ladder[-1][0])
     sample = _sample_rows(seq_len)
@@ -5504,6 +5453,65 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
         except ValueError:
             pass
     return conventions
+
+
+def _doubling_rows(count: int) -> "List[int]":
+    """The rows a fit reads a law on, of count rows: 0, 1, 2, 4, 8, ... below count.  From row 0 to row r a
+    pair's angle grows r times its growth a row, known to within pi / r from the rows before, so each reading
+    takes the turn it is nearest to."""
+    rows = [0, 1, 2]
+    while rows[-1] * 2 < count:
+        rows.append(rows[-1] * 2)
+    return rows
+
+
+def _unwrapped(kind: str, readings: "List[Tuple[float, float]]", estimate: float = 0.0) -> "Tuple[float, float]":
+    """The number t that readings (m, x) of x = cos(m t) (kind "cos"), sin(m t) or the angle m t itself (kind
+    "angle", as atan2 reads a sine and a cosine) say, and the quality of the reading kept: each reading's angle
+    taken in the turn and branch nearest m times the estimate so far (which starts at estimate), and kept where
+    it is less sensitive to rounding than the one before: m sqrt(1 - x**2) larger (an angle read by atan2 is as
+    precise at every m: each is kept, the readings slowest first).  A reading's angle is within an ulp of x over
+    sqrt(1 - x**2), so t is within ulp / quality.  The one way the fits read a pair's frequency over rows, a
+    row's position over pairs, and a cell's over an axis's pairs.
+
+    >>> [round(x, 9) for x in _unwrapped("cos", [(1, math.cos(0.3)), (4, math.cos(1.2)), (16, math.cos(4.8))])]
+    [0.3, 15.938633741]
+    """
+    quality = 0.0
+    for m, x in readings:
+        q = m if kind == "angle" else m * math.sqrt(max(0.0, 1 - x * x))
+        if q > quality or kind == "angle":
+            estimate, quality = _angle_near(kind, x, m * estimate) / m, q
+    return estimate, quality
+
+
+def _angle_near(kind: str, x: float, predicted: float) -> float:
+    """The angle whose cos (kind "cos") or sin is x, or (kind "angle") x itself, in the turn and branch nearest
+    the prediction (of two as near, the larger: angles grow from 0).
+
+    >>> round(_angle_near("sin", math.sin(2.0), 1.9), 12), round(_angle_near("cos", math.cos(7.0), 6.5), 12)
+    (2.0, 7.0)
+    """
+    if kind == "angle":
+        return x + 2 * math.pi * round((predicted - x) / (2 * math.pi))
+    x = min(1.0, max(-1.0, x))
+    angle = math.acos(x) if kind == "cos" else math.asin(x)
+    branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
+    turns = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
+    return min(turns, key=lambda t: (abs(t - predicted), -t))
+
+
+def _fraction_near(x: float, within: float, denominators: "Iterable[int]") -> "Optional[_Fraction]":
+    """The first p/q, q taken from denominators in turn, within ``within`` of x; None if none is.
+
+    >>> _fraction_near(0.6667, 1e-3, range(1, 17)), _fraction_near(0.6667, 1e-3, (2, 4, 8, 16))
+    ((2, 3), None)
+    """
+    for q in denominators:
+        p = int(round(x * q))
+        if abs(p / q - x) <= within:
+            return p, q
+    return None
 
 
 def _simplest(x: float, tolerance: float, most: int = 3) -> "object":
@@ -7702,12 +7710,26 @@ def _as_table(actual: object, name: str = "actual") -> "List[List[float]]":
     return table
 
 
-def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
-    """The format a check rounds to, and where it came from (None for a list without dtype, or a dtype given for one).
+def _check_format(actual: object, table: "_Source", dtype: object, atol: object, ulps: object) -> "_Rule":
+    """A check's rule: the format it rounds to (the table set to round to it), where that came from (None for a
+    list without dtype, or a dtype given for one), atol and ulps checked.
 
     Without dtype, the data's own: an array's or tensor's dtype (float16, float32, float64, bfloat16), a .npy
     file's; float64 for lists and text.  A dtype given is honoured; where the data says another, the origin says so.
     """
+    dtype, origin = _format_origin(actual, dtype)
+    table.rounding = dtype
+    if origin in ("the array's dtype", "the tensor's dtype"):
+        table.dtype = dtype  # its values are numbers of dtype already
+    return (
+        dtype,
+        origin,
+        None if atol is None else _check_tolerance("atol", atol),
+        None if ulps is None else _check_tolerance("ulps", ulps),
+    )
+
+
+def _format_origin(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
     kind = getattr(actual, "dtype", None)
     # numpy's dtype.name is "float32" whatever the byte order (str() would say ">f4"); torch's str() is "torch.float32".
     held = getattr(kind, "name", None)
@@ -7721,15 +7743,34 @@ def _check_format(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
     return dtype, what if held == dtype else f"as given; {what} is {held}"
 
 
-def _with_origin(
-    report: "Report", origin: "Optional[str]", table: "_Table", comparison: "Optional[_Comparison]" = None
+def _report(
+    table: "_Source",
+    rule: "_Rule",
+    comparison: "Optional[_Comparison]",
+    name: str,
+    found: "Tuple[Optional[str], Tuple[str, ...]]",
+    subject: "Optional[str]" = None,
 ) -> "Report":
-    """The report, told where its format came from; a failing float64 check of a list or text gets the narrower format that holds it.
+    """The Report of every check (a table, a grid's, a rotary cache, rotated vectors): the comparison's counts,
+    the diagnosis and its causes (found), what the table was compared with (the setup's name, and the subject
+    where it is not "the NAME convention"), where its format came from; a failing float64 check of a list or text
+    gets the narrower format that holds it.  Without a comparison (no table of the table's width), nothing was
+    compared.
 
     With the comparison of the default rule, it takes the counts of elements judged coarsely or not at all;
     most not judged, the table cannot be checked.
     """
-    report.dtype_origin = origin
+    dtype, origin, atol, ulps = rule
+    shape = (table.count, table.width)
+    if comparison is None:
+        report = Report(shape, name, dtype, atol, ulps, 0, _NAN, _NAN, None, found[0])
+    else:
+        made = comparison.failures, comparison.max_abs, comparison.max_ulps, comparison.worst
+        report = Report(shape, name, dtype, atol, ulps, *made, diagnosis=found[0])
+        report.rule = comparison.allowance.rule
+    report.not_finite, report.not_finite_count = table.not_finite[:5], table.not_finite_count
+    report.causes, report.dtype_origin = found[1], origin
+    report.subject = report.subject if subject is None else subject
     if comparison is not None and comparison.default:
         report.share = comparison.share
         report.coarse, report.unjudged = comparison.coarse, comparison.unjudged
