@@ -181,6 +181,10 @@ if TYPE_CHECKING:
     # The types the annotations name, for mypy (nothing here runs).
     # An exact rational number (numerator, denominator > 0), in lowest terms once checked (_rational, _reduced).
     _Fraction = Tuple[int, int]
+    # An element's place in a table: (row, column).
+    _Element = Tuple[int, int]
+    # A column's place among several axes' (a multi-axis rotary cache's, a grid's): (axis, its column there).
+    _AxisColumn = Tuple[int, int]
     # A per-pair frequency law past the rational multipliers: llama3's blend, YaRN's real ramp.
     _Blend = Union["_Llama3", "_YarnRamp"]
     # Where a table to check comes from, and the table as the checker reads it (rounded to its format).
@@ -193,7 +197,7 @@ if TYPE_CHECKING:
     # A rotary embedding of several positions a row (_rope_axes): each axis's (setup, positions, the columns
     # of x it rotates), each column of a cache and of rotated vectors as (axis, its column there), in words.
     _RopeAxes = Tuple[
-        List[Tuple["_Rope", Optional[List[_Fraction]], List[int]]], List[Tuple[int, int]], List[Tuple[int, int]], str
+        List[Tuple["_Rope", Optional[List[_Fraction]], List[int]]], List[_AxisColumn], List[_AxisColumn], str
     ]
     # A check's rule as its arguments give it (_check_format): the format, where it came from, atol, ulps.
     _Rule = Tuple[str, Optional[str], Optional[float], Optional[float]]
@@ -206,7 +210,7 @@ if TYPE_CHECKING:
     # dtype); row r of the grid from such tables; and row r's index on each axis (its length for a prefix row).
     _GridPlan = Tuple[
         List[Tuple["Convention", int, int]],
-        List[Tuple[int, int]],
+        List[_AxisColumn],
         int,
         Callable[[bool, str], List[List[List[float]]]],
         Callable[[List[List[List[float]]], int], List[float]],
@@ -2321,6 +2325,48 @@ def compare_rope(
     return _report(table, rule, comparison, name, (diagnosis, causes), f"the {name}")
 
 
+def _report(
+    table: "_Source",
+    rule: "_Rule",
+    comparison: "Optional[_Comparison]",
+    name: str,
+    found: "Tuple[Optional[str], Tuple[str, ...]]",
+    subject: "Optional[str]" = None,
+) -> "Report":
+    """The Report of every check (a table, a grid's, a rotary cache, rotated vectors): the comparison's counts,
+    the diagnosis and its causes (found), what the table was compared with (the setup's name, and the subject
+    where it is not "the NAME convention"), where its format came from; a failing float64 check of a list or text
+    gets the narrower format that holds it.  Without a comparison (no table of the table's width), nothing was
+    compared.
+
+    With the comparison of the default rule, it takes the counts of elements judged coarsely or not at all;
+    most not judged, the table cannot be checked.
+    """
+    dtype, origin, atol, ulps = rule
+    shape = (table.count, table.width)
+    if comparison is None:
+        report = Report(shape, name, dtype, atol, ulps, 0, _NAN, _NAN, None, found[0])
+    else:
+        made = comparison.failures, comparison.max_abs, comparison.max_ulps, comparison.worst
+        report = Report(shape, name, dtype, atol, ulps, *made, diagnosis=found[0])
+        report.rule = comparison.allowance.rule
+    report.not_finite, report.not_finite_count = table.not_finite[:5], table.not_finite_count
+    report.causes, report.dtype_origin = found[1], origin
+    report.subject = report.subject if subject is None else subject
+    if comparison is not None and comparison.default:
+        report.share = comparison.share
+        report.coarse, report.unjudged = comparison.coarse, comparison.unjudged
+        report.coarse_from, report.unjudged_from = comparison.coarse_from, comparison.unjudged_from
+        if 2 * report.unjudged > report.count:
+            report.uncheckable = (
+                f"most elements are not judged: the table cannot be checked in {report.dtype};"
+                " give atol or ulps to compare it with the exact values"
+            )
+    if report.failures and origin is None and report.dtype == "float64":
+        report.narrower = _narrowest_format(table, "float64")
+    return report
+
+
 class Report:
     """What ``compare`` found: the errors of a table against the exact reference.
 
@@ -2364,8 +2410,8 @@ class Report:
         self.coarse = 0
         self.unjudged = 0
         #: (row, column) of the first of each, in row order, or None.
-        self.coarse_from: "Optional[Tuple[int, int]]" = None
-        self.unjudged_from: "Optional[Tuple[int, int]]" = None
+        self.coarse_from: "Optional[_Element]" = None
+        self.unjudged_from: "Optional[_Element]" = None
         #: What the table was compared with, in words, and the default rule (compare_rope sets its own).
         self.subject = f"the {convention} convention"
         self.rule: "Optional[str]" = None
@@ -3162,71 +3208,13 @@ class _AxesStory:
         wrong, self.text, self.start = min(fitted, key=lambda fit: fit[0]) if fitted else (0, False, [])
         return wrong + self.misfits(range(prefix, count), self.at) <= _DAMAGE_ITEMS
 
-    def reading(self, row: "List[float]", ladder: "List[Tuple[float, int]]") -> "Tuple[float, float]":
-        """A row's position on one axis, and its error: of the slowest pair's branches, the one whose values come
-        nearest, unwrapped through the faster pairs."""
-        kind, wave = self.grid.kind, math.cos if self.grid.kind == "cos" else math.sin
-        best = (_INF, 0.0, _INF)  # (how far its values are, the position, its error)
-        w0, k0 = ladder[0]
-        x0 = min(1.0, max(-1.0, row[k0]))
-        first = math.acos(x0) if kind == "cos" else math.asin(x0)
-        for start in (first,) if kind == "cos" else (first, math.pi - first):
-            # A reading's angle is within an ulp / sqrt(1 - x**2): the position within ulp / quality.
-            estimate, quality = _unwrapped(kind, [(w, row[k]) for w, k in ladder], start / w0)
-            far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
-            if far < best[0]:
-                best = (far, estimate, self.grid.ulp / quality if quality else _INF)
-        return best[1], best[2]
-
-    def misfits(self, rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
-        """The rows where some axis's values are not those of the position given: each pair's value within
-        2**-18 (1 + |angle|) of the wave (a framework's float32 arithmetic, as the diagnosis's sample allows)
-        plus 2 ulps of itself.  Values, not readings: a fast axis's reading aliases past half a turn of its
-        slowest pair (text tokens' long runs), its values do not."""
-        wave, ulp, wrong = math.cos if self.grid.kind == "cos" else math.sin, self.grid.ulp, 0
-        for r in rows:
-            row = self.grid.values[r]
-            for a, ladder in enumerate(self.ladders):
-                at_r = at(r, a) / self.spacing[a][1]
-                if any(
-                    abs(wave(at_r * w) - row[k]) > _power_of_two(-18) * (1 + abs(at_r * w)) + 2 * ulp * abs(row[k])
-                    for w, k in ladder
-                ):
-                    wrong += 1
-                    break
-        return wrong
-
-    def nearest(self, rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
-        """The units most of axis a's readings precise to a quarter unit say, less each row's offset (a damaged
-        row, an aliased reading are outvoted); the most precise reading's where none is."""
-        q = self.spacing[a][1]
-        votes: "Dict[int, int]" = {}
-        for r in rows:
-            x, error = self.readings[r][a]
-            if error * q < 0.25:
-                units = int(round(x * q)) - offset(r)
-                votes[units] = votes.get(units, 0) + 1
-        if votes:
-            return max(votes, key=lambda units: votes[units])
-        r = min(rows, key=lambda r: self.readings[r][a][1])
-        return int(round(self.readings[r][a][0] * q)) - offset(r)
-
-    def at(self, r: int, a: int) -> int:
-        """Row r's position on axis a, in the axis's units, as the grid's cells fit it."""
-        return self.origin[a] + self.spacing[a][0] * self.coordinate(r, self.dims[a])
-
-    def coordinate(self, r: int, g: "Optional[int]") -> int:
-        """Row r's cell's coordinate along grid axis g (None: 0)."""
-        axes = self.grid.axes
-        return 0 if g is None else (r - self.grid.prefix) // axes[g][0] % axes[g][1]
-
-    def position(self, units: int, a: int) -> "Union[int, float]":
-        """A position counted in axis a's units, as a position."""
-        return units if self.spacing[a][1] == 1 else units / self.spacing[a][1]
-
     def told(self, dtype: str, stored: str, allowed: "List[List[int]]") -> "Optional[Tuple[str, Tuple[str, ...]]]":
         """6. The setup fitted, checked element by element; its words and call where it passes or fails in at
-        most _DAMAGE_ITEMS elements, which are named; else None."""
+        most _DAMAGE_ITEMS elements, which are named; else None.
+
+        Long because the words are one sentence, built in the order it is read: the split, the positions (the
+        rows before the grid, then the grid's cells), the damage, the call and its command line.
+        """
         grid, n, prefix, count = self.grid, self.n, self.grid.prefix, self.grid.count
         start, text, sizes = self.start, self.text, self.sizes
         positions = [[self.position(start[a] + (r if text else 0), a) for a in range(n)] for r in range(prefix)]
@@ -3332,6 +3320,68 @@ class _AxesStory:
             + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
         )
 
+    def reading(self, row: "List[float]", ladder: "List[Tuple[float, int]]") -> "Tuple[float, float]":
+        """A row's position on one axis, and its error: of the slowest pair's branches, the one whose values come
+        nearest, unwrapped through the faster pairs."""
+        kind, wave = self.grid.kind, math.cos if self.grid.kind == "cos" else math.sin
+        best = (_INF, 0.0, _INF)  # (how far its values are, the position, its error)
+        w0, k0 = ladder[0]
+        x0 = min(1.0, max(-1.0, row[k0]))
+        first = math.acos(x0) if kind == "cos" else math.asin(x0)
+        for start in (first,) if kind == "cos" else (first, math.pi - first):
+            # A reading's angle is within an ulp / sqrt(1 - x**2): the position within ulp / quality.
+            estimate, quality = _unwrapped(kind, [(w, row[k]) for w, k in ladder], start / w0)
+            far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
+            if far < best[0]:
+                best = (far, estimate, self.grid.ulp / quality if quality else _INF)
+        return best[1], best[2]
+
+    def misfits(self, rows: "Sequence[int]", at: "Callable[[int, int], int]") -> int:
+        """The rows where some axis's values are not those of the position given: each pair's value within
+        2**-18 (1 + |angle|) of the wave (a framework's float32 arithmetic, as the diagnosis's sample allows)
+        plus 2 ulps of itself.  Values, not readings: a fast axis's reading aliases past half a turn of its
+        slowest pair (text tokens' long runs), its values do not."""
+        wave, ulp, wrong = math.cos if self.grid.kind == "cos" else math.sin, self.grid.ulp, 0
+        for r in rows:
+            row = self.grid.values[r]
+            for a, ladder in enumerate(self.ladders):
+                at_r = at(r, a) / self.spacing[a][1]
+                if any(
+                    abs(wave(at_r * w) - row[k]) > _power_of_two(-18) * (1 + abs(at_r * w)) + 2 * ulp * abs(row[k])
+                    for w, k in ladder
+                ):
+                    wrong += 1
+                    break
+        return wrong
+
+    def nearest(self, rows: "Sequence[int]", a: int, offset: "Callable[[int], int]") -> int:
+        """The units most of axis a's readings precise to a quarter unit say, less each row's offset (a damaged
+        row, an aliased reading are outvoted); the most precise reading's where none is."""
+        q = self.spacing[a][1]
+        votes: "Dict[int, int]" = {}
+        for r in rows:
+            x, error = self.readings[r][a]
+            if error * q < 0.25:
+                units = int(round(x * q)) - offset(r)
+                votes[units] = votes.get(units, 0) + 1
+        if votes:
+            return max(votes, key=lambda units: votes[units])
+        r = min(rows, key=lambda r: self.readings[r][a][1])
+        return int(round(self.readings[r][a][0] * q)) - offset(r)
+
+    def at(self, r: int, a: int) -> int:
+        """Row r's position on axis a, in the axis's units, as the grid's cells fit it."""
+        return self.origin[a] + self.spacing[a][0] * self.coordinate(r, self.dims[a])
+
+    def coordinate(self, r: int, g: "Optional[int]") -> int:
+        """Row r's cell's coordinate along grid axis g (None: 0)."""
+        axes = self.grid.axes
+        return 0 if g is None else (r - self.grid.prefix) // axes[g][0] % axes[g][1]
+
+    def position(self, units: int, a: int) -> "Union[int, float]":
+        """A position counted in axis a's units, as a position."""
+        return units if self.spacing[a][1] == 1 else units / self.spacing[a][1]
+
 
 def _rope_axes(
     head_dim: int,
@@ -3387,7 +3437,7 @@ def _rope_axes(
     n = len(widths)
     mixed = _check_flag("scaling['mrope_interleaved']")(interleaved or False)
     # Each pair's (axis, its pair in the axis's embedding).
-    pairs: "List[Tuple[int, int]]" = []
+    pairs: "List[_AxisColumn]" = []
     for a, w in enumerate(widths):
         if section is None:
             pairs += [(a, j) for j in range(w // 2)]
@@ -3418,7 +3468,7 @@ def _rope_axes(
 
     # Each column of a cache (or vectors, "rotated") as (axis, its column in the axis's cache or vectors), and
     # each axis's vectors' columns, as the table's columns.
-    def columns(kind: str) -> "List[Tuple[int, int]]":
+    def columns(kind: str) -> "List[_AxisColumn]":
         if whole.layout == "pairs" and kind != "rotated":
             return pairs[:]
         if whole.layout == "interleaved":
@@ -3830,152 +3880,7 @@ def _rope_fit(
             estimate, quality = _unwrapped(kind, [(r, values[r][c] / amplitude) for r in rows[1:]])
             speeds.append(estimate)
             spreads.append(_power_of_two(1 - p) / (quality * estimate) if quality > 0.0 < estimate else _INF)
-        # The pairs read to 0.2%, for the line; those read to 10% (slow pairs in a narrow format), for the fall.
-        known = [k for k in range(h) if spreads[k] < 2e-3]
-        seen = [k for k in range(h) if spreads[k] < 0.1]
-
-        def agrees(variant: "_Rope") -> bool:
-            # The variant's frequencies for these rows are the ones read, within 8 spreads, on every pair read.
-            law = variant.float_frequencies((seq_len - 1, 1))
-            return all(abs(law[k] / speeds[k] - 1) <= 8 * spreads[k] + 1e-6 for k in seen)
-
-        if len(known) < 2 or known[0] != 0:
-            continue
-        steps = sorted(math.log(speeds[k] / speeds[j]) / (j - k) for k, j in zip(known, known[1:]) if speeds[j] > 0.0)
-        if not steps:
-            continue
-        # The line's step: the one most steps agree with within 1% (the median can fall among a YaRN ramp's
-        # steps, which all differ, where the pairs read precisely are mostly fast ones, as in float16).
-        step = max(
-            steps, key=lambda x: (sum(1 for y in steps if abs(y - x) <= 1e-2 * x), -abs(x - steps[len(steps) // 2]))
-        )
-        # Refined over the first run of pairs on that line (before llama3's bands or YaRN's ramp bend it): the
-        # step from pair 0 to the run's pair read most precisely for its distance (spread over index least).
-        run = [0]
-        for k, j in zip(known, known[1:]):
-            if j != k + 1 or abs(math.log(speeds[k] / speeds[j]) - step) > 1e-2 * step:
-                break
-            run.append(j)
-        # A frequency computed in the table's format is within a relative 2**(1-p) besides the reading's spread.
-        spread = near / 10  # the base's relative precision
-        if len(run) > 1:
-            off = [spreads[j] + _power_of_two(1 - p) for j in run]
-            anchor = min(run[1:], key=lambda j: (off[0] + off[j]) / j)
-            step = math.log(speeds[0] / speeds[anchor]) / anchor
-            spread = max(1e-12, 8 * h * (off[0] + off[anchor]) / anchor)
-        bases = []
-        for b in [_simplest(math.exp(step * h), spread)] + [_number(setup.base)] + list(_BASES):
-            if b not in bases and abs(math.log(_to_float(_rational("base", b))) - step * h) <= spread:
-                bases.append(b)
-        linear = _number(_rational("factor", _simplest(1 / speeds[0], near)))
-        # How far each pair lies below the unscaled line (w_0 = 1): ln f on every pair for a linear factor f;
-        # 0 for fast pairs and ln f past llama3's bands or YaRN's ramp.  It grows with the pair: its largest.
-        falls = [(-step * k - math.log(speeds[k]), k) for k in seen]
-        top, slowest = max(falls)
-        fall = math.exp(top)
-        within = max(near, 2 * spreads[slowest])
-        uniform = top - min(falls)[0] <= 2 * within
-        for base in bases:
-            tried: "List[Dict[str, object]]" = []
-            if uniform:
-                tried.append({} if abs(1 / speeds[0] - 1) <= near else {"rope_type": "linear", "factor": linear})
-            else:
-                factor = _number(_rational("factor", _simplest(fall, within)))
-                lengths: "List[object]" = [1 << e for e in range(8, 21)]
-                if setup.length[0] and _number(setup.length) not in lengths:
-                    lengths.insert(0, _number(setup.length))
-                for length in lengths:
-                    tried.append({"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length})
-                    for high in (4, 1):  # Llama 3.1's band, and Llama 4's step (equal factors)
-                        tried.append(
-                            {
-                                "rope_type": "llama3",
-                                "factor": factor,
-                                "low_freq_factor": 1,
-                                "high_freq_factor": high,
-                                "original_max_position_embeddings": length,
-                            }
-                        )
-            for scaling in tried:
-                try:
-                    variant = _Rope(2 * h, base, layout, scaling)
-                    if not agrees(variant):
-                        continue
-                except (ValueError, OverflowError, ZeroDivisionError):
-                    continue
-                # The attention factor read: the variant's own, or one given (1 where YaRN's was dropped).
-                if abs(amplitude - variant.attention.value) > near * amplitude:
-                    if variant.kind != "yarn":
-                        continue
-                    given = _number(_rational("attention_factor", _simplest(amplitude, near)))
-                    variant = _Rope(2 * h, base, layout, dict(scaling, attention_factor=given))
-                found.append(variant)
-        if setup.kind == "longrope" or not found:
-            # LongRoPE's per-pair factors: the config's other list (short_factor past its
-            # original_max_position_embeddings, long_factor up to it); then, where nothing above fits, the factors
-            # read, each pair's frequency against the asked base's, where they scale (one at least 1.01, none below
-            # 0.99: a rounded inv_freq's are within 1e-3 of 1), each the simplest number near it.
-            lists: "List[Tuple[Dict[str, object], bool]]" = []  # (scaling, whether its factors are read)
-            config = setup.inputs[2]
-            if setup.kind == "longrope" and isinstance(config, dict):
-                if seq_len * setup.length[1] > setup.length[0]:
-                    lists.append((dict(config, long_factor=config["short_factor"]), False))
-                else:
-                    lists.append((dict(config, short_factor=config["long_factor"]), False))
-            scales: "List[float]" = []  # each pair's factor against the base, where no law fits and every pair is read
-            if not found and len(seen) == h:
-                scales = [_to_float(setup.base) ** (-k / h) / speeds[k] if speeds[k] > 0.0 else _INF for k in range(h)]
-            if scales and all(0.99 <= f < _INF for f in scales) and max(scales) >= 1.01:
-                # Each within its reading's spread and the table format's rounding of inv_freq, 2**(1-p), twice.
-                rounding = _power_of_two(2 - p)
-                factors = [
-                    _number(_rational("scaling", _simplest(f, spreads[k] + rounding, 8))) for k, f in enumerate(scales)
-                ]
-                attention = _number(_rational("attention_factor", _simplest(amplitude, near)))
-                scaling = {
-                    "rope_type": "longrope",
-                    "short_factor": factors,
-                    "long_factor": factors,
-                    "original_max_position_embeddings": seq_len,
-                    "attention_factor": attention,
-                }
-                lists.append((scaling, True))
-            for scaling, from_table in lists:
-                try:
-                    variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
-                    variant.factors_read = from_table
-                    if agrees(variant) and abs(amplitude - variant.attention.value) <= near * amplitude:
-                        found.append(variant)
-                except (ValueError, OverflowError, ZeroDivisionError):
-                    continue
-        plain = uniform and abs(1 / speeds[0] - 1) <= near
-        if plain and setup.kind not in ("default", "dynamic") and setup.length[0]:
-            # Dynamic NTK in place of the variant asked, with its factor and length: a base grown past the asked one.
-            key = "max_position_embeddings"
-            scaling = {"rope_type": "dynamic", "factor": _number(setup.factor), key: _number(setup.length)}
-            variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
-            if agrees(variant):
-                found.append(variant)
-        if setup.kind == "dynamic" and plain:
-            # Dynamic NTK's base b g**(d/(d-2)), g = f L / L0 - (f - 1): the length L whose base the table has.
-            f, original = _to_float(setup.factor), _to_float(setup.length)
-            growth = math.exp(step * (h - 1) - math.log(_to_float(setup.base)) * (h - 1) / h)
-            at = original * (growth + f - 1) / f
-            # The length read, after a round one near it (within 1%: a power of two, a multiple of the original
-            # length), as a base read in a narrow format puts it a few positions off (bfloat16: 8193 for 8192).
-            fraction, exponent = math.frexp(at)
-            read: "List[int]" = []
-            for length in (
-                (1 << max(0, exponent - (fraction < 0.7071)), round(at / original) * int(original), round(at))
-                if original < at < 1 << 40
-                else ()
-            ):
-                if abs(length - at) <= at / 100 and original < length != seq_len and length not in read:
-                    variant = _Rope(2 * h, setup.inputs[0], layout, setup.inputs[2])
-                    variant.last = (length - 1, 1)
-                    if agrees(variant):
-                        found.insert(len(read), variant)
-                        read.append(length)
+        _rope_laws(found, setup, layout, speeds, spreads, amplitude, seq_len, p)
     # A base kept as read (no simple number near it) makes the least simple story.
     found.sort(key=lambda variant: isinstance(variant.inputs[0], float))
     stories: "List[Tuple[_Rope, Optional[List[_Fraction]]]]" = [(variant, None) for variant in found]
@@ -4004,6 +3909,171 @@ def _rope_fit(
         if all(whole(x) for x in every):
             stories.append((setup, [(round(x), 1) for x in every]))
     return stories
+
+
+def _rope_laws(
+    found: "List[_Rope]",
+    setup: "_Rope",
+    layout: str,
+    speeds: "List[float]",
+    spreads: "List[float]",
+    amplitude: float,
+    seq_len: int,
+    p: int,
+) -> None:
+    """Step 4 of _rope_fit: the laws a cache's pairs' frequencies (speeds, each within a relative spread) and
+    attention factor say, in one layout, appended to found (a dynamic NTK length read goes before the laws
+    found so far, as the simpler story).
+
+    Long because each law is a short step using the numbers read before it, in the order _rope_fit's
+    docstring gives them.
+    """
+    h = len(speeds)
+    near = max(1e-4, _power_of_two(5 - p))
+    # The pairs read to 0.2%, for the line; those read to 10% (slow pairs in a narrow format), for the fall.
+    known = [k for k in range(h) if spreads[k] < 2e-3]
+    seen = [k for k in range(h) if spreads[k] < 0.1]
+
+    def agrees(variant: "_Rope") -> bool:
+        # The variant's frequencies for these rows are the ones read, within 8 spreads, on every pair read.
+        law = variant.float_frequencies((seq_len - 1, 1))
+        return all(abs(law[k] / speeds[k] - 1) <= 8 * spreads[k] + 1e-6 for k in seen)
+
+    if len(known) < 2 or known[0] != 0:
+        return
+    steps = sorted(math.log(speeds[k] / speeds[j]) / (j - k) for k, j in zip(known, known[1:]) if speeds[j] > 0.0)
+    if not steps:
+        return
+    # The line's step: the one most steps agree with within 1% (the median can fall among a YaRN ramp's
+    # steps, which all differ, where the pairs read precisely are mostly fast ones, as in float16).
+    step = max(steps, key=lambda x: (sum(1 for y in steps if abs(y - x) <= 1e-2 * x), -abs(x - steps[len(steps) // 2])))
+    # Refined over the first run of pairs on that line (before llama3's bands or YaRN's ramp bend it): the
+    # step from pair 0 to the run's pair read most precisely for its distance (spread over index least).
+    run = [0]
+    for k, j in zip(known, known[1:]):
+        if j != k + 1 or abs(math.log(speeds[k] / speeds[j]) - step) > 1e-2 * step:
+            break
+        run.append(j)
+    # A frequency computed in the table's format is within a relative 2**(1-p) besides the reading's spread.
+    spread = near / 10  # the base's relative precision
+    if len(run) > 1:
+        off = [spreads[j] + _power_of_two(1 - p) for j in run]
+        anchor = min(run[1:], key=lambda j: (off[0] + off[j]) / j)
+        step = math.log(speeds[0] / speeds[anchor]) / anchor
+        spread = max(1e-12, 8 * h * (off[0] + off[anchor]) / anchor)
+    bases = []
+    for b in [_simplest(math.exp(step * h), spread)] + [_number(setup.base)] + list(_BASES):
+        if b not in bases and abs(math.log(_to_float(_rational("base", b))) - step * h) <= spread:
+            bases.append(b)
+    linear = _number(_rational("factor", _simplest(1 / speeds[0], near)))
+    # How far each pair lies below the unscaled line (w_0 = 1): ln f on every pair for a linear factor f;
+    # 0 for fast pairs and ln f past llama3's bands or YaRN's ramp.  It grows with the pair: its largest.
+    falls = [(-step * k - math.log(speeds[k]), k) for k in seen]
+    top, slowest = max(falls)
+    fall = math.exp(top)
+    within = max(near, 2 * spreads[slowest])
+    uniform = top - min(falls)[0] <= 2 * within
+    for base in bases:
+        tried: "List[Dict[str, object]]" = []
+        if uniform:
+            tried.append({} if abs(1 / speeds[0] - 1) <= near else {"rope_type": "linear", "factor": linear})
+        else:
+            factor = _number(_rational("factor", _simplest(fall, within)))
+            lengths: "List[object]" = [1 << e for e in range(8, 21)]
+            if setup.length[0] and _number(setup.length) not in lengths:
+                lengths.insert(0, _number(setup.length))
+            for length in lengths:
+                tried.append({"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length})
+                for high in (4, 1):  # Llama 3.1's band, and Llama 4's step (equal factors)
+                    tried.append(
+                        {
+                            "rope_type": "llama3",
+                            "factor": factor,
+                            "low_freq_factor": 1,
+                            "high_freq_factor": high,
+                            "original_max_position_embeddings": length,
+                        }
+                    )
+        for scaling in tried:
+            try:
+                variant = _Rope(2 * h, base, layout, scaling)
+                if not agrees(variant):
+                    continue
+            except (ValueError, OverflowError, ZeroDivisionError):
+                continue
+            # The attention factor read: the variant's own, or one given (1 where YaRN's was dropped).
+            if abs(amplitude - variant.attention.value) > near * amplitude:
+                if variant.kind != "yarn":
+                    continue
+                given = _number(_rational("attention_factor", _simplest(amplitude, near)))
+                variant = _Rope(2 * h, base, layout, dict(scaling, attention_factor=given))
+            found.append(variant)
+    if setup.kind == "longrope" or not found:
+        # LongRoPE's per-pair factors: the config's other list (short_factor past its
+        # original_max_position_embeddings, long_factor up to it); then, where nothing above fits, the factors
+        # read, each pair's frequency against the asked base's, where they scale (one at least 1.01, none below
+        # 0.99: a rounded inv_freq's are within 1e-3 of 1), each the simplest number near it.
+        lists: "List[Tuple[Dict[str, object], bool]]" = []  # (scaling, whether its factors are read)
+        config = setup.inputs[2]
+        if setup.kind == "longrope" and isinstance(config, dict):
+            if seq_len * setup.length[1] > setup.length[0]:
+                lists.append((dict(config, long_factor=config["short_factor"]), False))
+            else:
+                lists.append((dict(config, short_factor=config["long_factor"]), False))
+        scales: "List[float]" = []  # each pair's factor against the base, where no law fits and every pair is read
+        if not found and len(seen) == h:
+            scales = [_to_float(setup.base) ** (-k / h) / speeds[k] if speeds[k] > 0.0 else _INF for k in range(h)]
+        if scales and all(0.99 <= f < _INF for f in scales) and max(scales) >= 1.01:
+            # Each within its reading's spread and the table format's rounding of inv_freq, 2**(1-p), twice.
+            rounding = _power_of_two(2 - p)
+            factors = [
+                _number(_rational("scaling", _simplest(f, spreads[k] + rounding, 8))) for k, f in enumerate(scales)
+            ]
+            attention = _number(_rational("attention_factor", _simplest(amplitude, near)))
+            scaling = {
+                "rope_type": "longrope",
+                "short_factor": factors,
+                "long_factor": factors,
+                "original_max_position_embeddings": seq_len,
+                "attention_factor": attention,
+            }
+            lists.append((scaling, True))
+        for scaling, from_table in lists:
+            try:
+                variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
+                variant.factors_read = from_table
+                if agrees(variant) and abs(amplitude - variant.attention.value) <= near * amplitude:
+                    found.append(variant)
+            except (ValueError, OverflowError, ZeroDivisionError):
+                continue
+    plain = uniform and abs(1 / speeds[0] - 1) <= near
+    if plain and setup.kind not in ("default", "dynamic") and setup.length[0]:
+        # Dynamic NTK in place of the variant asked, with its factor and length: a base grown past the asked one.
+        key = "max_position_embeddings"
+        scaling = {"rope_type": "dynamic", "factor": _number(setup.factor), key: _number(setup.length)}
+        variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
+        if agrees(variant):
+            found.append(variant)
+    if setup.kind == "dynamic" and plain:
+        # Dynamic NTK's base b g**(d/(d-2)), g = f L / L0 - (f - 1): the length L whose base the table has.
+        f, original = _to_float(setup.factor), _to_float(setup.length)
+        growth = math.exp(step * (h - 1) - math.log(_to_float(setup.base)) * (h - 1) / h)
+        at = original * (growth + f - 1) / f
+        # The length read, after a round one near it (within 1%: a power of two, a multiple of the original
+        # length), as a base read in a narrow format puts it a few positions off (bfloat16: 8193 for 8192).
+        fraction, exponent = math.frexp(at)
+        read: "List[int]" = []
+        for length in (
+            (1 << max(0, exponent - (fraction < 0.7071)), round(at / original) * int(original), round(at))
+            if original < at < 1 << 40
+            else ()
+        ):
+            if abs(length - at) <= at / 100 and original < length != seq_len and length not in read:
+                variant = _Rope(2 * h, setup.inputs[0], layout, setup.inputs[2])
+                variant.last = (length - 1, 1)
+                if agrees(variant):
+                    found.insert(len(read), variant)
+                    read.append(length)
 
 
 def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str], Tuple[str, ...]]":
@@ -4962,7 +5032,7 @@ def _diagnose(
         prefix += f"every value of the table is a {held} number ({dtype} was asked); checked as {held}, "
         dtype, damaged, unjudged = held, tally.damaged, tally.unjudged
         counted = None if len(damaged) == tally.damaged_rows else (tally.damaged_rows, tally.damaged_cells)
-    shift = 0
+    shift, local = 0, ""
     if asked is not None:
         others = "the other elements are" if not_finite else "every element is"
         if unjudged:
@@ -4976,9 +5046,10 @@ def _diagnose(
             reference = _convention_candidate(_describe(asked, d_model), asked, len(table), d_model)
             items, shift = _damage(table, damaged, reference, dtype)
             if items is not None:
-                return (
-                    prefix + f"the table follows the {asked._name(d_model)} convention except for {_join(items, '; ')}."
-                ), causes + ("damage",)
+                local = f"the table follows the {asked._name(d_model)} convention except for {_join(items, '; ')}."
+            if local and len(damaged) < len(table):
+                return prefix + local, causes + ("damage",)
+    # Damage on every row (rows 0 and 7 swapped, 1 and 6, ...) is told only where no convention explains the table.
     if counted is None:
         counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
     candidates = _candidates(table, asked, context, dtype, shift)
@@ -4986,9 +5057,11 @@ def _diagnose(
     words, found = _explanation(
         table, _scored(table, candidates, asked, dtype, sample), asked, dtype, counted, len(sample)
     )
-    grid = None if found else _grid_found(table, dtype, None, None)
+    grid = None if found or local else _grid_found(table, dtype, None, None)
     if grid is not None:
         words, found = grid  # a flattened grid's: no sequence explains it
+    if local and not found:
+        return prefix + local, causes + ("damage",)
     return prefix + words, causes + found
 
 
@@ -5409,13 +5482,26 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     found.sort(key=lambda item: (item[0], len(_closest_preset(item[1], d_model)[1])))
     conventions = [(plain > 0, convention) for plain, convention in found]
     # Rows whose positions are no progression (one position broadcast to every row, positions that restart
-    # with each packed sequence): each row's position read with the context's law, the slowest pair's angle
-    # unwrapped through the faster ones, where the sampled rows' positions are whole numbers.
+    # with each packed sequence): each row's position read with the context's law.
     frequencies = context._float_frequencies(d_model)
     by_speed = sorted((frequencies[pair], s, c) for pair, s, c in paired(context))
-    if context._fields["positions"] is not None or not by_speed or not 0.0 < by_speed[0][0] < _INF:
-        return conventions
+    if context._fields["positions"] is None and by_speed and 0.0 < by_speed[0][0] < _INF:
+        every = _positions_read(table, by_speed, within)
+        if every is not None:
+            try:
+                conventions.append((False, context.replace(positions=every)))
+            except ValueError:
+                pass
+    return conventions
 
+
+def _positions_read(
+    table: "_Table", by_speed: "List[Tuple[float, int, int]]", within: "Callable[[float], float]"
+) -> "Optional[List[int]]":
+    """Each row's position, where the sampled rows' are whole numbers and no progression: the slowest pair's
+    angle unwrapped through the faster ones (by_speed: each pair's (frequency, sine column, cosine column),
+    slowest first), whole within within(the fastest frequency read); None where they are not.
+    """
     # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
     # times as fast as the one before (or the next pair), so that an angle read to 1e-3 (float16's values)
     # leaves the next pair's prediction within 0.1 radian: a few pairs a row, not every pair.
@@ -5438,21 +5524,18 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
         return _unwrapped("angle", [(w, math.atan2(row[s], row[c])) for w, s, c in ladder])[0]
 
     near_whole = within(ladder[-1][0])
-    sample = _sample_rows(seq_len)
+    sample = _sample_rows(len(table))
     read = [position_of(table[r]) for r in sample]
     if not all(x == x and abs(x - round(x)) <= near_whole for x in read):
-        return conventions  # not whole numbers, or a row no law's
+        return None  # not whole numbers, or a row no law's
     steps = set(round(b) - round(a) for a, b in zip(read, read[1:]))
     gaps = set(q - r for r, q in zip(sample, sample[1:]))
     if len(steps) == 1 and steps == gaps:
-        return conventions  # a progression: the readings above have it
+        return None  # a progression: the readings of the fields have it
     every = [position_of(row) for row in table]
     if all(x == x and abs(x - round(x)) <= near_whole for x in every):
-        try:
-            conventions.append((False, context.replace(positions=[round(x) for x in every])))
-        except ValueError:
-            pass
-    return conventions
+        return [round(x) for x in every]
+    return None
 
 
 def _doubling_rows(count: int) -> "List[int]":
@@ -5616,7 +5699,11 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
     sample = _sample_rows(seq_len)
 
     def exponents() -> "Iterator[_Candidate]":
-        # Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
+        """Mistakes in the exponent, each as every column's frequency: the words, then the frequencies.
+
+        Long because each mistake is a row of its table, the rows built together from
+        the convention's fields; nested, as the other families are, so that it is built only when tried.
+        """
         exponents = convention._exponents(d_model)
         base = _to_float(convention._fields["base"])
         factor = _to_float(convention._fields["angle_scale"]) * (
@@ -6000,6 +6087,9 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
         A row whose every error is within its floor needs no allowance of its own, but for the count of
         elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is
         no such floor (a rotary candidate's own allowance, a negative or infinite frequency, a position past float64).
+
+        Long because the floor and its proof are one piece, kept beside the one loop
+        that uses them.
         """
         if candidate.tolerances is not None or candidate.convention is None:
             return lambda r: [], lambda r: 0
@@ -6856,7 +6946,7 @@ def _grid_tally(
 
 
 def _axes_allowance(
-    allowances: "List[_Allowance]", columns: "List[Tuple[int, int]]", indices: "Callable[[int], List[int]]", dtype: str
+    allowances: "List[_Allowance]", columns: "List[_AxisColumn]", indices: "Callable[[int], List[int]]", dtype: str
 ) -> "_Allowance":
     """The allowance of a table whose columns are several axes' (a grid's, a multi-axis rotary cache's).
 
@@ -7191,8 +7281,8 @@ class _Comparison:
         self.coarse = 0
         self.unjudged = 0
         #: (row, column) of the first of each, in row order.
-        self.coarse_from: "Optional[Tuple[int, int]]" = None
-        self.unjudged_from: "Optional[Tuple[int, int]]" = None
+        self.coarse_from: "Optional[_Element]" = None
+        self.unjudged_from: "Optional[_Element]" = None
         #: row -> the columns outside the default tolerance (what the diagnosis explains), for the first rows
         #: that hold up to KEPT_CELLS of them; and how many rows and elements are outside it in all.
         self.damaged: "Dict[int, List[int]]" = {}
@@ -7741,48 +7831,6 @@ def _format_origin(actual: object, dtype: object) -> "Tuple[str, Optional[str]]"
         return _check_dtype("float64" if dtype is None else dtype, True), None
     dtype = _check_dtype(held if dtype is None else dtype, True)
     return dtype, what if held == dtype else f"as given; {what} is {held}"
-
-
-def _report(
-    table: "_Source",
-    rule: "_Rule",
-    comparison: "Optional[_Comparison]",
-    name: str,
-    found: "Tuple[Optional[str], Tuple[str, ...]]",
-    subject: "Optional[str]" = None,
-) -> "Report":
-    """The Report of every check (a table, a grid's, a rotary cache, rotated vectors): the comparison's counts,
-    the diagnosis and its causes (found), what the table was compared with (the setup's name, and the subject
-    where it is not "the NAME convention"), where its format came from; a failing float64 check of a list or text
-    gets the narrower format that holds it.  Without a comparison (no table of the table's width), nothing was
-    compared.
-
-    With the comparison of the default rule, it takes the counts of elements judged coarsely or not at all;
-    most not judged, the table cannot be checked.
-    """
-    dtype, origin, atol, ulps = rule
-    shape = (table.count, table.width)
-    if comparison is None:
-        report = Report(shape, name, dtype, atol, ulps, 0, _NAN, _NAN, None, found[0])
-    else:
-        made = comparison.failures, comparison.max_abs, comparison.max_ulps, comparison.worst
-        report = Report(shape, name, dtype, atol, ulps, *made, diagnosis=found[0])
-        report.rule = comparison.allowance.rule
-    report.not_finite, report.not_finite_count = table.not_finite[:5], table.not_finite_count
-    report.causes, report.dtype_origin = found[1], origin
-    report.subject = report.subject if subject is None else subject
-    if comparison is not None and comparison.default:
-        report.share = comparison.share
-        report.coarse, report.unjudged = comparison.coarse, comparison.unjudged
-        report.coarse_from, report.unjudged_from = comparison.coarse_from, comparison.unjudged_from
-        if 2 * report.unjudged > report.count:
-            report.uncheckable = (
-                f"most elements are not judged: the table cannot be checked in {report.dtype};"
-                " give atol or ulps to compare it with the exact values"
-            )
-    if report.failures and origin is None and report.dtype == "float64":
-        report.narrower = _narrowest_format(table, "float64")
-    return report
 
 
 def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtype: str) -> str:

@@ -455,6 +455,19 @@ def test_diagnosis_of_marians_odd_rule_names_its_difference() -> None:
     assert "guided-diffusion" not in text
 
 
+@pytest.mark.parametrize("seq_len", [2, 4, 8, 16, 64])
+def test_rows_counting_down_are_named_as_the_convention_at_every_length(seq_len: int) -> None:
+    # At 8 rows every row is "swapped" with its mirror: a convention that reproduces every element is the story.
+    text = diagnosis(encoding(seq_len, 16, descending=True))
+    assert "with positions counting down; it reproduces every element" in text, text
+    assert "swapped" not in text
+    # Damage on some rows only is still told as damage, at a length where reversing would explain nothing.
+    table = encoding(8, 16)
+    table[0], table[7] = table[7], table[0]
+    table[1], table[6] = table[6], table[1]
+    assert diagnosis(table).endswith("except for rows 0 and 7, swapped; and rows 1 and 6, swapped."), diagnosis(table)
+
+
 def test_diagnosis_of_local_damage() -> None:
     table = encoding(20, 8)
     table[5], table[6] = table[6], table[5]

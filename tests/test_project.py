@@ -583,3 +583,32 @@ def test_a_function_of_more_than_60_lines_of_code_says_why_it_is_long() -> None:
     assert not unexplained, f"long functions without a reason in their docstrings: {unexplained}"
     # The module has such functions (compare, the parser...): the rule is checked, not vacuous.
     assert long
+
+
+def nested_functions(node: ast.AST, inside: bool = False) -> "List[Tuple[ast.FunctionDef, bool]]":
+    """Every function with whether it is defined inside another function (a method is not, a closure is)."""
+    found: List[Tuple[ast.FunctionDef, bool]] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef):
+            found.append((child, inside))
+            found += nested_functions(child, True)
+        else:
+            found += nested_functions(child, inside)
+    return found
+
+
+def test_no_function_is_over_200_lines_and_no_closure_over_40_without_its_reason() -> None:
+    functions = nested_functions(TREE)
+    size = {node: (node.end_lineno or node.lineno) - node.lineno + 1 for node, _ in functions}
+    over = [f"{node.name} ({size[node]} lines, line {node.lineno})" for node, _ in functions if size[node] > 200]
+    assert not over, f"functions over 200 lines, which no reason excuses: make their steps named functions: {over}"
+    closures = [node for node, inside in functions if inside and size[node] > 40]
+    unexplained = [
+        f"{node.name} (line {node.lineno})"
+        for node in closures
+        if "Long because" not in (ast.get_docstring(node) or "")
+    ]
+    assert not unexplained, (
+        f"closures over 40 lines without a reason: name them in their section, or say why: {unexplained}"
+    )
+    assert closures and max(size.values()) > 120  # the rules are checked on functions they reach
