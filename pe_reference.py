@@ -130,11 +130,13 @@ if TYPE_CHECKING:
 #   Portability         what CPython, PyPy, Pyodide and MicroPython differ in, decided once at import
 #
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
-# imports it in one), and at rest the import holds about 14 KB of it, so about 2 KB is left
-# (benchmarks/board_heap.py prints the bytes and checks these figures).  Each function and class defined at
-# module level spends some of that headroom; so a helper used in one place is written inside its caller,
-# built only when called, and the docstrings below do not say so again.  A board that imports the .mpy holds
-# all the bytecode in its heap: docs/vendoring.md's table says what each use needs there, as CI measures it.
+# imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
+# defined at module level spends a little of that, a class far more (its type, its dict, a function a
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 291).
+# So a helper used in one place is written inside its caller, built only when called; a class is made only
+# where several steps share its state; a preset's fields are made when first read (Convention._fields).
+# benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
+# the .mpy holds all the bytecode in its heap: docs/vendoring.md's table says what each use needs there.
 
 
 # ---------------------------------------------------------------------------
@@ -2610,10 +2612,6 @@ def _power_is_exact(base: "_Fraction", exponent: "_Fraction", result: "_Fraction
 # fraction, or a transcendental number computed to the bits asked.
 
 
-# Keys any variant may carry: the variant's name (new and old spelling), the base, the rotated share.
-_ROPE_COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
-
-
 def _configured(
     config: object, head_dim: "Optional[int]", base: object, scaling: object, name: str
 ) -> "Tuple[int, object, object]":
@@ -2817,11 +2815,7 @@ def _diagnose_rope(
         )
         narrow.start, narrow.layout, narrow.offsets, narrow.rounding = table.start, table.layout, table.offsets, held
         if not _rope_comparison(narrow, request, held, None, None, False).failures:
-            return (
-                f"Diagnosis: every value of the table is a {held} number, and {dtype} was asked: checked as {held},"
-                " it passes (its values were rounded to that format).",
-                (f"output:{held}",),
-            )
+            return "Diagnosis: " + _narrower_words(held, dtype), (f"output:{held}",)
         # Stored in the narrower format and wrong besides: the candidates are rounded to it too.
         dtype, stored = held, (f"output:{held}",)
     sample = _sample_rows(len(table))
@@ -2921,7 +2915,7 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
     3. (_AxesGrid.speeds) Each labelled pair's frequency w along its axis's line of cells, whose positions are
        unknown: the values x(p) of cos or sin obey x(p - m) + x(p + m) = 2 cos(m w) x(p), so cos(m w) is their
        ratio (the median over the line), m doubled while m w is below 1.5, for precision.
-    4. (_axes_splits, _AxesStory.bases) The splits the labels allow: runs of one label (the slow pairs after a
+    4. (_AxesGrid.splits, _AxesStory.bases) The splits the labels allow: runs of one label (the slow pairs after a
        run its own, a leading run of none an axis that keeps its position) as axes_dim's widths, each axis's
        frequencies base**(-j/n) from its first pair, or as M-RoPE's sections on one ladder base**(-k/h); labels
        that repeat every 3 (or 2) pairs as interleaved M-RoPE.  The sections models use come first where the
@@ -2942,7 +2936,7 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
     grid = _AxesGrid(table, kind, dtype)
     if len(grid.axes) < 2:
         return None
-    splits, allowed = _axes_splits(grid.label)
+    splits, allowed = grid.splits()
     verified = 0
     for split, sizes, pairs in splits:
         story = _AxesStory(grid, split, sizes, pairs)
@@ -2956,20 +2950,19 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
     return None
 
 
-# The M-RoPE sections models use, with their words: the diagnosis tries them first.  Constant tuples, in flash.
-_MROPE_SECTIONS = (
-    ((16, 24, 24), "Qwen2-VL's and Qwen2.5-VL's"),
-    ((24, 20, 20), "Qwen3-VL's"),
-    ((8, 12, 12), "GLM-4V's"),
-)
-
-
 class _AxesGrid:
     """A cos or sin cache read as a grid of cells (steps 1 to 3 of _rope_axes_found): its layout, each row's
     value of each pair (values), the grid's axes fastest first as (rows a step, length, the pairs that turn
     with it), the rows before the grid (prefix), each pair's grid axis (label, -1 for none), and each
     labelled pair's frequency along its axis with its relative precision (speeds, spreads; read: the pairs
     read well enough to fit a law).  axes holds fewer than 2 where the table shows no grid of cells."""
+
+    # The M-RoPE sections models use, with their words: the diagnosis tries them first.  Constant tuples, in flash.
+    SECTIONS = (
+        ((16, 24, 24), "Qwen2-VL's and Qwen2.5-VL's"),
+        ((24, 20, 20), "Qwen3-VL's"),
+        ((8, 12, 12), "GLM-4V's"),
+    )
 
     def __init__(self, table: "_Source", kind: str, dtype: str) -> None:
         self.table, self.count, width = table, len(table), len(table[0])
@@ -3068,51 +3061,48 @@ class _AxesGrid:
                 m *= 2
         return speeds, spreads
 
-
-def _axes_splits(
-    label: "List[int]",
-) -> "Tuple[List[Tuple[str, List[int], List[Tuple[int, float]]]], Dict[str, List[List[int]]]]":
-    """4. The splits a grid's labels allow, each as (kind, pairs per axis, each pair's (axis, exponent e: its
-    frequency base**-e)), and each kind's sections the labels allow, as each pair's axis."""
-    h = len(label)
-    splits: "List[Tuple[str, List[int], List[Tuple[int, float]]]]" = []
-    allowed: "Dict[str, List[List[int]]]" = {}
-    runs: "List[List[int]]" = []  # [label (-1: none), first pair, pairs]
-    for k in range(h):
-        if runs and label[k] in (-1, runs[-1][0]):
-            runs[-1][2] += 1
-        else:
-            runs.append([label[k], k, 1])
-    sections: "List[Tuple[str, List[int]]]" = []
-    if len(set(run[0] for run in runs)) == len(runs):
-        sizes = [run[2] for run in runs]
-        splits.append(("axes_dim", sizes, [(a, j / n) for a, (_, _, n) in enumerate(runs) for j in range(n)]))
-        sections += [("", list(s)) for s, _ in _MROPE_SECTIONS if list(s) != sizes] + [("", sizes)]
-    for n in (3, 2):
-        # The least sections the labels allow: axis a (a > 0) takes pair k = a, and each later pair of its residue
-        # that turns as pair a does (past its section, a pair is the first axis's: it turns as that does).
-        least = [max([k // n + 1 for k in range(a, h, n) if label[k] == label[a] >= 0] or [1]) for a in range(n)]
-        minimal = [h - sum(least[1:])] + least[1:]
-        # Known sections nearest the least first (fewest pairs given to an axis where none turned), then the least.
-        tried = sorted((list(s) for s, _ in _MROPE_SECTIONS), key=lambda s: sum(s[1:]))
-        sections += [("interleaved", s) for s in tried + ([] if minimal in tried else [minimal])]
-    for interleaved, section in sections:
-        n = len(section)
-        if interleaved:
-            owner = [k % n if k % n and k < n * section[k % n] else 0 for k in range(h)]
-        else:
-            owner = [a for a, pairs in enumerate(section) for _ in range(pairs)]
-        # Allowed where each axis turns with one grid axis at most, and no two with the same.
-        axis_of: "Dict[int, int]" = {}
-        if (
-            sum(section) == h
-            and min(section) > 0
-            and all(axis_of.setdefault(label[k], owner[k]) == owner[k] for k in range(h) if label[k] >= 0)
-            and len(set(axis_of.values())) == len(axis_of)
-        ):
-            splits.append(("mrope" + interleaved, section, [(owner[k], k / h) for k in range(h)]))
-            allowed.setdefault("mrope" + interleaved, []).append(owner)
-    return splits, allowed
+    def splits(self) -> "Tuple[List[Tuple[str, List[int], List[Tuple[int, float]]]], Dict[str, List[List[int]]]]":
+        """4. The splits the grid's labels allow, each as (kind, pairs per axis, each pair's (axis, exponent e: its
+        frequency base**-e)), and each kind's sections the labels allow, as each pair's axis."""
+        label, h = self.label, self.h
+        splits: "List[Tuple[str, List[int], List[Tuple[int, float]]]]" = []
+        allowed: "Dict[str, List[List[int]]]" = {}
+        runs: "List[List[int]]" = []  # [label (-1: none), first pair, pairs]
+        for k in range(h):
+            if runs and label[k] in (-1, runs[-1][0]):
+                runs[-1][2] += 1
+            else:
+                runs.append([label[k], k, 1])
+        sections: "List[Tuple[str, List[int]]]" = []
+        if len(set(run[0] for run in runs)) == len(runs):
+            sizes = [run[2] for run in runs]
+            splits.append(("axes_dim", sizes, [(a, j / n) for a, (_, _, n) in enumerate(runs) for j in range(n)]))
+            sections += [("", list(s)) for s, _ in self.SECTIONS if list(s) != sizes] + [("", sizes)]
+        for n in (3, 2):
+            # The least sections the labels allow: axis a (a > 0) takes pair k = a, and each later pair of its residue
+            # that turns as pair a does (past its section, a pair is the first axis's: it turns as that does).
+            least = [max([k // n + 1 for k in range(a, h, n) if label[k] == label[a] >= 0] or [1]) for a in range(n)]
+            minimal = [h - sum(least[1:])] + least[1:]
+            # Known sections nearest the least first (fewest pairs given to an axis where none turned), then the least.
+            tried = sorted((list(s) for s, _ in self.SECTIONS), key=lambda s: sum(s[1:]))
+            sections += [("interleaved", s) for s in tried + ([] if minimal in tried else [minimal])]
+        for interleaved, section in sections:
+            n = len(section)
+            if interleaved:
+                owner = [k % n if k % n and k < n * section[k % n] else 0 for k in range(h)]
+            else:
+                owner = [a for a, pairs in enumerate(section) for _ in range(pairs)]
+            # Allowed where each axis turns with one grid axis at most, and no two with the same.
+            axis_of: "Dict[int, int]" = {}
+            if (
+                sum(section) == h
+                and min(section) > 0
+                and all(axis_of.setdefault(label[k], owner[k]) == owner[k] for k in range(h) if label[k] >= 0)
+                and len(set(axis_of.values())) == len(axis_of)
+            ):
+                splits.append(("mrope" + interleaved, section, [(owner[k], k / h) for k in range(h)]))
+                allowed.setdefault("mrope" + interleaved, []).append(owner)
+        return splits, allowed
 
 
 class _AxesStory:
@@ -3133,7 +3123,7 @@ class _AxesStory:
             first = [k for k, (a, _) in enumerate(pairs) if a == axis][0]
             if first in grid.read and abs(speeds[first] - 1) > 8 * spreads[first]:
                 within = 8 * spreads[first] * speeds[first]
-                self.spacing[axis] = _fraction_near(speeds[first], within, (2, 4, 8, 16)) or (1, 1)
+                self.spacing[axis] = _Fit.fraction_near(speeds[first], within, (2, 4, 8, 16)) or (1, 1)
         # The grid's cells: each axis at its origin plus the cell's coordinate along the grid axis its pairs
         # turn with (none: the origin on every cell).
         self.dims: "List[Optional[int]]" = []
@@ -3164,7 +3154,7 @@ class _AxesStory:
             abs(math.log(speeds[k] / unit[k]) + pairs[k][1] * log_base) <= 8 * spreads[k] + 1e-6 for k in self.grid.read
         ):
             return []
-        bases: "List[object]" = [_number(_rational("base", _simplest(math.exp(log_base), within)))]
+        bases: "List[object]" = [_number(_rational("base", _Fit.simplest(math.exp(log_base), within)))]
         for model in sorted(_BASES + (256,), key=lambda x: abs(math.log(x) - log_base)):
             if abs(math.log(model) - log_base) <= within and model not in bases:
                 bases.append(model)
@@ -3310,7 +3300,7 @@ class _AxesStory:
                 groups[-1][1] = k
             else:
                 groups.append([k, k])
-        whose = [name for s, name in _MROPE_SECTIONS if list(s) == self.sizes]
+        whose = [name for s, name in self.grid.SECTIONS if list(s) == self.sizes]
         shown = _join([str(a) if a == b else str(a) + " to " + str(b) for a, b in groups], ", ")
         held = set(values[0][k] for k in still)
         return (
@@ -3330,7 +3320,7 @@ class _AxesStory:
         first = math.acos(x0) if kind == "cos" else math.asin(x0)
         for start in (first,) if kind == "cos" else (first, math.pi - first):
             # A reading's angle is within an ulp / sqrt(1 - x**2): the position within ulp / quality.
-            estimate, quality = _unwrapped(kind, [(w, row[k]) for w, k in ladder], start / w0)
+            estimate, quality = _Fit.unwrapped(kind, [(w, row[k]) for w, k in ladder], start / w0)
             far = max(abs(wave(estimate * w) - row[k]) for w, k in ladder)
             if far < best[0]:
                 best = (far, estimate, self.grid.ulp / quality if quality else _INF)
@@ -3843,7 +3833,7 @@ def _rope_fit(
         return []
     p = _DTYPES[dtype][0]
     near = max(1e-4, _power_of_two(5 - p))
-    rows = _doubling_rows(seq_len)
+    rows = _Fit.rows(seq_len)
     rows += [seq_len - 1] if rows[-1] != seq_len - 1 else []
     values = {r: table[r] for r in rows}
     if not all(-2.0 < x < 2.0 for row in values.values() for x in row):
@@ -3877,7 +3867,7 @@ def _rope_fit(
         # Each pair's frequency, and its precision (relative): a reading's angle is within 2**(1-p) / sqrt(1 - x**2).
         speeds, spreads = [], []
         for c in columns:
-            estimate, quality = _unwrapped(kind, [(r, values[r][c] / amplitude) for r in rows[1:]])
+            estimate, quality = _Fit.unwrapped(kind, [(r, values[r][c] / amplitude) for r in rows[1:]])
             speeds.append(estimate)
             spreads.append(_power_of_two(1 - p) / (quality * estimate) if quality > 0.0 < estimate else _INF)
         _rope_laws(found, setup, layout, speeds, spreads, amplitude, seq_len, p)
@@ -3897,7 +3887,7 @@ def _rope_fit(
         readings = [(w, row[c] / amplitude) for w, c in by_speed]
         if not all(-1.5 < x < 1.5 for _, x in readings):
             return _NAN  # not finite, or no value of this law
-        return _unwrapped(kind, readings)[0]
+        return _Fit.unwrapped(kind, readings)[0]
 
     def whole(x: float) -> bool:
         return x == x and abs(x - round(x)) <= 1e-3 + _power_of_two(3 - p) * abs(x)
@@ -3962,10 +3952,10 @@ def _rope_laws(
         step = math.log(speeds[0] / speeds[anchor]) / anchor
         spread = max(1e-12, 8 * h * (off[0] + off[anchor]) / anchor)
     bases = []
-    for b in [_simplest(math.exp(step * h), spread)] + [_number(setup.base)] + list(_BASES):
+    for b in [_Fit.simplest(math.exp(step * h), spread)] + [_number(setup.base)] + list(_BASES):
         if b not in bases and abs(math.log(_to_float(_rational("base", b))) - step * h) <= spread:
             bases.append(b)
-    linear = _number(_rational("factor", _simplest(1 / speeds[0], near)))
+    linear = _number(_rational("factor", _Fit.simplest(1 / speeds[0], near)))
     # How far each pair lies below the unscaled line (w_0 = 1): ln f on every pair for a linear factor f;
     # 0 for fast pairs and ln f past llama3's bands or YaRN's ramp.  It grows with the pair: its largest.
     falls = [(-step * k - math.log(speeds[k]), k) for k in seen]
@@ -3978,7 +3968,7 @@ def _rope_laws(
         if uniform:
             tried.append({} if abs(1 / speeds[0] - 1) <= near else {"rope_type": "linear", "factor": linear})
         else:
-            factor = _number(_rational("factor", _simplest(fall, within)))
+            factor = _number(_rational("factor", _Fit.simplest(fall, within)))
             lengths: "List[object]" = [1 << e for e in range(8, 21)]
             if setup.length[0] and _number(setup.length) not in lengths:
                 lengths.insert(0, _number(setup.length))
@@ -4005,7 +3995,7 @@ def _rope_laws(
             if abs(amplitude - variant.attention.value) > near * amplitude:
                 if variant.kind != "yarn":
                     continue
-                given = _number(_rational("attention_factor", _simplest(amplitude, near)))
+                given = _number(_rational("attention_factor", _Fit.simplest(amplitude, near)))
                 variant = _Rope(2 * h, base, layout, dict(scaling, attention_factor=given))
             found.append(variant)
     if setup.kind == "longrope" or not found:
@@ -4027,9 +4017,9 @@ def _rope_laws(
             # Each within its reading's spread and the table format's rounding of inv_freq, 2**(1-p), twice.
             rounding = _power_of_two(2 - p)
             factors = [
-                _number(_rational("scaling", _simplest(f, spreads[k] + rounding, 8))) for k, f in enumerate(scales)
+                _number(_rational("scaling", _Fit.simplest(f, spreads[k] + rounding, 8))) for k, f in enumerate(scales)
             ]
-            attention = _number(_rational("attention_factor", _simplest(amplitude, near)))
+            attention = _number(_rational("attention_factor", _Fit.simplest(amplitude, near)))
             scaling = {
                 "rope_type": "longrope",
                 "short_factor": factors,
@@ -5024,10 +5014,7 @@ def _diagnose(
         tally = _tally(table, asked, held, None, None, measure=False)
         causes += (f"output:{held}",)
         if not tally.failures and 2 * tally.unjudged <= len(table) * d_model:
-            return prefix + (
-                f"every value of the table is a {held} number, and {dtype} was asked: checked as {held}"
-                f" (dtype={held!r}), it passes; its values were rounded to {held}."
-            ), causes
+            return prefix + _narrower_words(held, dtype), causes
         # Stored in the narrower format and wrong besides: explained as a table of that format.
         prefix += f"every value of the table is a {held} number ({dtype} was asked); checked as {held}, "
         dtype, damaged, unjudged = held, tally.damaged, tally.unjudged
@@ -5063,6 +5050,14 @@ def _diagnose(
     if local and not found:
         return prefix + local, causes + ("damage",)
     return prefix + words, causes + found
+
+
+def _narrower_words(held: str, dtype: str) -> str:
+    """The verdict on a table (or a rotary cache) whose values are all numbers of a narrower format that passes."""
+    return (
+        f"every value of the table is a {held} number, and {dtype} was asked: checked as {held}"
+        f" (dtype={held!r}), it passes; its values were rounded to {held}."
+    )
 
 
 def _grid_found(
@@ -5162,7 +5157,7 @@ def _grid_found(
                         continue  # a scale per axis (CogVideoX's): not read from one axis
                     wanted = ratio * default
                     # The simplest fraction p/q (q up to 16) within the slack, as a framework's base sizes make.
-                    fraction = _fraction_near(wanted, slack * wanted, range(1, 17))
+                    fraction = _Fit.fraction_near(wanted, slack * wanted, range(1, 17))
                     if fraction is None:
                         continue
                     keywords["position_scale"] = fraction[0] if fraction[1] == 1 else f"{fraction[0]}/{fraction[1]}"
@@ -5366,13 +5361,13 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             if not 0.0 < law[i] < 1e6:
                 break
             readings.append((law[i], angles[i]))
-        position = _unwrapped("angle", readings)[0]
-        fraction = _fraction_near(position, within(readings[-1][0]), range(1, 17))
+        position = _Fit.unwrapped("angle", readings)[0]
+        fraction = _Fit.fraction_near(position, within(readings[-1][0]), range(1, 17))
         if fraction is None:
             return position
         return fraction[0] if fraction[1] == 1 else f"{fraction[0]}/{fraction[1]}"
 
-    rows = _doubling_rows(seq_len)
+    rows = _Fit.rows(seq_len)
     values = {r: table[r] for r in rows + [seq_len - 1]}
     if not all(-_INF < x * x < _INF for row in values.values() for x in row):
         return []  # a value not finite, or past what a square holds: no law to read
@@ -5390,7 +5385,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             growths, first, final = [], [], []
             for s, c in pairs:
                 angles = {r: math.atan2(values[r][s], values[r][c]) for r in values}
-                growths.append(_unwrapped("angle", [(r, angles[r] - angles[0]) for r in rows[1:]])[0])
+                growths.append(_Fit.unwrapped("angle", [(r, angles[r] - angles[0]) for r in rows[1:]])[0])
                 first.append(angles[0])
                 final.append(angles[seq_len - 1])
             # Falling angles: positions counting down, or (sin-cos) the cosines first.
@@ -5426,9 +5421,9 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
             # Pair 0's growth is the step (the context's) times the angle scale: a simple number, or a simple
             # number of whole turns.
             factor = height / step
-            angle_scale, full_turns = _simplest(factor, near), False
-            if angle_scale == factor and _simplest(factor / turn, near) != factor / turn:
-                angle_scale, full_turns = _simplest(factor / turn, near), True
+            angle_scale, full_turns = _Fit.simplest(factor, near), False
+            if angle_scale == factor and _Fit.simplest(factor / turn, near) != factor / turn:
+                angle_scale, full_turns = _Fit.simplest(factor / turn, near), True
             # The output scale: 1, x-transformers' d**-0.5 or MLX's sqrt(2/d), a simple number or root, or as read.
             scale: "object" = math.sqrt(square)
             per_width = square * d_model
@@ -5438,7 +5433,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
                 scale = f"sqrt({round(per_width)}/d)"
             else:
                 # A simple number, or the root of one: whichever is nearer the scale read.
-                root, squared = _simplest(math.sqrt(square), near / 10), _simplest(square, near / 10)
+                root, squared = _Fit.simplest(math.sqrt(square), near / 10), _Fit.simplest(square, near / 10)
                 miss_root = abs(_to_float(_rational("scale", root)) / math.sqrt(square) - 1)
                 miss_square = abs(_to_float(_rational("scale", squared)) / square - 1) / 2  # a root halves it
                 if squared != square and (root == math.sqrt(square) or miss_square < miss_root):
@@ -5452,7 +5447,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
                 for spacing, log_base in spacings:
                     if not 0.0 < log_base < 690.0:
                         continue
-                    base = _simplest(math.exp(log_base), near)
+                    base = _Fit.simplest(math.exp(log_base), near)
                     try:
                         fitted = context.replace(
                             layout=layout_read,
@@ -5486,7 +5481,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     frequencies = context._float_frequencies(d_model)
     by_speed = sorted((frequencies[pair], s, c) for pair, s, c in paired(context))
     if context._fields["positions"] is None and by_speed and 0.0 < by_speed[0][0] < _INF:
-        every = _positions_read(table, by_speed, within)
+        every = _Fit.positions_read(table, by_speed, within)
         if every is not None:
             try:
                 conventions.append((False, context.replace(positions=every)))
@@ -5495,139 +5490,145 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     return conventions
 
 
-def _positions_read(
-    table: "_Table", by_speed: "List[Tuple[float, int, int]]", within: "Callable[[float], float]"
-) -> "Optional[List[int]]":
-    """Each row's position, where the sampled rows' are whole numbers and no progression: the slowest pair's
-    angle unwrapped through the faster ones (by_speed: each pair's (frequency, sine column, cosine column),
-    slowest first), whole within within(the fastest frequency read); None where they are not.
-    """
-    # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
-    # times as fast as the one before (or the next pair), so that an angle read to 1e-3 (float16's values)
-    # leaves the next pair's prediction within 0.1 radian: a few pairs a row, not every pair.
-    ladder = [by_speed[0]]
-    for k in range(1, len(by_speed)):
-        if not by_speed[k][0] < 1e6:
-            break
-        following = by_speed[k + 1][0] if k + 1 < len(by_speed) else _INF
-        if not following <= 100 * ladder[-1][0] or not following < 1e6:
-            ladder.append(by_speed[k])
+class _Fit:
+    """The readings every fit shares (a table's convention, a rotary cache's law, a grid's cells): the rows a
+    law is read on, an angle unwrapped over multipliers, a number taken as the simplest near it.  One
+    namespace, not six module-level names: see the map's budget (the module's dict of names)."""
 
-    def position_of(row: "List[float]") -> float:
-        # NaN where the row is no law's: a value not finite, or its pairs' s**2 + c**2 differing by more than
-        # a 64th (a zeroed row).
-        squares = [row[s] * row[s] + row[c] * row[c] for _, s, c in by_speed]
-        if not -_INF < sum(squares) < _INF or not max(squares) - min(squares) <= max(squares) / 64:
-            return _NAN
-        if not max(squares) > 0.0:
-            return _NAN
-        return _unwrapped("angle", [(w, math.atan2(row[s], row[c])) for w, s, c in ladder])[0]
-
-    near_whole = within(ladder[-1][0])
-    sample = _sample_rows(len(table))
-    read = [position_of(table[r]) for r in sample]
-    if not all(x == x and abs(x - round(x)) <= near_whole for x in read):
-        return None  # not whole numbers, or a row no law's
-    steps = set(round(b) - round(a) for a, b in zip(read, read[1:]))
-    gaps = set(q - r for r, q in zip(sample, sample[1:]))
-    if len(steps) == 1 and steps == gaps:
-        return None  # a progression: the readings of the fields have it
-    every = [position_of(row) for row in table]
-    if all(x == x and abs(x - round(x)) <= near_whole for x in every):
-        return [round(x) for x in every]
-    return None
-
-
-def _doubling_rows(count: int) -> "List[int]":
-    """The rows a fit reads a law on, of count rows: 0, 1, 2, 4, 8, ... below count.  From row 0 to row r a
-    pair's angle grows r times its growth a row, known to within pi / r from the rows before, so each reading
-    takes the turn it is nearest to."""
-    rows = [0, 1, 2]
-    while rows[-1] * 2 < count:
-        rows.append(rows[-1] * 2)
-    return rows
-
-
-def _unwrapped(kind: str, readings: "List[Tuple[float, float]]", estimate: float = 0.0) -> "Tuple[float, float]":
-    """The number t that readings (m, x) of x = cos(m t) (kind "cos"), sin(m t) or the angle m t itself (kind
-    "angle", as atan2 reads a sine and a cosine) say, and the quality of the reading kept: each reading's angle
-    taken in the turn and branch nearest m times the estimate so far (which starts at estimate), and kept where
-    it is less sensitive to rounding than the one before: m sqrt(1 - x**2) larger (an angle read by atan2 is as
-    precise at every m: each is kept, the readings slowest first).  A reading's angle is within an ulp of x over
-    sqrt(1 - x**2), so t is within ulp / quality.  The one way the fits read a pair's frequency over rows, a
-    row's position over pairs, and a cell's over an axis's pairs.
-
-    >>> [round(x, 9) for x in _unwrapped("cos", [(1, math.cos(0.3)), (4, math.cos(1.2)), (16, math.cos(4.8))])]
-    [0.3, 15.938633741]
-    """
-    quality = 0.0
-    for m, x in readings:
-        q = m if kind == "angle" else m * math.sqrt(max(0.0, 1 - x * x))
-        if q > quality or kind == "angle":
-            estimate, quality = _angle_near(kind, x, m * estimate) / m, q
-    return estimate, quality
-
-
-def _angle_near(kind: str, x: float, predicted: float) -> float:
-    """The angle whose cos (kind "cos") or sin is x, or (kind "angle") x itself, in the turn and branch nearest
-    the prediction (of two as near, the larger: angles grow from 0).
-
-    >>> round(_angle_near("sin", math.sin(2.0), 1.9), 12), round(_angle_near("cos", math.cos(7.0), 6.5), 12)
-    (2.0, 7.0)
-    """
-    if kind == "angle":
-        return x + 2 * math.pi * round((predicted - x) / (2 * math.pi))
-    x = min(1.0, max(-1.0, x))
-    angle = math.acos(x) if kind == "cos" else math.asin(x)
-    branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
-    turns = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
-    return min(turns, key=lambda t: (abs(t - predicted), -t))
-
-
-def _fraction_near(x: float, within: float, denominators: "Iterable[int]") -> "Optional[_Fraction]":
-    """The first p/q, q taken from denominators in turn, within ``within`` of x; None if none is.
-
-    >>> _fraction_near(0.6667, 1e-3, range(1, 17)), _fraction_near(0.6667, 1e-3, (2, 4, 8, 16))
-    ((2, 3), None)
-    """
-    for q in denominators:
-        p = int(round(x * q))
-        if abs(p / q - x) <= within:
-            return p, q
-    return None
-
-
-def _simplest(x: float, tolerance: float, most: int = 3) -> "object":
-    """The simplest number within a relative tolerance of x: an int, '0.125' (up to three digits), '1/3'
-    (a denominator up to 16), then up to ``most`` digits, each count tried as a binary fraction as fine
-    first (a float's own number: 1.0078125, 2**-7 from 1); else x.
-
-    >>> _simplest(499999.97, 1e-6), _simplest(0.33334, 1e-4), _simplest(0.123456789, 1e-6)
-    (500000, '1/3', 0.123456789)
-    >>> _simplest(1.00781249, 1e-7, 8), _simplest(1.01230001, 1e-7, 8)
-    (1.0078125, '1.0123')
-    """
-    if x == 0.0 or not -_INF < x < _INF:
-        return x
-    magnitude = 10.0 ** math.floor(math.log10(abs(x)))
-    for digits in range(1, max(4, most) + 1):
-        if digits == 4:  # after three digits, a fraction
-            for denominator in range(2, 17):
-                numerator = round(x * denominator)
-                if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
-                    return f"{numerator}/{denominator}"
-            if most < 4:
+    @staticmethod
+    def positions_read(
+        table: "_Table", by_speed: "List[Tuple[float, int, int]]", within: "Callable[[float], float]"
+    ) -> "Optional[List[int]]":
+        """Each row's position, where the sampled rows' are whole numbers and no progression: the slowest pair's
+        angle unwrapped through the faster ones (by_speed: each pair's (frequency, sine column, cosine column),
+        slowest first), whole within within(the fastest frequency read); None where they are not.
+        """
+        # The pairs a reading is unwrapped through: from the slowest to the fastest below 1e6, each at most 100
+        # times as fast as the one before (or the next pair), so that an angle read to 1e-3 (float16's values)
+        # leaves the next pair's prediction within 0.1 radian: a few pairs a row, not every pair.
+        ladder = [by_speed[0]]
+        for k in range(1, len(by_speed)):
+            if not by_speed[k][0] < 1e6:
                 break
-        unit = magnitude / 10 ** (digits - 1)
-        if digits > 3:
-            binary = math.ldexp(1.0, math.frexp(unit)[1] - 1)  # the power of two at or below the unit
-            rounded = round(x / binary) * binary
+            following = by_speed[k + 1][0] if k + 1 < len(by_speed) else _INF
+            if not following <= 100 * ladder[-1][0] or not following < 1e6:
+                ladder.append(by_speed[k])
+
+        def position_of(row: "List[float]") -> float:
+            # NaN where the row is no law's: a value not finite, or its pairs' s**2 + c**2 differing by more than
+            # a 64th (a zeroed row).
+            squares = [row[s] * row[s] + row[c] * row[c] for _, s, c in by_speed]
+            if not -_INF < sum(squares) < _INF or not max(squares) - min(squares) <= max(squares) / 64:
+                return _NAN
+            if not max(squares) > 0.0:
+                return _NAN
+            return _Fit.unwrapped("angle", [(w, math.atan2(row[s], row[c])) for w, s, c in ladder])[0]
+
+        near_whole = within(ladder[-1][0])
+        sample = _sample_rows(len(table))
+        read = [position_of(table[r]) for r in sample]
+        if not all(x == x and abs(x - round(x)) <= near_whole for x in read):
+            return None  # not whole numbers, or a row no law's
+        steps = set(round(b) - round(a) for a, b in zip(read, read[1:]))
+        gaps = set(q - r for r, q in zip(sample, sample[1:]))
+        if len(steps) == 1 and steps == gaps:
+            return None  # a progression: the readings of the fields have it
+        every = [position_of(row) for row in table]
+        if all(x == x and abs(x - round(x)) <= near_whole for x in every):
+            return [round(x) for x in every]
+        return None
+
+    @staticmethod
+    def rows(count: int) -> "List[int]":
+        """The rows a fit reads a law on, of count rows: 0, 1, 2, 4, 8, ... below count.  From row 0 to row r a
+        pair's angle grows r times its growth a row, known to within pi / r from the rows before, so each reading
+        takes the turn it is nearest to."""
+        rows = [0, 1, 2]
+        while rows[-1] * 2 < count:
+            rows.append(rows[-1] * 2)
+        return rows
+
+    @staticmethod
+    def unwrapped(kind: str, readings: "List[Tuple[float, float]]", estimate: float = 0.0) -> "Tuple[float, float]":
+        """The number t that readings (m, x) of x = cos(m t) (kind "cos"), sin(m t) or the angle m t itself (kind
+        "angle", as atan2 reads a sine and a cosine) say, and the quality of the reading kept: each reading's angle
+        taken in the turn and branch nearest m times the estimate so far (which starts at estimate), and kept where
+        it is less sensitive to rounding than the one before: m sqrt(1 - x**2) larger (an angle read by atan2 is as
+        precise at every m: each is kept, the readings slowest first).  A reading's angle is within an ulp of x over
+        sqrt(1 - x**2), so t is within ulp / quality.  The one way the fits read a pair's frequency over rows, a
+        row's position over pairs, and a cell's over an axis's pairs.
+
+        >>> [round(x, 9) for x in _Fit.unwrapped("cos", [(1, math.cos(0.3)), (4, math.cos(1.2)), (16, math.cos(4.8))])]
+        [0.3, 15.938633741]
+        """
+        quality = 0.0
+        for m, x in readings:
+            q = m if kind == "angle" else m * math.sqrt(max(0.0, 1 - x * x))
+            if q > quality or kind == "angle":
+                estimate, quality = _Fit.angle_near(kind, x, m * estimate) / m, q
+        return estimate, quality
+
+    @staticmethod
+    def angle_near(kind: str, x: float, predicted: float) -> float:
+        """The angle whose cos (kind "cos") or sin is x, or (kind "angle") x itself, in the turn and branch nearest
+        the prediction (of two as near, the larger: angles grow from 0).
+
+        >>> round(_Fit.angle_near("sin", math.sin(2.0), 1.9), 12), round(_Fit.angle_near("cos", math.cos(7.0), 6.5), 12)
+        (2.0, 7.0)
+        """
+        if kind == "angle":
+            return x + 2 * math.pi * round((predicted - x) / (2 * math.pi))
+        x = min(1.0, max(-1.0, x))
+        angle = math.acos(x) if kind == "cos" else math.asin(x)
+        branches = (angle, -angle) if kind == "cos" else (angle, math.pi - angle)
+        turns = [b + 2 * math.pi * round((predicted - b) / (2 * math.pi)) for b in branches]
+        return min(turns, key=lambda t: (abs(t - predicted), -t))
+
+    @staticmethod
+    def fraction_near(x: float, within: float, denominators: "Iterable[int]") -> "Optional[_Fraction]":
+        """The first p/q, q taken from denominators in turn, within ``within`` of x; None if none is.
+
+        >>> _Fit.fraction_near(0.6667, 1e-3, range(1, 17)), _Fit.fraction_near(0.6667, 1e-3, (2, 4, 8, 16))
+        ((2, 3), None)
+        """
+        for q in denominators:
+            p = int(round(x * q))
+            if abs(p / q - x) <= within:
+                return p, q
+        return None
+
+    @staticmethod
+    def simplest(x: float, tolerance: float, most: int = 3) -> "object":
+        """The simplest number within a relative tolerance of x: an int, '0.125' (up to three digits), '1/3'
+        (a denominator up to 16), then up to ``most`` digits, each count tried as a binary fraction as fine
+        first (a float's own number: 1.0078125, 2**-7 from 1); else x.
+
+        >>> _Fit.simplest(499999.97, 1e-6), _Fit.simplest(0.33334, 1e-4), _Fit.simplest(0.123456789, 1e-6)
+        (500000, '1/3', 0.123456789)
+        >>> _Fit.simplest(1.00781249, 1e-7, 8), _Fit.simplest(1.01230001, 1e-7, 8)
+        (1.0078125, '1.0123')
+        """
+        if x == 0.0 or not -_INF < x < _INF:
+            return x
+        magnitude = 10.0 ** math.floor(math.log10(abs(x)))
+        for digits in range(1, max(4, most) + 1):
+            if digits == 4:  # after three digits, a fraction
+                for denominator in range(2, 17):
+                    numerator = round(x * denominator)
+                    if 0 < abs(numerator) <= 100 and abs(numerator / denominator - x) <= tolerance * abs(x):
+                        return f"{numerator}/{denominator}"
+                if most < 4:
+                    break
+            unit = magnitude / 10 ** (digits - 1)
+            if digits > 3:
+                binary = math.ldexp(1.0, math.frexp(unit)[1] - 1)  # the power of two at or below the unit
+                rounded = round(x / binary) * binary
+                if abs(rounded - x) <= tolerance * abs(x):
+                    return rounded
+            rounded = round(x / unit) * unit
             if abs(rounded - x) <= tolerance * abs(x):
-                return rounded
-        rounded = round(x / unit) * unit
-        if abs(rounded - x) <= tolerance * abs(x):
-            return int(round(rounded)) if unit >= 1 else f"{rounded:.{digits}g}"
-    return x
+                return int(round(rounded)) if unit >= 1 else f"{rounded:.{digits}g}"
+        return x
 
 
 def _describe(convention: "Convention", d_model: int) -> str:
@@ -7807,7 +7808,19 @@ def _check_format(actual: object, table: "_Source", dtype: object, atol: object,
     Without dtype, the data's own: an array's or tensor's dtype (float16, float32, float64, bfloat16), a .npy
     file's; float64 for lists and text.  A dtype given is honoured; where the data says another, the origin says so.
     """
-    dtype, origin = _format_origin(actual, dtype)
+    kind = getattr(actual, "dtype", None)
+    # numpy's dtype.name is "float32" whatever the byte order (str() would say ">f4"); torch's str() is "torch.float32".
+    held = getattr(kind, "name", None)
+    held = held if isinstance(held, str) else str(kind)
+    what = "the file's dtype" if isinstance(actual, _Source) else "the array's dtype"
+    if held.startswith("torch."):
+        held, what = held[6:], "the tensor's dtype"
+    origin: "Optional[str]" = None
+    if held not in _DTYPES:
+        dtype = _check_dtype("float64" if dtype is None else dtype, True)
+    else:
+        dtype = _check_dtype(held if dtype is None else dtype, True)
+        origin = what if held == dtype else f"as given; {what} is {held}"
     table.rounding = dtype
     if origin in ("the array's dtype", "the tensor's dtype"):
         table.dtype = dtype  # its values are numbers of dtype already
@@ -7817,20 +7830,6 @@ def _check_format(actual: object, table: "_Source", dtype: object, atol: object,
         None if atol is None else _check_tolerance("atol", atol),
         None if ulps is None else _check_tolerance("ulps", ulps),
     )
-
-
-def _format_origin(actual: object, dtype: object) -> "Tuple[str, Optional[str]]":
-    kind = getattr(actual, "dtype", None)
-    # numpy's dtype.name is "float32" whatever the byte order (str() would say ">f4"); torch's str() is "torch.float32".
-    held = getattr(kind, "name", None)
-    held = held if isinstance(held, str) else str(kind)
-    what = "the file's dtype" if isinstance(actual, _Source) else "the array's dtype"
-    if held.startswith("torch."):
-        held, what = held[6:], "the tensor's dtype"
-    if held not in _DTYPES:
-        return _check_dtype("float64" if dtype is None else dtype, True), None
-    dtype = _check_dtype(held if dtype is None else dtype, True)
-    return dtype, what if held == dtype else f"as given; {what} is {held}"
 
 
 def _not_finite_text(cells: "Sequence[Tuple[int, int, float]]", count: int, dtype: str) -> str:
@@ -9153,21 +9152,12 @@ _GRID_PRESETS: "Tuple[Tuple[str, str, int, Tuple[Tuple[str, object], ...], Tuple
 
 
 def _make_presets() -> "Dict[str, Convention]":
-    # Built from checked forms, not through Convention(), with little garbage;
-    # on MicroPython that garbage is collected before the next preset is made,
-    # so that what the presets keep is not left scattered through it.
+    # Each a convention that names its row of _PRESETS and makes its fields from it when first read
+    # (Convention._fields): the import holds a small object a preset, not its table of fields.
     presets = {}
-    if _COLLECT_GARBAGE is not None:
-        _COLLECT_GARBAGE()  # the import's own garbage first: the presets then fill the holes it leaves
-    for name, _, changes in _PRESETS:
-        fields: "Dict[str, object]" = {row[0]: row[2] for row in _FIELDS}
-        for field, inner in changes:
-            fields[field] = inner
+    for name, _, _ in _PRESETS:
         convention = presets[name] = object.__new__(Convention)
-        convention._fields = _checked_fields(fields, checked=True)
-        convention._preset = name
-        if _COLLECT_GARBAGE is not None:
-            _COLLECT_GARBAGE()
+        convention._held, convention._preset = None, name
     return presets
 
 
@@ -9220,16 +9210,16 @@ class Convention:
     Convention(layout='sin-cos', spacing='tensor2tensor', shift=0, base=10000, start=999.5, odd='zero')
     """
 
-    # What it holds: its fields by name (read as attributes, through __getattr__), and the preset a call
-    # named.  Nothing else can be set: a convention cannot change (MicroPython does not enforce this).
-    __slots__ = ("_fields", "_preset")
+    # What it holds: its fields by name (_fields, read as attributes through __getattr__), and the preset a
+    # call named.  Nothing else can be set: a convention cannot change (MicroPython does not enforce this).
+    __slots__ = ("_held", "_preset")
 
     def __init__(self, **fields: object) -> None:
         # The keywords are _FIELDS' names; a field not given takes its default.
         for name in fields:
             if _check_of(name) is None:
                 raise TypeError(f"Convention() got an unexpected keyword argument {name!r}")
-        self._fields = _checked_fields(fields)
+        self._held: "Optional[_Fields]" = _checked_fields(fields)
         # The preset a call named, to be called by that name among the presets it is the same as.
         self._preset: "Optional[str]" = None
 
@@ -9260,7 +9250,7 @@ class Convention:
                 if name in ("start", "step", "descending") and name not in checked:
                     fields[name] = default
         copy = Convention()
-        copy._fields = _checked_fields(fields, checked=True)
+        copy._held = _checked_fields(fields, checked=True)
         return copy
 
     def __eq__(self, other: object) -> bool:
@@ -9529,6 +9519,17 @@ class Convention:
         given = self._fields["positions"]
         if given is not None and len(given) != seq_len:
             raise ValueError(f"seq_len must equal the number of positions ({len(given)}), got {seq_len}")
+
+    @property
+    def _fields(self) -> "_Fields":
+        """Every field by name, in its inner form; a preset's made from its row of _PRESETS when first read."""
+        if self._held is None:
+            fields: "Dict[str, object]" = {}
+            for name, _, changes in _PRESETS:
+                if name == self._preset:
+                    fields.update(changes)
+            self._held = _checked_fields(fields, checked=True)
+        return self._held
 
 
 def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fields":

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_SCRIPT = ROOT.parent / "shared" / "micropython" / "build.sh"
@@ -130,34 +130,47 @@ gc.collect()
 before = gc.mem_alloc()
 import pe_reference
 gc.collect()
-print(gc.mem_alloc() - before)
+print(gc.mem_alloc() - before, len(pe_reference.__dict__))
 """
-# The module map's statement of the frozen budget, whose figures --check holds to the run's.
+# The module map's statements of the frozen budget, whose figures --check holds to the run's: the bytes at
+# rest, and the module's names against the size past which MicroPython's dict of them grows (its table of
+# sizes: 293 slots, then 389).
 BUDGET = re.compile(r"at rest the import holds about (\d+) KB of it, so about (\d+) KB is left")
+NAMES = re.compile(r"grows by 3 KB at once past (\d+) names \(it holds (\d+)\)")
+NAMES_LIMIT = 293
 
 
-def at_rest(binary: Path, folder: Path) -> int:
-    """The bytes the frozen import keeps on the heap once it is done (on a heap of 64 KB)."""
+def at_rest(binary: Path, folder: Path) -> "Tuple[int, int]":
+    """The bytes the frozen import keeps on the heap once it is done (on a heap of 64 KB), and its names."""
     (folder / "at_rest.py").write_text(AT_REST)
     process = subprocess.run(
         [str(binary), "-X", "heapsize=64K", "at_rest.py"], capture_output=True, text=True, cwd=folder, timeout=600
     )
-    return int(process.stdout.split()[-1])
+    held, names = process.stdout.split()[-2:]
+    return int(held), int(names)
 
 
-def budget_disagreements(held: int) -> List[str]:
+def budget_disagreements(held: int, names: int) -> List[str]:
     """Where pe_reference.py's map states the frozen import's figures otherwise than the run measures them."""
     text = " ".join((ROOT / "pe_reference.py").read_text(encoding="utf-8").replace("#", " ").split())
-    found = BUDGET.search(text)
-    if found is None:
-        return ["pe_reference.py: the map states no frozen budget ('at rest the import holds about N KB ...')"]
+    found, counted = BUDGET.search(text), NAMES.search(text)
+    if found is None or counted is None:
+        return ["pe_reference.py: the map states no frozen budget (the bytes at rest, the names and their limit)"]
+    wrong = []
     kilobytes = round(held / 1024)
     if (int(found.group(1)), int(found.group(2))) != (kilobytes, FROZEN_IMPORT_GOAL - kilobytes):
-        return [
+        wrong.append(
             f"pe_reference.py: the map says the frozen import holds about {found.group(1)} KB, {found.group(2)} KB"
             f" left; the run measures {held} bytes: about {kilobytes} KB, {FROZEN_IMPORT_GOAL - kilobytes} KB left"
-        ]
-    return []
+        )
+    if (int(counted.group(1)), int(counted.group(2))) != (NAMES_LIMIT, names):
+        wrong.append(
+            f"pe_reference.py: the map says the module holds {counted.group(2)} names of {counted.group(1)};"
+            f" the run counts {names} of {NAMES_LIMIT}"
+        )
+    if names > NAMES_LIMIT:
+        wrong.append(f"pe_reference.py: {names} names, past {NAMES_LIMIT}: the dict of names grew by 3 KB")
+    return wrong
 
 
 def frozen_builds(folder: Path, variants: List[str]) -> Dict[str, Path]:
@@ -234,12 +247,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         built = {variant: path.resolve() for variant, path in frozen.items() if path is not None}
         figures["frozen, double floats"] = column(built["double32"], folder, single=False)
         figures["frozen, single floats"] = column(built["single32"], folder, single=True)
-        held = max(at_rest(interpreter, folder) for interpreter in built.values())
+        held, names = max(at_rest(interpreter, folder) for interpreter in built.values())
         if args.timing:
             for variant, interpreter in built.items():
                 collection_cost(interpreter, folder, single=variant == "single32")
     print("\n".join(table(figures)))
-    print(f"the frozen import holds {held} bytes at rest (the larger of the two builds)")
+    print(f"the frozen import holds {held} bytes at rest (the larger of the two builds), and {names} names")
     status = 0
     for name in COLUMNS[2:]:
         kilobytes = figures[name][0]
@@ -250,7 +263,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         wrong = [f"{args.check}: {line}" for line in disagreements(figures, page_figures(args.check))]
         if wrong:
             wrong.append(f"{args.check}: its table is not the run's: copy the table above into it")
-        wrong += budget_disagreements(held)
+        wrong += budget_disagreements(held, names)
         if wrong:
             print("\n".join(wrong))
             status = 1

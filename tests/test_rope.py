@@ -1331,6 +1331,16 @@ def test_a_narrow_table_with_another_mistake_names_both() -> None:
     assert compare_rope(rope(64, 8, dtype="float32")[0]).causes == ("output:float32",)
 
 
+def test_a_cache_held_by_a_narrower_format_is_told_as_a_table_is() -> None:
+    # The same words as compare's, with the dtype to give: one verdict for tables and caches.
+    words = (
+        "Diagnosis: every value of the table is a float32 number, and float64 was asked: checked as float32"
+        " (dtype='float32'), it passes; its values were rounded to float32."
+    )
+    assert compare_rope(rope(64, 8, dtype="float32")[0]).diagnosis == words
+    assert pe_reference.compare(pe_reference.encoding(64, 8, dtype="float32")).diagnosis == words
+
+
 def test_angles_float32_is_named_only_for_a_pairs_own_error() -> None:
     # Rows of ones rotated, but pair 0 left unrotated: errors near 2, not a float32 angle's.
     positions = list(range(60000, 60064))
