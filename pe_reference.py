@@ -3250,14 +3250,8 @@ class _AxesStory:
             keywords += f", dtype={dtype!r}"
         # Named as compare_rope names it with these keywords: the setup's name and _rope_axes' words for the split.
         what = request.setup.name(f"{kind} cache")[:-1] + f", {request.axes[3] if request.axes else ''})"
-        damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
-        said = f"the table follows the {what} with a position per axis on each row{stored}: {words}" + (
-            f", except for {len(damaged)} element{'s' if len(damaged) > 1 else ''} outside the default tolerance:"
-            f" {', '.join(damaged)}"
-            if damaged
-            else "; it reproduces every element"
-        )
-        said += self.sections_words(allowed)
+        said = f"the table follows the {what} with a position per axis on each row{stored}: {words}"
+        more = self.sections_words(allowed)
         call = f"rope({count}, {grid.width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
         plain = not prefix and not any(self.origin) and self.spacing == [(1, 1)] * n
         if plain and n == len(axes) and self.dims == list(reversed(range(n))):
@@ -3274,8 +3268,8 @@ class _AxesStory:
                 f" --rope-layout {layout}" if layout != "half" else ""
             )
             call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
-        lead = "The call that computes it without the damage" if damaged else "The call that reproduces it"
-        return f"{said}. {lead}: {call}.", ("axes",) + (("damage",) if damaged else ())
+        damaged = any(comparison.damaged.values())
+        return _told(said, comparison.damaged, call, more), ("axes",) + (("damage",) if damaged else ())
 
     def term(self, a: int, letters: "Tuple[str, ...]") -> str:
         """Axis a's position on a cell, as an expression in the grid's letters."""
@@ -3527,11 +3521,10 @@ def _rope_comparison(
         return request.rows(count, True, rounding)
 
     fast: "Optional[_LawTable]" = None  # a cos or sin cache of one position a row: by its law
-    settle: "Optional[Callable[[int, int], float]]" = None
     if request.axes is None and request.kind != "rotated":
         setup, given, h = request.setup, request.positions, request.setup.pairs
         code = _COSINE if request.kind == "cos" else _SINE
-        law: "_LawTable" = (
+        fast = (
             setup.law(_last_position(given, count)),
             [(k, h) for k in range(h)],
             [(code, k) for k in setup.columns()],
@@ -3539,12 +3532,7 @@ def _rope_comparison(
             allowance.positions,
             (lambda r: (r, 1)) if given is None else given.__getitem__,
         )
-        fast, settle = law, lambda r, c: _law_element(law, r, c, "float64")
-    for r, ((row, bad), (exact, expect, bound)) in enumerate(
-        zip(table.read(), _references(exact_rows, dtype, exact_row, fast))
-    ):
-        comparison.add(r, row, exact, expect, bad, bound, settle)
-    return comparison
+    return comparison.tally(table, exact_rows, exact_row, fast)
 
 
 class _RopeRequest:
@@ -5190,14 +5178,9 @@ def _grid_found(
                 + "".join(f"; with {key}={given}" for key, given in keywords.items() if key not in ("preset", "prefix"))
                 + ")"
             )
-            damaged = [f"[{r}][{c}]" for r in sorted(comparison.damaged) for c in comparison.damaged[r]]
-            if damaged:
-                what = "element" if len(damaged) == 1 else "elements"
-                words += f", except for {len(damaged)} {what} outside the default tolerance: {', '.join(damaged)}"
-            else:
-                words += "; it reproduces every element"
+            damaged = any(comparison.damaged.values())
             return (
-                f"{words}. The call that reproduces it: {call}) (on the command line: {shown} {d_model} {line}).",
+                _told(words, comparison.damaged, f"{call}) (on the command line: {shown} {d_model} {line})"),
                 ("grid",) + (("damage",) if damaged else ()),
             )
     return None
@@ -6000,16 +5983,10 @@ def _explanation(
             if not call:
                 assert candidate.convention is not None  # a table's convention
                 call = _call(candidate.convention, len(table), d_model, dtype)
-            if items == []:
-                return (
-                    f"the table follows {candidate.description}; it reproduces every element."
-                    f" The call that reproduces it: {call}."
-                ), candidate.causes
-            if items:
-                return (
-                    f"the table follows {candidate.description}, except for {_join(items, '; ')}."
-                    f" The call that computes it without the damage: {call}."
-                ), candidate.causes + damage
+            if items is not None:
+                return _told(f"the table follows {candidate.description}", items, call), candidate.causes + (
+                    damage if items else ()
+                )
             if reproduced >= _EXPLAINED_SHARE * compared and fallback is None:
                 # Said only if no later candidate explains the table.
                 fallback = (
@@ -6060,6 +6037,23 @@ def _explanation(
 
 # The cap on a candidate's allowance: a candidate never reproduces an element it misses by 2**-10.
 _CAP = 1.0 / 1024
+
+
+def _told(story: str, damage: "Union[List[str], Dict[int, List[int]]]", call: str, more: str = "") -> str:
+    """A story verified on every element, in words: the story, the damage that is not its (phrases, or the
+    elements outside the default tolerance by row), what more it says, then the call that reproduces the table
+    (or computes it without the damage).  The one ending of every diagnosis that names a story.
+
+    >>> print(_told("the table follows X", {3: [1, 2]}, "f()"))
+    the table follows X, except for 2 elements outside the default tolerance: [3][1], [3][2]. The call that computes it without the damage: f().
+    """
+    if isinstance(damage, dict):
+        cells = [f"[{r}][{c}]" for r in sorted(damage) for c in damage[r]]
+        what = f"{len(cells)} element{'s' if len(cells) > 1 else ''} outside the default tolerance"
+        damage = [f"{what}: {', '.join(cells)}"] if cells else []
+    if not damage:
+        return f"{story}; it reproduces every element{more}. The call that reproduces it: {call}."
+    return f"{story}, except for {_join(damage, '; ')}{more}. The call that computes it without the damage: {call}."
 
 
 def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "Optional[Tuple[List[str], int]]":
@@ -6895,10 +6889,7 @@ def _tally(
         allowance.positions,
         lambda r: asked._position(r, seq_len),
     )
-    references = _references(exact_rows, dtype, exact_row, fast)
-    for r, ((row, bad), (exact, expect, bound)) in enumerate(zip(table.read(), references)):
-        comparison.add(r, row, exact, expect, bad, bound, lambda r, c: _law_element(fast, r, c, "float64"))
-    return comparison
+    return comparison.tally(table, exact_rows, exact_row, fast)
 
 
 def _grid_tally(
@@ -6939,11 +6930,7 @@ def _grid_tally(
         made = tables(True, rounding)
         return (row_at(made, r) for r in range(table.count))
 
-    for r, ((row, bad), (exact, expect, _)) in enumerate(
-        zip(table.read(), _references(exact_rows, dtype, exact_row, None))
-    ):
-        comparison.add(r, row, exact, expect, bad, None, None)
-    return comparison
+    return comparison.tally(table, exact_rows, exact_row, None)
 
 
 def _axes_allowance(
@@ -7296,6 +7283,21 @@ class _Comparison:
         #: The largest error over its element's tolerance, under the default rule (measured only).
         self.share = 0.0
         self._scaled: "Tuple[Optional[List[float]], float, List[float]]" = (None, 0.0, [])  # share times a screen
+
+    def tally(
+        self,
+        table: "_Source",
+        exact_rows: "Callable[[str], Iterator[List[float]]]",
+        exact_row: "Callable[[int], List[float]]",
+        fast: "Optional[_LawTable]",
+    ) -> "_Comparison":
+        """Every row of the table added against its references (_references: exact_rows, exact_row and the
+        fast law, as it takes them): the one loop of a table's, a grid's and a rotary cache's tally."""
+        settle = None if fast is None else (lambda r, c: _law_element(fast, r, c, "float64"))
+        references = _references(exact_rows, self.dtype, exact_row, fast)
+        for r, ((row, bad), (exact, expect, bound)) in enumerate(zip(table.read(), references)):
+            self.add(r, row, exact, expect, bad, bound, settle)
+        return self
 
     def add(
         self,

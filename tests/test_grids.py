@@ -372,6 +372,8 @@ def test_local_damage_in_a_grid_is_named_by_cell_and_column() -> None:
     assert "except for [23][5] (cos_x1 of cell (2, 3)) is 0.5, expected " in str(report.diagnosis), str(report)
     named = compare(table, dtype="float32")
     assert named.causes == ("grid", "damage") and "except for 1 element outside" in str(named.diagnosis), str(named)
+    # As every story with damage ends: the call computes the table without it (it does not reproduce it).
+    assert "The call that computes it without the damage: encoding((6, 10), 16, preset='mae'" in str(named.diagnosis)
 
 
 @pytest.mark.parametrize("r, c", [(0, 0), (1, 5), (10, 3), (2, 1)])
