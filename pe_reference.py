@@ -132,7 +132,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 291).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 289).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -314,9 +314,6 @@ def _program_name(argv0: str) -> str:
     return name if name.startswith("pe-reference") else "python -m pe_reference"
 
 
-_OUTPUT_FORMATS = ("table", "csv", "json", "hex", "vectors")
-
-
 def _parser(prog: str) -> "ArgumentParser":
     """The command line's options (argparse is imported here: the front door does without it).
 
@@ -364,7 +361,7 @@ def _parser(prog: str) -> "ArgumentParser":
     )
     parser.add_argument(
         "--format",
-        choices=_OUTPUT_FORMATS,
+        choices=("table", "csv", "json", "hex", "vectors"),
         default=None,
         help="table (default): aligned, for a person; csv: one line per position; json: an array of arrays; "
         "hex: like csv, each value as the hex of its IEEE bits in --dtype; "
@@ -504,17 +501,14 @@ def _cli_tolerance(name: str) -> "Callable[[str], float]":
     return parse
 
 
-# The options whose value may be a negative number, which argparse would take for an option.
-_NUMBER_OPTIONS = ("--shift", "--base", "--angle-scale", "--start", "--step", "--positions", "--scale")
-
-
 def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
-    """'--start -1e3' as '--start=-1e3': argparse reads only -N and -N.N as negative numbers."""
+    """'--start -1e3' as '--start=-1e3': argparse reads only -N and -N.N as negative numbers.  The options
+    joined are those whose value may be a negative number, which argparse would take for an option."""
     joined: "List[str]" = []
     for argument in arguments:
         if (
             joined
-            and joined[-1] in _NUMBER_OPTIONS
+            and joined[-1] in ("--shift", "--base", "--angle-scale", "--start", "--step", "--positions", "--scale")
             and argument[:1] == "-"
             and argument[1:2] in tuple(_DIGITS) + (".",)
         ):
@@ -2542,11 +2536,8 @@ class Report:
 # ---------------------------------------------------------------------------
 
 
-_SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉"
-
-
 def _subscript(number: int) -> str:
-    return "".join(_SUBSCRIPTS[ord(digit) - 48] for digit in str(number))
+    return "".join("₀₁₂₃₄₅₆₇₈₉"[ord(digit) - 48] for digit in str(number))
 
 
 def _number_text(number: float) -> str:
@@ -2973,7 +2964,7 @@ class _AxesGrid:
         self.speeds, self.spreads, self.read = [0.0] * self.h, [_INF] * self.h, []
         if self.count < 8 or width % 2 or kind not in ("cos", "sin"):
             return
-        h, near, sample = self.h, max(1e-4, 16 * self.ulp), _sample_rows(self.count)
+        h, near, sample = self.h, _Fit.near(dtype), _sample_rows(self.count)
         # 1. The layout: all but an eighth of the sampled rows repeat its columns (a damaged element spoils its row's).
         for layout in ("interleaved", "half"):
             again = 1 if layout == "interleaved" else h
@@ -3819,8 +3810,7 @@ def _rope_fit(
     seq_len, width = len(table), len(table[0])
     if seq_len < 3 or kind not in ("cos", "sin"):
         return []
-    p = _DTYPES[dtype][0]
-    near = max(1e-4, _power_of_two(5 - p))
+    p, near = _DTYPES[dtype][0], _Fit.near(dtype)
     rows = _Fit.rows(seq_len)
     rows += [seq_len - 1] if rows[-1] != seq_len - 1 else []
     values = {r: table[r] for r in rows}
@@ -3858,7 +3848,7 @@ def _rope_fit(
             estimate, quality = _Fit.unwrapped(kind, [(r, values[r][c] / amplitude) for r in rows[1:]])
             speeds.append(estimate)
             spreads.append(_power_of_two(1 - p) / (quality * estimate) if quality > 0.0 < estimate else _INF)
-        _rope_laws(found, setup, layout, speeds, spreads, amplitude, seq_len, p)
+        _rope_laws(found, setup, layout, speeds, spreads, amplitude, seq_len, dtype)
     # A base kept as read (no simple number near it) makes the least simple story.
     found.sort(key=lambda variant: isinstance(variant.inputs[0], float))
     stories: "List[Tuple[_Rope, Optional[List[_Fraction]]]]" = [(variant, None) for variant in found]
@@ -3897,7 +3887,7 @@ def _rope_laws(
     spreads: "List[float]",
     amplitude: float,
     seq_len: int,
-    p: int,
+    dtype: str,
 ) -> None:
     """Step 4 of _rope_fit: the laws a cache's pairs' frequencies (speeds, each within a relative spread) and
     attention factor say, in one layout, appended to found (a dynamic NTK length read goes before the laws
@@ -3906,8 +3896,7 @@ def _rope_laws(
     Long because each law is a short step using the numbers read before it, in the order _rope_fit's
     docstring gives them.
     """
-    h = len(speeds)
-    near = max(1e-4, _power_of_two(5 - p))
+    h, p, near = len(speeds), _DTYPES[dtype][0], _Fit.near(dtype)
     # The pairs read to 0.2%, for the line; those read to 10% (slow pairs in a narrow format), for the fall.
     known = [k for k in range(h) if spreads[k] < 2e-3]
     seen = [k for k in range(h) if spreads[k] < 0.1]
@@ -5317,8 +5306,7 @@ def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool
     if seq_len < 3 or d_model < 2:
         return []
     turn = 2 * math.pi
-    # How near a number read must be to a simple one to be taken for it: the values' own precision, or 1e-4.
-    near = max(1e-4, _power_of_two(5 - _DTYPES[dtype][0]))
+    near = _Fit.near(dtype)
 
     def paired(convention: "Convention") -> "List[Tuple[int, int, int]]":
         # (pair, sine column, cosine column) of each pair with both, in the convention's layout.
@@ -5520,6 +5508,12 @@ class _Fit:
         if all(x == x and abs(x - round(x)) <= near_whole for x in every):
             return [round(x) for x in every]
         return None
+
+    @staticmethod
+    def near(dtype: str) -> float:
+        """How near a number read must be to a simple one to be taken for it: the values' own precision in
+        dtype (16 ulps, 2**(5-p) for p bits), or 1e-4."""
+        return max(1e-4, _power_of_two(5 - _DTYPES[dtype][0]))
 
     @staticmethod
     def rows(count: int) -> "List[int]":
