@@ -2418,7 +2418,7 @@ class Report:
         #: A narrower format that holds every value of a failing list or text table checked as float64, or None.
         self.narrower: "Optional[str]" = None
         #: Under the default rule, the largest error over its own element's tolerance (above 1 fails), else NaN.
-        self.share = _NAN
+        self.share: float = _NAN
 
     def __repr__(self) -> str:
         return f"<Report {'ok' if self.ok else 'mismatch'}: {self.failures} of {self.count} outside tolerance>"
