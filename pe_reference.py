@@ -1936,8 +1936,10 @@ def compare(
         # The convention has no table of this width: nothing to compare with.
         for _ in table.read():
             pass  # counts what is not finite
-        found = _diagnose(table, None, dtype, {}, table.not_finite, asked, not_finite_count=table.not_finite_count)
-        report = _report(table, rule, None, asked._name(), found)
+        report = _report(table, rule, None, asked._name(), (None, ()))  # the elements not finite, as read
+        report.diagnosis, report.causes = _diagnose(
+            table, None, dtype, {}, table.not_finite, asked, not_finite_count=table.not_finite_count
+        )
         report.uncheckable = (
             f"the {asked._name()} convention has no table of odd width, and this one has {d_model} columns"
         )
@@ -2903,7 +2905,7 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
        rows.  The walk stops at row 0 or at a step that also changes an axis read before (rows before
        the grid: text tokens).  Each pair is labelled with the grid axis it turns with, or none (an
        axis that keeps its position, or a pair too slow to change in dtype).
-    3. (_AxesGrid.speeds) Each labelled pair's frequency w along its axis's line of cells, whose positions are
+    3. (_AxesGrid.speeds_read) Each labelled pair's frequency w along its axis's line of cells, whose positions are
        unknown: the values x(p) of cos or sin obey x(p - m) + x(p + m) = 2 cos(m w) x(p), so cos(m w) is their
        ratio (the median over the line), m doubled while m w is below 1.5, for precision.
     4. (_AxesGrid.splits, _AxesStory.bases) The splits the labels allow: runs of one label (the slow pairs after a
@@ -3132,7 +3134,7 @@ class _AxesStory:
         """The bases to try: ln w_k = -e_k ln(base) on every pair read, each reading within spreads[k] of ln w_k;
         ln(base) fitted by least squares weighted 1 / spreads[k]**2, within 1 / sqrt(sum (e_k / spreads[k])**2).
         Every pair read agrees with it; then the simplest number near it and the bases models use (and 256,
-        HunyuanVideo's), nearest first.  None where no pair is read or one disagrees."""
+        HunyuanVideo's), nearest first.  [] where no pair is read or one disagrees."""
         speeds, spreads, pairs = self.grid.speeds, self.grid.spreads, self.pairs
         unit = [self.spacing[a][0] / self.spacing[a][1] for a, _ in pairs]  # each pair's, to divide its reading by
         usable = [k for k in self.grid.read if pairs[k][1] > 0.0]

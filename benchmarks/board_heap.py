@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD_SCRIPT = ROOT.parent / "shared" / "micropython" / "build.sh"
 # The table's rows: each use as the page names it, and the script that makes it.
 USES: Dict[str, str] = {
     "`import pe_reference`": "import pe_reference",
@@ -104,10 +103,13 @@ def page_figures(page: Path) -> Dict[str, List[Optional[int]]]:
         raise SystemExit(f"{page}: no table headed {header!r}")
     start = lines.index(header) + 2
     stated: Dict[str, List[Optional[int]]] = {name: [] for name in COLUMNS}
-    for use, line in zip(USES, lines[start : start + len(USES)]):
+    rows = lines[start : start + len(USES)]
+    if len(rows) < len(USES):
+        raise SystemExit(f"{page}: the table ends after {len(rows)} rows, not {len(USES)}")
+    for use, line in zip(USES, rows):
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if cells[0] != use:
-            raise SystemExit(f"{page}: the table's row {cells[0]!r} should be {use!r}")
+        if cells[0] != use or len(cells) != len(COLUMNS) + 1:
+            raise SystemExit(f"{page}: the table's row {line!r} should be {use!r} and {len(COLUMNS)} figures")
         for name, cell in zip(COLUMNS, cells[1:]):
             found = re.fullmatch(r"(\d+) KB", cell)
             stated[name].append(int(found.group(1)) if found else None)
@@ -173,14 +175,14 @@ def budget_disagreements(held: int, names: int) -> List[str]:
     return wrong
 
 
-def frozen_builds(folder: Path, variants: List[str]) -> Dict[str, Path]:
-    """Interpreters with the module frozen into them (double32, single32), built side by side."""
+def frozen_builds(folder: Path, variants: List[str], script: Path) -> Dict[str, Path]:
+    """Interpreters with the module frozen into them (double32, single32), built side by side by script."""
     outputs = {variant: folder / f"frozen-{variant}" for variant in variants}
     processes = [
-        subprocess.Popen(["bash", str(BUILD_SCRIPT), variant, str(out), str(ROOT / "pe_reference.py")])
+        subprocess.Popen(["bash", str(script), variant, str(out), str(ROOT / "pe_reference.py")])
         for variant, out in outputs.items()
     ]
-    if any(process.wait() != 0 for process in processes):
+    if [process.wait() for process in processes] != [0] * len(processes):
         raise SystemExit("board_heap: a frozen build failed (it needs gcc, make and gcc-multilib)")
     return outputs
 
@@ -236,7 +238,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         frozen = {"double32": args.frozen, "single32": args.frozen32}
-        frozen.update(frozen_builds(folder, [variant for variant, path in frozen.items() if path is None]))
+        missing = [variant for variant, path in frozen.items() if path is None]
+        frozen.update(frozen_builds(folder, missing, args.builds.parent / "build.sh"))
         shutil.copy(ROOT / "pe_reference.py", folder)
         figures["source"] = column(binary, folder, single=False)
         (folder / "pe_reference.py").unlink()
