@@ -2797,17 +2797,9 @@ def _diagnose_rope(
     held = _narrowest_format(table, dtype)
     stored: "Tuple[str, ...]" = ()
     if held is not None:
-        # Checked in the narrower format (no diagnosis): nothing fails the default rule.
-        narrow = _Source(table.name, table.path, table.handle)  # the same table, read rounded to held
-        narrow.dtype, narrow.count, narrow.width, narrow.held, narrow.array = (
-            table.dtype,
-            table.count,
-            table.width,
-            table.held,
-            table.array,
-        )
-        narrow.start, narrow.layout, narrow.offsets, narrow.rounding = table.start, table.layout, table.offsets, held
-        if not _rope_comparison(narrow, request, held, None, None, False).failures:
+        # Checked in the narrower format (no diagnosis): nothing fails the default rule.  The table read as it
+        # is: its values are held's numbers, which reading them rounded to held would not change.
+        if not _rope_comparison(table, request, held, None, None, False).failures:
             return "Diagnosis: " + _narrower_words(held, dtype), (f"output:{held}",)
         # Stored in the narrower format and wrong besides: the candidates are rounded to it too.
         dtype, stored = held, (f"output:{held}",)
