@@ -1803,9 +1803,9 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
     exponent_text = _number_text(exponent)
     denominator_text = _number_text(denominator)
     angle_text = _number_text(angle)
-    exponent_ratio = _decimal_ratio(exponent_text)
-    denominator_ratio = _decimal_ratio(denominator_text)
-    angle_ratio = _decimal_ratio(angle_text)
+    exponent_ratio = _parse_number("", exponent_text)
+    denominator_ratio = _parse_number("", denominator_text)
+    angle_ratio = _parse_number("", angle_text)
 
     parts = [
         # pos₁₂ for (1, 2), with a comma once either index has two digits.
@@ -1815,7 +1815,7 @@ def derivation(pos: int, dim: int, d_model: int, *, base: float = DEFAULT_BASE) 
         # 2i/d as a decimal: exact only when d divides out to powers of 2 and 5.
         _relation(_ratios_equal(exponent_ratio, (2 * pair, d_model))),
         f"{function}({pos} / {base_text}^{exponent_text})",
-        _relation(_power_is_exact(_decimal_ratio(base_text), exponent_ratio, denominator_ratio)),
+        _relation(_power_is_exact(_parse_number("", base_text), exponent_ratio, denominator_ratio)),
         f"{function}({pos} / {denominator_text})",
         _relation(_ratios_equal(angle_ratio, (pos * denominator_ratio[1], denominator_ratio[0]))),
         f"{function}({angle_text})",
@@ -2553,20 +2553,6 @@ def _relation(exact: bool) -> str:
     return " = " if exact else " ≈ "
 
 
-def _decimal_ratio(text: str) -> "_Fraction":
-    """Return the exact value of a decimal text such as ``-1.5e-05`` as (numerator, denominator)."""
-    mantissa, _, exponent = text.lower().partition("e")
-    negative = mantissa.startswith("-")
-    whole, _, fraction = mantissa.lstrip("+-").partition(".")
-    numerator = int(whole + fraction)
-    if negative:
-        numerator = -numerator
-    scale = (int(exponent) if exponent else 0) - len(fraction)
-    if scale >= 0:
-        return numerator * 10**scale, 1
-    return numerator, 10**-scale
-
-
 def _ratios_equal(left: "_Fraction", right: "_Fraction") -> bool:
     return left[0] * right[1] == right[0] * left[1]
 
@@ -2577,13 +2563,9 @@ def _power_is_exact(base: "_Fraction", exponent: "_Fraction", result: "_Fraction
     With exponent = p/q in lowest terms, b**(p/q) = r exactly when r**q = b**p.
     Large q are not tried (the answer is then "not proven", shown as ≈).
     """
-    p, q = exponent
+    p, q = exponent  # in lowest terms (_parse_number)
     if p == 0:
         return result == (1, 1)
-    a, b = p, q
-    while b:
-        a, b = b, a % b
-    p, q = p // a, q // a
     if q > 64 or p > 64:
         return False
     return bool(result[0] ** q * base[1] ** p == base[0] ** p * result[1] ** q)

@@ -148,7 +148,7 @@ def test_a_quotient_by_a_decimal_denominator_is_marked_equal_when_exact() -> Non
 
 @pytest.mark.parametrize("text", ["-1.5e-05", "-0.25", "-3", "2.5e3", "1e+20", "0.1"])
 def test_a_decimal_text_is_read_as_the_fraction_it_writes(text: str) -> None:
-    n, m = pe_reference._decimal_ratio(text)
+    n, m = pe_reference._parse_number("", text)
     assert Fraction(n, m) == Fraction(text)
 
 
