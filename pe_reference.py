@@ -1206,8 +1206,6 @@ def _write(prog: str, request: "_Request") -> int:
             _write_table(out, request)
         elif request.output_format == "json":
             _write_json(out, request)
-        elif request.output_format == "vectors" and request.rope is not None:
-            _write_rope_vectors(out, request)
         elif request.output_format == "vectors":
             _write_vectors(out, request)
         else:  # csv and hex: a line a row, the columns' names first with --header
@@ -1283,84 +1281,66 @@ def _write_json(out: "IO[str]", request: "_Request") -> None:
 _ROPE_VECTOR_SCHEMA = "pe_reference.rope-vectors/1"
 
 
-def _write_rope_vectors(out: "IO[str]", request: "_Request") -> None:
-    """Golden test vectors of a rotary cache or rotated vectors: the parameters, and every element's bits in the four formats."""
-    rope, scaling = request.rope, request.rope_scaling
-    assert rope is not None
-    setup, kind, positions, vectors = rope.setup, rope.kind, rope.positions, rope.vectors
-    seq_len = request.seq_len
-    shown = [str(r) for r in range(seq_len)] if positions is None else [_fraction_text(p) for p in positions]
-    out.write("{\n")
-    out.write(f'"schema": "{_ROPE_VECTOR_SCHEMA}",\n')
-    out.write(f'"generator": "pe_reference {__version__}",\n')
-    out.write(
-        '"formula": "cos or sin of positions[row] * w_k, times the attention factor, w_k the scaling variant\'s'
-        " frequency of the column's pair k (docs/rope.md); rotated: out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos +"
-        ' x[a] sin per pair (a, b)",\n'
-    )
-    out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
-    out.write(
-        f'"parameters": {{"seq_len": {seq_len}, "head_dim": {setup.head_dim}, "kind": "{kind}", '
-        f'"layout": "{setup.layout}", "base": "{_fraction_text(setup.base)}", "scaling": {scaling or "null"}, '
-        f'"positions": [{", ".join(chr(34) + p + chr(34) for p in shown)}]}},\n'
-    )
-    if vectors is not None:
-        out.write('"x": [\n' + ",\n".join("[" + ", ".join(map(repr, row)) + "]" for row in vectors) + "\n],\n")
-    out.write('"pairs": [' + ", ".join(map(str, setup.columns())) + "],\n")
-    out.write('"bits": {')
-    for index, dtype in enumerate(_DTYPES):
-        precision, _, exponent_bits = _DTYPES[dtype]
-        digits = (exponent_bits + precision) // 4
-        out.write(("," if index else "") + f'\n"{dtype}": [')
-        for r, row in enumerate(rope.rows(seq_len, True, dtype)):
-            cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
-            out.write(("," if r else "") + f"\n[{cells}]")
-        out.write("\n]")
-    out.write("\n}\n}\n")
-
-
 _VECTOR_SCHEMA = "pe_reference.vectors/2"
 
 
 def _write_vectors(out: "IO[str]", request: "_Request") -> None:
-    """Write golden test vectors: the parameters, and every element's bits in the four formats.
+    """Write golden test vectors of a table or a rotary table: the parameters, and every element's bits in the four formats.
 
     The schema is documented in docs/vectors.md.  JSON is written by hand,
     row by row, so memory stays proportional to d_model.  Numbers of the
     convention are written as exact decimal or fraction strings.
     """
-    convention = request.convention
-    seq_len, d_model = request.seq_len, request.d_model
-    exponents = convention._exponents(d_model)
-    columns = []
-    for kind, pair in convention._plan(d_model):
-        function = ("sin", "cos", "zero")[kind]
-        exponent = exponents[pair] if kind != _ZERO else (0, 1)
-        columns.append(f'{{"function": "{function}", "pair": {pair}, "exponent": [{exponent[0]}, {exponent[1]}]}}')
-    fields = convention._fields
-    positions = ", ".join(f'"{_fraction_text(convention._position(r, seq_len))}"' for r in range(seq_len))
-    out.write("{\n")
-    out.write(f'"schema": "{_VECTOR_SCHEMA}",\n')
-    out.write(f'"generator": "pe_reference {__version__}",\n')
-    out.write(
-        '"formula": "scale * sin or cos of positions[row] * angle_scale * base**(-a/b), times 2 pi in full turns,'
-        " a/b the column's exponent\",\n"
-    )
+    seq_len, d_model, rope = request.seq_len, request.d_model, request.rope
+    if rope is not None:
+        setup, positions, vectors = rope.setup, rope.positions, rope.vectors
+        shown = [str(r) for r in range(seq_len)] if positions is None else [_fraction_text(p) for p in positions]
+        schema = _ROPE_VECTOR_SCHEMA
+        formula = (
+            "cos or sin of positions[row] * w_k, times the attention factor, w_k the scaling variant's"
+            " frequency of the column's pair k (docs/rope.md); rotated: out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos +"
+            " x[a] sin per pair (a, b)"
+        )
+        parameters = (
+            f'"seq_len": {seq_len}, "head_dim": {setup.head_dim}, "kind": "{rope.kind}", '
+            f'"layout": "{setup.layout}", "base": "{_fraction_text(setup.base)}", "scaling": {request.rope_scaling or "null"}, '
+            f'"positions": [{", ".join(chr(34) + p + chr(34) for p in shown)}]'
+        )
+        held = '"pairs": [' + ", ".join(map(str, setup.columns())) + "],\n"
+        if vectors is not None:
+            held = '"x": [\n' + ",\n".join("[" + ", ".join(map(repr, row)) + "]" for row in vectors) + "\n],\n" + held
+    else:
+        convention = request.convention
+        exponents = convention._exponents(d_model)
+        columns = []
+        for kind, pair in convention._plan(d_model):
+            function = ("sin", "cos", "zero")[kind]
+            exponent = exponents[pair] if kind != _ZERO else (0, 1)
+            columns.append(f'{{"function": "{function}", "pair": {pair}, "exponent": [{exponent[0]}, {exponent[1]}]}}')
+        fields = convention._fields
+        positions_text = ", ".join(f'"{_fraction_text(convention._position(r, seq_len))}"' for r in range(seq_len))
+        schema = _VECTOR_SCHEMA
+        formula = (
+            "scale * sin or cos of positions[row] * angle_scale * base**(-a/b), times 2 pi in full turns,"
+            " a/b the column's exponent"
+        )
+        parameters = (
+            f'"seq_len": {seq_len}, "d_model": {d_model}, "convention": "{convention._name(d_model)}", '
+            f'"layout": "{fields["layout"]}", "spacing": "{fields["spacing"]}", "shift": "{_fraction_text(fields["shift"])}", '
+            f'"base": "{_fraction_text(fields["base"])}", "angle_scale": "{_fraction_text(fields["angle_scale"])}", '
+            f'"full_turns": {"true" if fields["full_turns"] else "false"}, "odd": "{fields["odd"]}", '
+            f'"scale": "{_scale_text(fields["scale"], False)}", "positions": [{positions_text}]'
+        )
+        held = '"columns": [\n' + ",\n".join(columns) + "\n],\n"
+    out.write(f'{{\n"schema": "{schema}",\n"generator": "pe_reference {__version__}",\n"formula": "{formula}",\n')
     out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
-    out.write(
-        f'"parameters": {{"seq_len": {seq_len}, "d_model": {d_model}, "convention": "{convention._name(d_model)}", '
-        f'"layout": "{fields["layout"]}", "spacing": "{fields["spacing"]}", "shift": "{_fraction_text(fields["shift"])}", '
-        f'"base": "{_fraction_text(fields["base"])}", "angle_scale": "{_fraction_text(fields["angle_scale"])}", '
-        f'"full_turns": {"true" if fields["full_turns"] else "false"}, "odd": "{fields["odd"]}", '
-        f'"scale": "{_scale_text(fields["scale"], False)}", "positions": [{positions}]}},\n'
-    )
-    out.write('"columns": [\n' + ",\n".join(columns) + "\n],\n")
-    out.write('"bits": {')
+    out.write(f'"parameters": {{{parameters}}},\n{held}"bits": {{')
     for index, dtype in enumerate(_DTYPES):
         precision, _, exponent_bits = _DTYPES[dtype]
         digits = (exponent_bits + precision) // 4
         out.write(("," if index else "") + f'\n"{dtype}": [')
-        for r, row in enumerate(_rows(convention, seq_len, d_model, True, dtype)):
+        made = rope.rows(seq_len, True, dtype) if rope else _rows(request.convention, seq_len, d_model, True, dtype)
+        for r, row in enumerate(made):
             cells = ", ".join(f'"{_bit_pattern(x, dtype):0{digits}x}"' for x in row)
             out.write(("," if r else "") + f"\n[{cells}]")
         out.write("\n]")
