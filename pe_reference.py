@@ -10617,7 +10617,7 @@ def _round_row(row: "List[float]", dtype: str) -> "List[float]":
         return _round_row_to_bfloat16(row)
     except (OverflowError, struct.error):
         pass  # beyond the format's range, or no such code (MicroPython): one by one
-    return [_round_to_format(x, dtype) for x in row]
+    return [_round_float(x, dtype) if -_INF < x < _INF else x for x in row]
 
 
 def _round_row_to_bfloat16(row: "List[float]") -> "List[float]":
@@ -10645,17 +10645,6 @@ def _round_row_to_bfloat16(row: "List[float]") -> "List[float]":
             raise OverflowError("beyond bfloat16's range")
         rounded.append(b)
     return list(struct.unpack(layout + "d", struct.pack(layout + "Q", *rounded)))
-
-
-def _round_to_format(x: float, dtype: str) -> float:
-    if not -_INF < x < _INF:
-        return x
-    rounded = _round_float(x, dtype)
-    precision, emin, _ = _DTYPES[dtype]
-    largest = (2.0 - _power_of_two(1 - precision)) * _power_of_two(1 - emin)
-    if rounded > largest:
-        return _INF
-    return -_INF if rounded < -largest else rounded
 
 
 def _round_float(x: float, dtype: str) -> float:
