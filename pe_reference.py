@@ -8751,6 +8751,18 @@ def _finish_rows(
     # The float64 finish needs |v| < 1.5 * 2**105 (a scale below 1.5), and an addition that rounds once.
     float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1) and _addition_rounds_once()
     high, low, smallest = _finish_constants()
+
+    def complete(
+        row: "List[float]", open_dims: "List[int]", values: "List[int]", position: "_Fraction", error: int
+    ) -> None:
+        # Decide the elements the finish left open, row[dim] for each dim of open_dims: by _round_fixed, else by Ziv.
+        for dim in open_dims:
+            kind, pair = plan[dim]
+            element = 0.0 if kind == _ZERO else _round_fixed(values[dim], P, error, dtype)
+            if element is None:
+                element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
+            row[dim] = element
+
     for position, values, error in fixed:
         if scaled:
             # As _scale_fixed, with the multiplier computed once.
@@ -8770,7 +8782,7 @@ def _finish_rows(
             if min(map(abs, row)) <= smallest:
                 # A comprehension finds the few open elements faster than a loop over the plan.
                 open_dims = [dim for dim, element in enumerate(row) if -smallest <= element <= smallest]
-                _complete_row(row, open_dims, values, position, plan, exponents, frequencies, scale, dtype, error)
+                complete(row, open_dims, values, position, error)
         else:
             row = []
             open_dims = []
@@ -8781,7 +8793,7 @@ def _finish_rows(
                     rounded = 0.0
                 row.append(rounded)
             if open_dims:
-                _complete_row(row, open_dims, values, position, plan, exponents, frequencies, scale, dtype, error)
+                complete(row, open_dims, values, position, error)
         if _COLLECT_GARBAGE is not None:
             _COLLECT_GARBAGE()
         yield row
@@ -8795,30 +8807,6 @@ def _finish_constants() -> "Tuple[float, float, float]":
     needs no struct.
     """
     return _power_of_two(53 - _TABLE_BITS), _power_of_two(-_TABLE_BITS), _power_of_two(-11)
-
-
-def _complete_row(
-    row: "List[float]",
-    open_dims: "List[int]",
-    values: "List[int]",
-    position: "_Fraction",
-    plan: "List[_Column]",
-    exponents: "List[_Fraction]",
-    frequencies: "_Frequencies",
-    scale: "_OutputScale",
-    dtype: str,
-    error: int,
-) -> None:
-    """Decide the elements the finish left open, row[dim] for each dim of open_dims: by _round_fixed, else by Ziv."""
-    for dim in open_dims:
-        kind, pair = plan[dim]
-        if kind == _ZERO:
-            row[dim] = 0.0
-            continue
-        element = _round_fixed(values[dim], _TABLE_BITS, error, dtype)
-        if element is None:
-            element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
-        row[dim] = element
 
 
 # ---------------------------------------------------------------------------
