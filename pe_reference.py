@@ -8582,7 +8582,12 @@ def _fixed_rows_of(
         if end - first >= 8:
             yield from _fixed_rows(end - first, start, step, denominator, plan, exponents, frequencies)
         else:
-            yield from _fixed_rows_at(positions[first:end], plan, exponents, frequencies)
+            for position in positions[first:end]:  # each pair computed directly, error <= 1 unit
+                yield (
+                    position,
+                    _arrange([_anchor(position, e, frequencies, _TABLE_BITS) for e in exponents], plan, 0),
+                    1,
+                )
         first = end
 
 
@@ -8662,11 +8667,7 @@ def _fixed_rows(
         if first + rows_in_block < count:
             # The next block's anchors, one jump on (the jumps made when first needed).
             if not jumps:
-                for exponent in exponents:
-                    sine, cosine, F, _ = _sin_cos(
-                        (_ANCHOR_INTERVAL * step, denominator), exponent, frequencies, fine + 8
-                    )
-                    jumps.append((_round_shift(cosine, F - fine), _round_shift(sine, F - fine)))
+                jumps = [_anchor((_ANCHOR_INTERVAL * step, denominator), e, frequencies, fine) for e in exponents]
             anchors = [
                 ((c * jc - s * js) >> fine, (s * jc + c * js) >> fine) for (c, s), (jc, js) in zip(anchors, jumps)
             ]
@@ -8683,18 +8684,6 @@ def _fixed_rows(
                 values = current
             # error 1.005 r**2 + r + 1: rows 0 and 1, through the recurrence (U), and each step's tau < 2.01
             yield (start + (first + r) * step, denominator), values, r * r + (r * r >> 7) + r + 1
-
-
-def _fixed_rows_at(
-    positions: "Sequence[_Fraction]",
-    plan: "List[_Column]",
-    exponents: "List[_Fraction]",
-    frequencies: "_Frequencies",
-) -> "Iterator[Tuple[_Fraction, List[int], int]]":
-    """Yield (position, values, error) for positions given one by one: each pair computed directly, error <= 1 unit."""
-    for position in positions:
-        pairs = [_anchor(position, exponent, frequencies, _TABLE_BITS) for exponent in exponents]
-        yield position, _arrange(pairs, plan, 0), 1
 
 
 def _anchor(position: "_Fraction", exponent: "_Fraction", frequencies: "_Frequencies", F: int) -> "_CosSin":
