@@ -9354,25 +9354,15 @@ class Convention:
 
     def _float_frequencies(self, d_model: int) -> "List[float]":
         """Each pair's frequency in float64, as the fast path computes it (0 past float64's range)."""
-        base = _to_float(self._fields["base"])
         factor = _to_float(self._fields["angle_scale"]) * (2 * math.pi if self._fields["full_turns"] else 1.0)
-        frequencies = []
-        for a, b in self._exponents(d_model):
-            try:
-                denominator = math.pow(base, a / b)
-            except OverflowError:
-                denominator = _INF
-            frequencies.append(factor / denominator if denominator > 0.0 else _INF)
-        return frequencies
+        return [factor / denominator if denominator > 0.0 else _INF for denominator in self._denominators(d_model, 1.0)]
 
-    def _denominators(self, d_model: int) -> "List[float]":
-        """Each pair's angle divisor, base**t / angle_scale, in float64: the fast path's angle is p / divisor."""
+    def _denominators(self, d_model: int, factor: "Optional[float]" = None) -> "List[float]":
+        """Each pair's angle divisor, base**t / angle_scale (or / factor), in float64: the fast path's angle is p / divisor."""
         base = _to_float(self._fields["base"])
-        denominators = [_denominator(exponent, base) for exponent in self._exponents(d_model)]
-        if self._fields["angle_scale"] == (1, 1) and not self._fields["full_turns"]:
-            return denominators
-        factor = _to_float(self._fields["angle_scale"]) * (2 * math.pi if self._fields["full_turns"] else 1.0)
-        return [denominator / factor for denominator in denominators]
+        if factor is None:
+            factor = _to_float(self._fields["angle_scale"]) * (2 * math.pi if self._fields["full_turns"] else 1.0)
+        return [_denominator(exponent, base) / factor for exponent in self._exponents(d_model)]
 
     def _exponents(self, d_model: int) -> "List[_Fraction]":
         """Each pair's exponent t = (a, b): its frequency is angle_scale * base**(-a/b).
