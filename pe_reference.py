@@ -739,15 +739,11 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
     table's and --check's, in the order they are checked.
     """
     missing = [name for name, given in (("SEQ_LEN", args.seq_len), ("D_MODEL", args.d_model)) if given is None]
-    rules: "Tuple[Tuple[object, str], ...]"
+    options = ("rope_layout", "axes_dim", "rope_scaling", "config", "input")  # the rotary options, first
+    rules = tuple((getattr(args, name) is not None, f"--{name.replace('_', '-')} goes with --rope") for name in options)
     if args.check is not None:
         printing = args.format or args.digits is not None or args.header or args.explain or args.exact
-        rules = (
-            (args.rope_layout is not None, "--rope-layout goes with --rope"),
-            (args.axes_dim is not None, "--axes-dim goes with --rope"),
-            (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
-            (args.config is not None, "--config goes with --rope"),
-            (args.input is not None, "--input goes with --rope"),
+        rules += (
             (len(missing) == 1, "with --check give both SEQ_LEN and D_MODEL, or neither"),
             (
                 printing or args.plot or args.waves,
@@ -761,12 +757,7 @@ def _broken_option_rule(args: "Namespace", fields: "Dict[str, object]") -> "Opti
             args.format is not None or args.digits is not None or args.exact or args.dtype not in (None, "float64")
         )
         output = _broken_output_rule(args)
-        rules = (
-            (args.rope_layout is not None, "--rope-layout goes with --rope"),
-            (args.axes_dim is not None, "--axes-dim goes with --rope"),
-            (args.rope_scaling is not None, "--rope-scaling goes with --rope"),
-            (args.config is not None, "--config goes with --rope"),
-            (args.input is not None, "--input goes with --rope"),
+        rules += (
             (bool(missing), f"the following arguments are required: {', '.join(missing)}"),
             (output is not None, output or ""),
             (
