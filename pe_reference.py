@@ -636,7 +636,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     if mismatch:
         if table is None:
             parser.error(mismatch)
-        return _print_report(prog, mismatch, 1)
+        return _write(prog, None, mismatch, 1)
     layout = args.rope_layout or "half"
     base, positions = fields["base"], fields["positions"] if grid is None else grid
     if table is not None:
@@ -663,7 +663,7 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         finally:
             if table.handle is not None:
                 table.handle.close()
-        return _print_report(prog, str(report), 0 if report.ok else 1)
+        return _write(prog, None, str(report), 0 if report.ok else 1)
     broken = _broken_output_rule(args)
     if broken is not None:
         parser.error(broken)
@@ -820,26 +820,7 @@ def _check_command(
     finally:
         if read.handle is not None:
             read.handle.close()
-    return _print_report(prog, text, status)
-
-
-def _print_report(prog: str, text: str, status: int) -> int:
-    """Print a check's report; the status, or 2 if it cannot be written."""
-    import sys
-
-    if sys.stdout is None:
-        sys.stderr.write(f"{prog}: error: cannot write the report: standard output is closed\n")
-        return 2
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except _BROKEN_PIPE:
-        _silence_stdout()
-    except OSError as error:
-        _silence_stdout()
-        sys.stderr.write(f"{prog}: error: cannot write the report: {error.strerror or error}\n")
-        return 2
-    return status
+    return _write(prog, None, text, status)
 
 
 def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", request: "_Request") -> int:
@@ -1178,16 +1159,22 @@ def _write_file_atomically(path: str, data: bytes) -> None:
         raise
 
 
-def _write(prog: str, request: "_Request") -> int:
-    """Write the table to stdout row by row; return the exit status."""
+def _write(prog: str, request: "Optional[_Request]", report: str = "", status: int = 0) -> int:
+    """Write the table to stdout row by row, or (without a request) a check's report; return the exit status.
+
+    A table that cannot be written is status 1; a report keeps its status where its reader went away, else 2.
+    """
     import sys
 
+    what, failed = ("the output", 1) if request is not None else ("the report", 2)
     out = sys.stdout
     if out is None:
-        sys.stderr.write(f"{prog}: error: cannot write the output: standard output is closed\n")
-        return 1
+        sys.stderr.write(f"{prog}: error: cannot write {what}: standard output is closed\n")
+        return failed
     try:
-        if request.explain:
+        if request is None:
+            out.write(report + "\n")
+        elif request.explain:
             base = _to_float(request.convention._fields["base"])
             for pos in range(request.seq_len):
                 out.write("\n" if pos else "")
@@ -1209,12 +1196,12 @@ def _write(prog: str, request: "_Request") -> int:
     except _BROKEN_PIPE:
         # The reader went away (| head): stop quietly, as the Python docs advise.
         _silence_stdout()
-        return 1
+        return 1 if request is not None else status
     except OSError as error:
         _silence_stdout()
-        sys.stderr.write(f"{prog}: error: cannot write the output: {error.strerror or error}\n")
-        return 1
-    return 0
+        sys.stderr.write(f"{prog}: error: cannot write {what}: {error.strerror or error}\n")
+        return failed
+    return status
 
 
 # Tables up to this many elements are measured before printing, so their
