@@ -335,7 +335,7 @@ def _parser(prog: str) -> "ArgumentParser":
     def shape(text: str) -> "Union[int, Tuple[int, ...]]":
         # SEQ_LEN: a plain decimal integer, or a grid's shape of 2 or 3 of them joined by x (16x16).
         if "x" not in text.lower():
-            return _cli_integer("seq_len", 0)(text)
+            return int(_cli_number("seq_len", 0)(text))
         sizes = text.lower().split("x")
         if not 2 <= len(sizes) <= 3 or not all(map(_is_decimal_integer, sizes)):
             raise argparse.ArgumentTypeError(
@@ -357,7 +357,7 @@ def _parser(prog: str) -> "ArgumentParser":
         help="number of positions (rows), or a grid's shape, 16x16 or 8x16x16 (a row per cell)",
     )
     parser.add_argument(
-        "d_model", metavar="D_MODEL", nargs="?", type=_cli_integer("d_model", 1), help="encoding width (columns)"
+        "d_model", metavar="D_MODEL", nargs="?", type=_cli_number("d_model", 1), help="encoding width (columns)"
     )
     parser.add_argument(
         "--format",
@@ -412,7 +412,7 @@ def _parser(prog: str) -> "ArgumentParser":
         elif name == "arrangement":
             grids.add_argument(option, choices=("axes", "functions"), help=words)
         elif name == "prefix":
-            grids.add_argument(option, type=_cli_integer("prefix", 0), metavar="N", help=words)
+            grids.add_argument(option, type=_cli_number("prefix", 0), metavar="N", help=words)
         else:
             grids.add_argument(option, metavar="X,X,..." if name == "position_scale" else "X", help=words)
     pictures = parser.add_argument_group(
@@ -464,37 +464,24 @@ def _parser(prog: str) -> "ArgumentParser":
         "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
     )
     checking.add_argument(
-        "--atol", type=_cli_tolerance("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)"
+        "--atol", type=_cli_number("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)"
     )
-    checking.add_argument("--ulps", type=_cli_tolerance("ulps"), help="tolerance in units in the last place of --dtype")
+    checking.add_argument("--ulps", type=_cli_number("ulps"), help="tolerance in units in the last place of --dtype")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
-def _cli_integer(name: str, minimum: int) -> "Callable[[str], int]":
-    """Return an argparse type that reads a plain decimal integer."""
+def _cli_number(name: str, minimum: "Optional[int]" = None) -> "Callable[[str], Any]":
+    """Return an argparse type that reads a plain decimal integer of at least minimum, or without it a tolerance."""
 
-    def parse(text: str) -> int:
+    def parse(text: str) -> "Any":
         import argparse
 
-        if not _is_decimal_integer(text[1:] if text.startswith("-") else text):
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+        whole = minimum is not None
+        if not (_is_decimal_integer(text[1:] if text.startswith("-") else text) if whole else _is_number_text(text)):
+            raise argparse.ArgumentTypeError(f"{name} must be {'an integer' if whole else 'a number'}, got {text!r}")
         try:
-            return _check_integer(name, int(text), minimum)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    return parse
-
-
-def _cli_tolerance(name: str) -> "Callable[[str], float]":
-    def parse(text: str) -> float:
-        import argparse
-
-        if not _is_number_text(text):
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
-        try:
-            return _check_tolerance(name, float(text))
+            return _check_tolerance(name, float(text)) if minimum is None else _check_integer(name, int(text), minimum)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
 
