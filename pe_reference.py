@@ -6973,19 +6973,22 @@ class _Allowance:
         self.sub: "Callable[[Any, Any], Any]"
         self.mul: "Callable[[Any, Any], Any]"
         self.le: "Callable[[Any, Any], Any]"
+        self.div: "Callable[[Any, Any], Any]"
         #: The columns where not errors[c] <= tolerances[c] (a NaN error among them), in order.
         self.outside: "Callable[[List[float], List[float]], List[int]]"
         try:
             from itertools import compress
-            from operator import add, le, mul, not_, sub  # ImportError where one is missing (MicroPython's wasm port)
 
-            self.add, self.sub, self.mul, self.le = add, sub, mul, le
+            # ImportError where one is missing (MicroPython's wasm port)
+            from operator import add, le, mul, not_, sub, truediv
+
+            self.add, self.sub, self.mul, self.le, self.div = add, sub, mul, le, truediv
             self.outside = lambda errors, tolerances: list(
                 compress(range(len(errors)), map(not_, map(le, errors, tolerances)))
             )
         except ImportError:
             self.add, self.sub, self.mul = (lambda x, y: x + y), (lambda x, y: x - y), (lambda x, y: x * y)
-            self.le = lambda x, y: x <= y
+            self.le, self.div = (lambda x, y: x <= y), (lambda x, y: x / y)
             self.outside = lambda errors, tolerances: [
                 c for c, (error, tolerance) in enumerate(zip(errors, tolerances)) if not error <= tolerance
             ]
@@ -7323,12 +7326,7 @@ class _Comparison:
                 self._scaled = (screen, self.share, list(map(allowance.mul, screen, [self.share] * len(screen))))
             if not (screen and all(map(allowance.le, judged, self._scaled[2]))):
                 tolerances = tolerances or allowance.row(r, row)
-                try:
-                    from operator import truediv
-
-                    self.share = max(self.share, max(map(truediv, judged, tolerances)))
-                except ImportError:
-                    self.share = max(self.share, max(e / t for e, t in zip(judged, tolerances)))
+                self.share = max(self.share, max(map(allowance.div, judged, tolerances)))
         if has_not_finite:
             # The storing term of an infinite value is infinite: NaN and infinity fail whatever the rule.
             outside = set(damaged)
@@ -7447,13 +7445,7 @@ class _Comparison:
         products = list(map(self.allowance.mul, row, exact))
         if min(products) >= threshold:
             return False  # no element's sign may differ from its exact value's: the common row
-        try:
-            from itertools import compress
-            from operator import gt
-
-            signs: "Iterator[int]" = iter(compress(range(n), map(gt, [threshold] * n, products)))  # x f < 2 B L
-        except ImportError:
-            signs = iter([c for c, product in enumerate(products) if product < threshold])
+        signs = self.allowance.outside([threshold] * n, products)  # x f < 2 B L (no product is NaN)
         suspects = [c for c in signs if abs(row[c]) > edge]
         if len(suspects) > 16:
             # Too many to measure one by one (a table whose signs differ from the reference's): in C loops.
