@@ -1299,7 +1299,7 @@ def _write_vectors(out: "IO[str]", request: "_Request") -> None:
         held = '"columns": [\n' + ",\n".join(columns) + "\n],\n"
     out.write(f'{{\n"schema": "{schema}",\n"generator": "pe_reference {__version__}",\n"formula": "{formula}",\n')
     out.write('"rounding": "the exact real value rounded once to each format, to nearest, ties to even",\n')
-    out.write(f'"parameters": {{{parameters}}},\n{held}"bits": {{')
+    out.write('"parameters": {' + parameters + "},\n" + held + '"bits": {')  # no {{{ in an f-string: MicroPython
     for index, dtype in enumerate(_DTYPES):
         precision, _, exponent_bits = _DTYPES[dtype]
         digits = (exponent_bits + precision) // 4
