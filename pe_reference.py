@@ -132,7 +132,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 282).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 281).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -5673,15 +5673,8 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
         sines = [dim for dim, (kind, _) in enumerate(plan) if kind == _SINE]
         if len(sines) > sum(1 for kind, _ in plan if kind == _COSINE):
             swapped[sines[-1]] = plan[sines[-1]]  # the last sine has no cosine to swap with
-        frequencies = convention._float_frequencies(d_model)
-        arranged = _arranged(swapped)
-        yield _Candidate(
-            "an interleave with the cosine first, [cos, sin] per pair",
-            lambda r: arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale)),
-            convention,
-            seq_len,
-            causes=("layout:cosine-first",),
-        )
+        words = "an interleave with the cosine first, [cos, sin] per pair"
+        yield _convention_candidate(words, convention, seq_len, d_model, ("layout:cosine-first",), plan=swapped)
 
     def float32_errors() -> "Iterator[_Candidate]":
         found = _float32_errors(table, convention, d_model) if precision > 24 else None
@@ -5705,8 +5698,21 @@ def _mistakes(table: "_Table", convention: "Convention", dtype: str) -> "Iterato
             positions = [_to_float(convention._position(r, seq_len)) for r in sample]
             if _round_row(positions, narrow) == positions:
                 steps.remove("positions")
-            for taken in _step_choices(dict((step, (narrow,)) for step in steps)):
-                yield _rounded_step(convention, seq_len, d_model, narrow, taken)
+            limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
+            for rounded in _step_choices(dict((step, (narrow,)) for step in steps)):
+                taken = [step for step, _, _ in _STEPS if step in rounded]
+                if len(taken) == len(_STEPS):
+                    what = f"positions, frequencies, angles and output all computed in {narrow}"
+                else:
+                    what = f"{_join(taken, ', ')} rounded to {narrow}"
+                    if "positions" in rounded:
+                        what += f" (it holds whole numbers exactly only up to {limit})"
+                causes = tuple(f"{step}:{narrow}" for step in taken)
+                candidate = _convention_candidate(
+                    f"the {name} convention with its {what}", convention, seq_len, d_model, causes, rounded
+                )
+                candidate.precision = _DTYPES[narrow][0]
+                yield candidate
 
     def transposed() -> "Iterator[_Candidate]":
         transposable = convention._fields["positions"] is None and not (
@@ -5784,45 +5790,6 @@ def _step_choices(formats: "Dict[str, Tuple[str, ...]]") -> "List[Dict[str, str]
         choices += [dict(list(c.items()) + [(step, fmt)]) for c in choices for fmt in formats.get(step, ())]
     # By the index among equals: MicroPython's sort is not stable.
     return [c for _, c in sorted(enumerate(choices[1:]), key=lambda item: (len(item[1]), item[0]))]
-
-
-def _rounded_step(
-    convention: "Convention", seq_len: int, d_model: int, narrow: str, steps: "Dict[str, str]"
-) -> "_Candidate":
-    """The candidate whose positions, frequencies, angles or output (the steps named, each to narrow) were rounded to a narrow format."""
-    plan = convention._plan(d_model)
-    frequencies = convention._float_frequencies(d_model)
-    scale = convention._output_scale(d_model).value
-    limit = {"float32": "2**24", "bfloat16": "256", "float16": "2048"}[narrow]
-
-    arranged = _arranged(plan)
-
-    def make_row(r: int) -> "List[float]":
-        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, steps, scale))
-
-    def other_rounding(r: int) -> "List[float]":
-        position = _to_float(convention._position(r, seq_len))
-        return arranged(*_pipeline(position, frequencies, steps, scale, other=True))
-
-    name = convention._name(d_model)
-    taken = [step for step, _, _ in _STEPS if step in steps]
-    if len(taken) == len(_STEPS):
-        what = f"positions, frequencies, angles and output all computed in {narrow}"
-    else:
-        what = f"{_join(taken, ', ')} rounded to {narrow}"
-        if "positions" in steps:
-            what += f" (it holds whole numbers exactly only up to {limit})"
-    candidate = _Candidate(
-        f"the {name} convention with its {what}",
-        make_row,
-        convention,
-        seq_len,
-        precision=_DTYPES[narrow][0],
-        causes=tuple(f"{step}:{narrow}" for step in taken),
-    )
-    if "angles" in steps:
-        candidate.other_rounding = other_rounding
-    return candidate
 
 
 def _runs_text(positions: "List[int]") -> str:
@@ -6476,18 +6443,30 @@ def _reproduced(table: "_Table", candidate: "_Candidate", sample: "List[int]", d
 
 
 def _convention_candidate(
-    description: str, convention: "Convention", seq_len: int, d_model: int, causes: "Tuple[str, ...]" = ()
+    description: str,
+    convention: "Convention",
+    seq_len: int,
+    d_model: int,
+    causes: "Tuple[str, ...]" = (),
+    steps: "Optional[Dict[str, str]]" = None,
+    plan: "Optional[List[_Column]]" = None,
 ) -> "_Candidate":
+    """The convention's rows as a float64 pipeline computes them: local (checked for damage), or a mistake with
+    steps rounded (_pipeline's) or its values in the columns of another plan."""
     frequencies = convention._float_frequencies(d_model)
-    plan = convention._plan(d_model)
     scale = convention._output_scale(d_model).value
+    arranged = _arranged(convention._plan(d_model) if plan is None else plan)
+    rounded = {} if steps is None else steps
 
-    arranged = _arranged(plan)
+    def make_row(r: int, other: bool = False) -> "List[float]":
+        position = _to_float(convention._position(r, seq_len))
+        return arranged(*_pipeline(position, frequencies, rounded, scale, other=other))
 
-    def make_row(r: int) -> "List[float]":
-        return arranged(*_pipeline(_to_float(convention._position(r, seq_len)), frequencies, {}, scale))
-
-    return _Candidate(description, make_row, convention, seq_len, local=True, causes=causes)
+    local = steps is None and plan is None
+    candidate = _Candidate(description, make_row, convention, seq_len, local=local, causes=causes)
+    if "angles" in rounded:
+        candidate.other_rounding = lambda r: make_row(r, True)
+    return candidate
 
 
 def _arranged(plan: "List[_Column]") -> "Callable[[List[float], List[float]], List[float]]":
