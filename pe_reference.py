@@ -3870,18 +3870,8 @@ def _rope_laws(
             lengths: "List[object]" = [1 << e for e in range(8, 21)]
             if setup.length[0] and _number(setup.length) not in lengths:
                 lengths.insert(0, _number(setup.length))
-            for length in lengths:
-                tried.append({"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length})
-                for high in (4, 1):  # Llama 3.1's band, and Llama 4's step (equal factors)
-                    tried.append(
-                        {
-                            "rope_type": "llama3",
-                            "factor": factor,
-                            "low_freq_factor": 1,
-                            "high_freq_factor": high,
-                            "original_max_position_embeddings": length,
-                        }
-                    )
+            for length in lengths:  # llama3's high_freq_factor: Llama 3.1's band, and Llama 4's step (equal factors)
+                tried += _other_scalings(("yarn", "llama3"), factor, length, (4, 1))
         for scaling in tried:
             try:
                 variant = _Rope(2 * h, base, layout, scaling)
@@ -3937,8 +3927,7 @@ def _rope_laws(
     plain = uniform and abs(1 / speeds[0] - 1) <= near
     if plain and setup.kind not in ("default", "dynamic") and setup.length[0]:
         # Dynamic NTK in place of the variant asked, with its factor and length: a base grown past the asked one.
-        key = "max_position_embeddings"
-        scaling = {"rope_type": "dynamic", "factor": _number(setup.factor), key: _number(setup.length)}
+        scaling = _other_scalings(("dynamic",), _number(setup.factor), _number(setup.length))[0]
         variant = _Rope(2 * h, setup.inputs[0], layout, scaling)
         if agrees(variant):
             found.append(variant)
@@ -4151,15 +4140,19 @@ def _rope_candidates(setup: "_Rope") -> "Iterator[_RopeMade]":
                 yield f"with base {b}", ("base",), variant, {}, variant.attention.value
 
     def scalings() -> "Iterator[_RopeMade]":
-        if setup.kind != "default":
-            plain = _Rope(setup.head_dim, base, setup.layout, None)
-            yield f"without its {setup.kind} scaling", ("scaling",), plain, {}, 1.0
-        for kind, scaled in _other_scalings(setup):
+        if setup.kind == "default":
+            return
+        plain = _Rope(setup.head_dim, base, setup.layout, None)
+        yield f"without its {setup.kind} scaling", ("scaling",), plain, {}, 1.0
+        # The other variants with the asked one's factor and length, where it has them.
+        kinds = ("linear", "dynamic", "yarn", "llama3") if setup.length[0] else ("linear",)
+        others = tuple(kind for kind in kinds if kind != setup.kind)
+        for scaled in _other_scalings(others, _number(setup.factor), _number(setup.length)):
             try:
                 variant = _Rope(setup.head_dim, base, setup.layout, scaled)
             except ValueError:
                 continue
-            yield f"with {kind} scaling instead", ("scaling",), variant, {}, variant.attention.value
+            yield f"with {scaled['rope_type']} scaling instead", ("scaling",), variant, {}, variant.attention.value
 
     def attention_factor() -> "Iterator[_RopeMade]":
         value = setup.attention.value
@@ -4809,29 +4802,21 @@ def _last_position(positions: "Optional[List[_Fraction]]", count: int) -> "_Frac
     return last
 
 
-def _other_scalings(setup: "_Rope") -> "List[Tuple[str, Dict[str, object]]]":
-    """The other variants with the asked one's factor and length, where it has them."""
-    if setup.kind == "default":
-        return []
-    factor = _number(setup.factor)
-    length = _number(setup.length) if setup.length[0] else None
-    tried: "List[Tuple[str, Dict[str, object]]]" = [("linear", {"rope_type": "linear", "factor": factor})]
-    if length is not None:
-        tried.append(("dynamic", {"rope_type": "dynamic", "factor": factor, "max_position_embeddings": length}))
-        tried.append(("yarn", {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length}))
-        tried.append(
-            (
-                "llama3",
-                {
-                    "rope_type": "llama3",
-                    "factor": factor,
-                    "low_freq_factor": 1,
-                    "high_freq_factor": 4,
-                    "original_max_position_embeddings": length,
-                },
-            )
-        )
-    return [(kind, scaled) for kind, scaled in tried if kind != setup.kind]
+def _other_scalings(
+    kinds: "Tuple[str, ...]", factor: object, length: object, highs: "Tuple[int, ...]" = (4,)
+) -> "List[Dict[str, object]]":
+    """Each variant of kinds as rope()'s scaling, with this factor and (but linear) length; llama3's once for each
+    high_freq_factor of highs, its low_freq_factor 1."""
+    made: "List[Dict[str, object]]" = []
+    for kind in kinds:
+        for high in highs if kind == "llama3" else (0,):
+            scaling: "Dict[str, object]" = {"rope_type": kind, "factor": factor}
+            if kind == "llama3":
+                scaling["low_freq_factor"], scaling["high_freq_factor"] = 1, high
+            if kind != "linear":
+                scaling["max_position_embeddings" if kind == "dynamic" else "original_max_position_embeddings"] = length
+            made.append(scaling)
+    return made
 
 
 def _rope_positions(positions: object, count: int, name: str = "seq_len") -> "Optional[List[_Fraction]]":
