@@ -8475,7 +8475,7 @@ def _fixed_rows_of(
     exponents: "List[_Fraction]",
     frequencies: "_Frequencies",
 ) -> "Iterator[Tuple[_Fraction, List[int], int]]":
-    """_fixed_rows's or _fixed_rows_at's (position, values, error) at the positions given (None: 0, 1, 2, ...
+    """(position, values, error), as _fixed_rows yields them, at the positions given (None: 0, 1, 2, ...
     up to count): each run of at least 8 positions that rise by one step (0, 1, 2, ..., an offset, halves,
     packed sequences' runs) by the recurrence, anchored; the rows between, each computed directly (five
     times slower or more).
