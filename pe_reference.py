@@ -3322,10 +3322,7 @@ def _rope_axes(
     name, given = ("axes_dim", axes_dim) if section is None else ("scaling['mrope_section']", section)
     if axes_dim is not None and section is not None:
         raise ValueError(f"give axes_dim or scaling['mrope_section'], not both, got axes_dim={_short(axes_dim)}")
-    iterator = _iterate(given)
-    if iterator is None or isinstance(given, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence of integers, got {type(given).__name__} {_short(given)}")
-    widths = [_check_integer(name, w, 1) for w in iterator]
+    widths = [_check_integer(name, w, 1) for w in _items(given, f"{name} must be a sequence of integers")]
     total, h = (whole.head_dim, whole.pairs) if section is None else (whole.pairs, whole.pairs)
     if len(widths) < 2 or sum(widths) != total or (section is None and any(w % 2 for w in widths)):
         kind = "even widths" if section is None else "pair counts"
@@ -3343,13 +3340,7 @@ def _rope_axes(
         pairs = [(k % n if k % n and k < n * widths[k % n] else 0, k) for k in range(h)]
     setups = [_Rope(w, base, layout, plain) if section is None else whole for w in widths]
     # Each row's positions: count rows of n numbers (an array's tolist(), HF's position_ids[:, 0].T).
-    tolist = getattr(positions, "tolist", None)
-    rows = tolist() if callable(tolist) else positions
-    iterator = _iterate(rows)
-    if positions is None or iterator is None or isinstance(rows, (str, bytes)):
-        raise TypeError(
-            f"positions must be rows of {n} positions (one per axis) for {name}, got {type(positions).__name__} {_short(positions)}"
-        )
+    iterator = _items(positions, f"positions must be rows of {n} positions (one per axis) for {name}")
     table = []
     for r, row in enumerate(iterator):
         if not isinstance(row, (tuple, list)):
@@ -4407,15 +4398,7 @@ class _Rope:
         return number
 
     def _list(self, key: str) -> "List[_Fraction]":
-        entries = self.given[key]
-        tolist = getattr(entries, "tolist", None)
-        if callable(tolist):
-            entries = tolist()
-        items = _iterate(entries)
-        if isinstance(entries, (str, bytes)) or items is None:
-            raise TypeError(
-                f"scaling[{key!r}] must be a list of numbers, got {type(entries).__name__} {_short(entries)}"
-            )
+        items = _items(self.given[key], f"scaling[{key!r}] must be a list of numbers")
         numbers = [_positive(f"scaling[{key!r}][{i}]")(x) for i, x in enumerate(items)]
         if len(numbers) != self.pairs:
             raise ValueError(f"scaling[{key!r}] must have head_dim / 2 = {self.pairs} numbers, got {len(numbers)}")
@@ -5842,49 +5825,34 @@ def _explanation(
                     " more than local damage."
                 ), ()
             continue
-        if candidate.local:
-            # A convention: look for damage on every row, not on the sample only.
-            checked = _candidate_damage(table, candidate, dtype)
-            items = None if checked is None else checked[0]
-            call = candidate.call
-            if not call:
-                assert candidate.convention is not None  # a table's convention
-                call = _call(candidate.convention, len(table), d_model, dtype)
-            if items is not None:
-                return _told(f"the table follows {candidate.description}", items, call), candidate.causes + (
-                    damage if items else ()
-                )
-            if reproduced >= _EXPLAINED_SHARE * compared and fallback is None:
-                # Said only if no later candidate explains the table.
+        explains = reproduced >= _EXPLAINED_SHARE * compared
+        if not (candidate.local or explains):
+            continue
+        # Damage looked for on every row, not on the sample only: a convention's by the default rule, a mistake's
+        # within its allowance.
+        checked = _candidate_damage(table, candidate, dtype)
+        if checked is None:
+            if explains and fallback is None:
+                # The story does not hold beyond the sample: said only if no later candidate explains the table.
                 fallback = (
                     f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
                     " but elsewhere the table differs from it by more than local damage."
                 )
             continue
-        if reproduced >= _EXPLAINED_SHARE * compared:
-            checked = _candidate_damage(table, candidate, dtype)
-            if checked is None:  # the story does not hold beyond the sample
-                fallback = fallback or (
-                    f"{candidate.description} gives {reproduced} of the {compared} elements compared{rows_text},"
-                    " but elsewhere the table differs from it by more than local damage."
-                )
-                continue
-            items, unjudged = checked
-            note = f"; {candidate.note}" if candidate.note else ""
-            where = ""
-            if unjudged:
-                elements = len(table) * d_model
-                where = (
-                    f" (it judges {elements - unjudged} of their {elements} elements: the others'"
-                    f" angles are too large for {_Allowance([], [], dtype).computing} to hold to 2**-4)"
-                )
-            if items:
-                words = f"the table follows {candidate.description}, except for {_join(items, '; ')}{where}{note}."
-                return words, candidate.causes + damage
-            return (
-                f"the table follows {candidate.description}; it reproduces every element{where}{note}.",
-                candidate.causes,
-            )
+        items, unjudged = checked
+        more = f"; {candidate.note}" if candidate.note else ""
+        if unjudged:
+            elements = len(table) * d_model
+            more = (
+                f" (it judges {elements - unjudged} of their {elements} elements: the others'"
+                f" angles are too large for {_Allowance([], [], dtype).computing} to hold to 2**-4)"
+            ) + more
+        call = candidate.call
+        if candidate.local and not call:
+            assert candidate.convention is not None  # a table's convention
+            call = _call(candidate.convention, len(table), d_model, dtype)
+        told = _told(f"the table follows {candidate.description}", items, call, more)
+        return told, candidate.causes + (damage if items else ())
     if fallback is not None:
         return fallback, ()
     negative, _, compared, closest = scored[0]
@@ -5919,8 +5887,10 @@ def _told(story: str, damage: "Union[List[str], Dict[int, List[int]]]", call: st
         what = f"{len(cells)} element{'s' if len(cells) > 1 else ''} outside the default tolerance"
         damage = [f"{what}: {', '.join(cells)}"] if cells else []
     if not damage:
-        return f"{story}; it reproduces every element{more}. The call that reproduces it: {call}."
-    return f"{story}, except for {_join(damage, '; ')}{more}. The call that computes it without the damage: {call}."
+        said, calls = f"{story}; it reproduces every element{more}.", "reproduces it"
+    else:
+        said, calls = f"{story}, except for {_join(damage, '; ')}{more}.", "computes it without the damage"
+    return f"{said} The call that {calls}: {call}." if call else said
 
 
 def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "Optional[Tuple[List[str], int]]":
@@ -7653,13 +7623,7 @@ def _source(actual: object, name: str = "actual") -> "_Source":
 
 def _as_table(actual: object, name: str = "actual") -> "List[List[float]]":
     """Read a 2-D table of numbers into lists of floats, refusing anything else."""
-    tolist = getattr(actual, "tolist", None)
-    if callable(tolist):
-        actual = tolist()
-    # iter(), not hasattr(x, "__iter__"): MicroPython's list has no such attribute.
-    lines = _iterate(actual)
-    if isinstance(actual, (str, bytes)) or lines is None:
-        raise TypeError(f"{name} must be a 2-D table of numbers, got {type(actual).__name__}")
+    lines = _items(actual, f"{name} must be a 2-D table of numbers")
     table: "List[List[float]]" = []
     for r, row in enumerate(lines):
         if type(row) is list and all(type(x) is float for x in row):
@@ -9557,18 +9521,24 @@ def _positive(name: str) -> "Callable[[object], _Fraction]":
 def _check_positions(positions: object) -> "Optional[Tuple[_Fraction, ...]]":
     if positions is None:
         return None
-    iterator = _iterate(positions)
-    if isinstance(positions, (str, bytes)) or iterator is None:
-        raise TypeError(
-            f"positions must be a sequence of real numbers, got {type(positions).__name__} {_short(positions)}"
-        )
-    tolist = getattr(positions, "tolist", None)
-    items = tolist() if callable(tolist) else iterator
+    items = _items(positions, "positions must be a sequence of real numbers")
     return tuple(_rational(f"positions[{i}]", p) for i, p in enumerate(items))
 
 
+def _items(thing: object, must: str) -> "Iterator[object]":
+    """The items of a sequence given (an array's or tensor's as its tolist() gives them); a TypeError, ``must``
+    and what thing is, for a str, bytes or anything not iterable."""
+    tolist = getattr(thing, "tolist", None)
+    items = tolist() if callable(tolist) else thing
+    iterator = None if isinstance(items, (str, bytes)) else _iterate(items)
+    if iterator is None:
+        raise TypeError(f"{must}, got {type(thing).__name__} {_short(thing)}")
+    return iterator
+
+
 def _iterate(thing: object) -> "Optional[Iterator[object]]":
-    """An iterator over thing, or None if it has none."""
+    """An iterator over thing, or None if it has none (iter(), not hasattr(x, "__iter__"): MicroPython's list has
+    no such attribute)."""
     iterable: "Any" = thing  # whatever iter() accepts; it raises TypeError for the rest
     try:
         iterator: "Iterator[object]" = iter(iterable)

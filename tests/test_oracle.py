@@ -355,8 +355,8 @@ def test_numpy_scalars_are_accepted_as_tolerances_and_fields() -> None:
         ([["0.5"]], TypeError, "actual[0][0] must be a number, got str '0.5'"),
         ([[True]], TypeError, "actual[0][0] must be a number, got bool True"),
         ([[1j]], TypeError, "actual[0][0] must be a number, got complex 1j"),
-        (3.0, TypeError, "actual must be a 2-D table of numbers, got float"),
-        ("table", TypeError, "actual must be a 2-D table of numbers, got str"),
+        (3.0, TypeError, "actual must be a 2-D table of numbers, got float 3.0"),
+        ("table", TypeError, "actual must be a 2-D table of numbers, got str 'table'"),
     ],
 )
 def test_bad_tables(bad: object, error: Type[Exception], message: str) -> None:
