@@ -132,7 +132,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 281).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 282).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -207,17 +207,23 @@ if TYPE_CHECKING:
     _LawTable = Tuple[
         "_Frequencies", List[_Fraction], List["_Column"], "_OutputScale", List[float], Callable[[int], _Fraction]
     ]
-    # A grid's plan (_grid_rows): each axis's (1-D convention at its positions, length, width) in the shape's
-    # order; each column's (axis, column of the axis's table); the prefix's rows; the axes' tables (exact,
-    # dtype); row r of the grid from such tables; and row r's index on each axis (its length for a prefix row).
-    _GridPlan = Tuple[
-        List[Tuple["Convention", int, int]],
-        List[_AxisColumn],
-        int,
-        Callable[[bool, str], List[List[List[float]]]],
-        Callable[[List[List[List[float]]], int], List[float]],
-        Callable[[int], List[int]],
-    ]
+
+    class _Grid(TypedDict):
+        """A grid's table, its fields checked (_grid_rows); a dict when the module runs, no class to import.  Its
+        rows (one per cell, the last axis fastest, after the prefix's) and their count, each column's name (sin_x0
+        the sine of the x axis's pair 0) and (axis, column of the axis's table); each axis's (1-D convention at
+        its positions, length, width) in the shape's order; the axes' tables (exact, dtype); row r of the grid
+        from such tables; and row r's index on each axis (its length for a prefix row)."""
+
+        count: int
+        names: List[str]
+        columns: List[_AxisColumn]
+        axes: List[Tuple["Convention", int, int]]
+        prefix: int
+        rows: Callable[[bool, str], Iterator[List[float]]]
+        tables: Callable[[bool, str], List[List[List[float]]]]
+        row_at: Callable[[List[List[List[float]]], int], List[float]]
+        cell: Callable[[int], List[int]]
 
 
 # ---------------------------------------------------------------------------
@@ -530,7 +536,7 @@ def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
     keywords.update(fields)
     try:
         dtype = _check_dtype(args.dtype or "float64", args.exact)
-        count = _grid_rows("main", args.seq_len, args.d_model, args.exact, dtype, None, keywords)[0]
+        count = _grid_rows("main", args.seq_len, args.d_model, args.exact, dtype, None, keywords)["count"]
     except (TypeError, ValueError) as error:
         parser.error(str(error))
     if args.check is not None:
@@ -1326,7 +1332,7 @@ def _column_names(request: "_Request") -> "List[str]":
         return [rope.kind + "_" + str(k) for k in rope.setup.columns()]
     if request.grid is not None:
         shape, fields = request.grid
-        return _grid_rows("main", shape, request.d_model, request.exact, request.dtype, None, fields)[2]
+        return _grid_rows("main", shape, request.d_model, request.exact, request.dtype, None, fields)["names"]
     names = []
     for kind, pair in request.convention._plan(request.d_model):
         names.append(("sin_", "cos_", "zero")[kind] + ("" if kind == _ZERO else str(pair)))
@@ -1420,7 +1426,8 @@ class _Request:
         if self.rope is not None:
             return self.rope.rows(self.seq_len, self.exact, self.dtype)
         if self.grid is not None:
-            return _grid_rows("main", self.grid[0], self.d_model, self.exact, self.dtype, None, self.grid[1])[1]
+            grid = _grid_rows("main", self.grid[0], self.d_model, self.exact, self.dtype, None, self.grid[1])
+            return grid["rows"](self.exact, self.dtype)
         return _rows(self.convention, self.seq_len, self.d_model, self.exact, self.dtype)
 
     def formatter(self) -> "Callable[[float], str]":
@@ -1562,7 +1569,8 @@ def encoding(
     table: "Optional[Iterator[List[float]]]" = None
     count = seq_len if isinstance(seq_len, int) else 0
     if isinstance(seq_len, (tuple, list)):
-        count, table, _, _ = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
+        grid = _grid_rows("encoding", seq_len, d_model, exact, dtype, convention, fields)
+        count, table = grid["count"], grid["rows"](exact, dtype)
     if count * d_model > _MAX_TABLE:
         raise ValueError(
             f"seq_len * d_model must be at most {_MAX_TABLE} for encoding(), which holds the whole table in memory,"
@@ -1604,7 +1612,7 @@ def rows(
     exact = _check_flag("exact")(exact)
     dtype = _check_dtype(dtype, exact)
     if isinstance(seq_len, (tuple, list)):
-        return _grid_rows("rows", seq_len, d_model, exact, dtype, convention, fields)[1]
+        return _grid_rows("rows", seq_len, d_model, exact, dtype, convention, fields)["rows"](exact, dtype)
     return _rows(_convention("rows", d_model, convention, fields), seq_len, d_model, exact, dtype)
 
 
@@ -1949,11 +1957,12 @@ def _grid_compare(
         shape = (side, side)
     elif not isinstance(shape, (tuple, list)):
         raise TypeError(f"grid must be a tuple of 2 or 3 integers, got {type(shape).__name__} {_short(shape)}")
-    count, _, names, plan = _grid_rows("compare", shape, d_model, True, dtype, convention, fields)
+    plan = _grid_rows("compare", shape, d_model, True, dtype, convention, fields)
+    count, names = plan["count"], plan["names"]
     shown = " x ".join(str(n) for n in shape)
     if count != seq_len:
         raise ValueError(
-            f"actual must have {count} rows for the {shown} grid (a row per cell, after {plan[2]} prefix rows),"
+            f"actual must have {count} rows for the {shown} grid (a row per cell, after {plan['prefix']} prefix rows),"
             f" got {seq_len}"
         )
     comparison = _grid_tally(table, plan, dtype, rule[2], rule[3], True)
@@ -1968,10 +1977,14 @@ def _grid_compare(
     damaged = comparison.damaged
     local = 0 < comparison.damaged_cells <= _DAMAGE_ITEMS and len(damaged) == comparison.damaged_rows
     if comparison.failures and damaged and not local:
-        asked = (tuple(shape), plan[2], sorted((key, given) for key, given in fields.items() if given is not None))
-        shapes = [(tuple(shape), plan[2])]
+        asked = (
+            tuple(shape),
+            plan["prefix"],
+            sorted((key, given) for key, given in fields.items() if given is not None),
+        )
+        shapes = [(tuple(shape), plan["prefix"])]
         if len(shape) == 2 and shape[0] != shape[1]:
-            shapes.append(((shape[1], shape[0]), plan[2]))  # the grid's axes swapped
+            shapes.append(((shape[1], shape[0]), plan["prefix"]))  # the grid's axes swapped
         found = _grid_found(table, dtype, shapes, asked) or _grid_found(table, dtype, None, asked)
         if found is not None:
             diagnosis, causes = "Diagnosis: " + found[0], found[1]
@@ -1982,12 +1995,14 @@ def _grid_compare(
         )
     elif comparison.failures and diagnosis is None:
         # The elements outside the default tolerance: each of local damage, else the first, and their axes.
-        made = plan[3](True, dtype)
+        made = plan["tables"](True, dtype)
         items = []
         for r in sorted(damaged)[: 1 if not local else None]:
-            cell = "a prefix row" if r < plan[2] else f"cell {tuple(plan[5](r))}"
+            cell = "a prefix row" if r < plan["prefix"] else f"cell {tuple(plan['cell'](r))}"
             for c in damaged[r][: 1 if not local else None]:
-                items.append(f"[{r}][{c}] ({names[c]} of {cell}) is {table[r][c]!r}, expected {plan[4](made, r)[c]!r}")
+                items.append(
+                    f"[{r}][{c}] ({names[c]} of {cell}) is {table[r][c]!r}, expected {plan['row_at'](made, r)[c]!r}"
+                )
         if local:
             diagnosis = (
                 f"Diagnosis: the table follows the {name} convention on the grid except for {_join(items, '; ')}."
@@ -4996,8 +5011,8 @@ def _grid_found(
             if axes != len(shape) or shape[-1] < 2 or (shape, prefix, sorted(keywords.items())) == skip:
                 continue
             try:
-                _, _, names, plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
-                moved, n, width = plan[0][-1]
+                plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
+                names, (moved, n, width) = plan["names"], plan["axes"][-1]
                 positions = list(moved._float_positions(3))
                 frequencies = moved._float_frequencies(width)
                 # Read to about the format's precision: a bfloat16 value's angle is off by 2**-8 of itself.
@@ -5027,19 +5042,20 @@ def _grid_found(
                     if fraction is None:
                         continue
                     keywords["position_scale"] = fraction[0] if fraction[1] == 1 else f"{fraction[0]}/{fraction[1]}"
-                    _, _, names, plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
+                    plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
+                    names = plan["names"]
             except (ValueError, TypeError, OverflowError):
                 continue  # no such grid of this width, or a scale read from no angle
-            made = plan[3](False, "float64")
+            made = plan["tables"](False, "float64")
             near = compared = 0
             for r in sample:
-                for got, want in zip(table[r], plan[4](made, r)):
+                for got, want in zip(table[r], plan["row_at"](made, r)):
                     compared += 1
                     near += abs(got - want) <= _power_of_two(-9) + _power_of_two(1 - precision) * abs(want)
             if near < _EXPLAINED_SHARE * compared or checked == 3:
                 continue
             checked += 1
-            plan = _grid_rows("compare", shape, d_model, True, dtype, None, keywords)[3]
+            plan = _grid_rows("compare", shape, d_model, True, dtype, None, keywords)
             comparison = _grid_tally(table, plan, dtype, None, None, False)
             if comparison.failures > _DAMAGE_ITEMS or 2 * comparison.unjudged > count * d_model:
                 continue
@@ -6743,7 +6759,7 @@ def _tally(
 
 def _grid_tally(
     table: "_Source",
-    plan: "_GridPlan",
+    plan: "_Grid",
     dtype: str,
     atol: "Optional[float]",
     ulps: "Optional[float]",
@@ -6754,9 +6770,7 @@ def _grid_tally(
     Each axis's columns are a 1-D table at the axis's positions, with its own allowance (_axes_allowance).  The
     references are the exact rows, made from each axis's exact table (the grid's are small), with _references'
     ties.  A prefix row (a class token's zeros) is judged as a row at position 0.
-
     """
-    axes, columns, _, tables, row_at, cell = plan
     allowances = [
         _Allowance(
             _column_frequencies(moved, width),
@@ -6764,22 +6778,18 @@ def _grid_tally(
             dtype,
             moved._output_scale(width).value,
         )
-        for moved, n, width in axes
+        for moved, n, width in plan["axes"]
     ]
-    cells = _axes_allowance(allowances, columns, cell, dtype)  # a prefix row at index n: position 0
+    cells = _axes_allowance(allowances, plan["columns"], plan["cell"], dtype)  # a prefix row at index n: position 0
     comparison = _Comparison(cells, dtype, atol, ulps, measure)
     held: "Dict[str, List[List[List[float]]]]" = {}
 
     def exact_row(r: int) -> "List[float]":
         if dtype not in held:
-            held[dtype] = tables(True, dtype)
-        return row_at(held[dtype], r)
+            held[dtype] = plan["tables"](True, dtype)
+        return plan["row_at"](held[dtype], r)
 
-    def exact_rows(rounding: str) -> "Iterator[List[float]]":
-        made = tables(True, rounding)
-        return (row_at(made, r) for r in range(table.count))
-
-    return comparison.tally(table, exact_rows, exact_row, None)
+    return comparison.tally(table, lambda rounding: plan["rows"](True, rounding), exact_row, None)
 
 
 def _axes_allowance(
@@ -8128,8 +8138,9 @@ def _grid_rows(
     dtype: str,
     convention: object,
     fields: "Dict[str, object]",
-) -> "Tuple[int, Iterator[List[float]], List[str], _GridPlan]":
-    """A grid's table: how many rows, the rows (one per cell, the last axis fastest, after the prefix), the columns' names, its plan.
+) -> "_Grid":
+    """A grid's table (_Grid: how many rows, the rows, one per cell, the last axis fastest, after the prefix, the
+    columns' names), its fields checked.
 
     Each axis has its share of d_model and the 1-D convention asked (a grid preset's, or any preset's,
     changed by the keywords), at positions ``(start + k * step) * position_scale``, divided by the axis's
@@ -8138,9 +8149,10 @@ def _grid_rows(
     ``axes``, each block whole (MAE's), or ``functions``, every block's first half (its sines) then every
     second half (timm's):
 
-    >>> count, table, names, _ = _grid_rows("encoding", (2, 3), 8, False, "float64", None, {"preset": "mae"})
-    >>> count, names
+    >>> grid = _grid_rows("encoding", (2, 3), 8, False, "float64", None, {"preset": "mae"})
+    >>> grid["count"], grid["names"]
     (6, ['sin_x0', 'sin_x1', 'cos_x0', 'cos_x1', 'sin_y0', 'sin_y1', 'cos_y0', 'cos_y1'])
+    >>> table = grid["rows"](False, "float64")
     >>> [round(x, 6) for x in next(table)], [round(x, 6) for x in next(table)]
     ([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0], [0.841471, 0.01, 0.540302, 0.99995, 0.0, 0.0, 1.0, 1.0])
 
@@ -8289,7 +8301,7 @@ def _grid_rows(
         index = cell(r)
         return place([made[axis][index[axis]] for axis in order])
 
-    def table() -> "Iterator[List[float]]":
+    def rows(exact: bool, dtype: str) -> "Iterator[List[float]]":
         made = tables(exact, dtype)
         for r in range(prefix + cells):
             yield row_at(made, r)
@@ -8305,7 +8317,18 @@ def _grid_rows(
         ]
     )
     columns = place([[(axis, c) for c in range(widths[axis])] for axis in order])
-    return prefix + cells, table(), names, (axes, columns, prefix, tables, row_at, cell)
+    grid: "_Grid" = {
+        "count": prefix + cells,
+        "names": names,
+        "axes": axes,
+        "columns": columns,
+        "prefix": prefix,
+        "tables": tables,
+        "row_at": row_at,
+        "cell": cell,
+        "rows": rows,
+    }
+    return grid
 
 
 # ---------------------------------------------------------------------------
