@@ -129,6 +129,22 @@ if TYPE_CHECKING:
 #                       what this runtime's floats do
 #   Portability         what CPython, PyPy, Pyodide and MicroPython differ in, decided once at import
 #
+# The checker is one pipeline, whatever the table (a sequence's, a grid's, a rotary cache, rotated vectors):
+#
+#   read        _Source                        streamed, each value rounded to the table's format
+#   check       _Comparison.tally              every element against its exact value: _tally, _grid_tally and
+#                                              _rope_comparison give the references and the allowances
+#   diagnose    _diagnose, _diagnose_rope      not finite, zeros, a narrower format, the asked with damage
+#   fit         _Fit; _fit, _rope_fit          what the values show: layout, frequencies, positions
+#   candidates  _candidates, _rope_candidates  the fits, presets, known mistakes (_mistakes): one list
+#   score       _scored                        each on a sample of rows, the simplest story first
+#   verify      _explanation                   the first that holds on every element but for local damage
+#                                              (_candidate_damage, _damage)
+#   tell        _told, _report                 the story, its damage, the call that reproduces the table
+#
+# A table no sequence's story explains is tried as a grid's (_grid_found) and a cache as several positions
+# a row (_rope_axes_found, with _AxesGrid and _AxesStory): fitted and verified by their own steps, told by _told.
+#
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a

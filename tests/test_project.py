@@ -291,8 +291,8 @@ def section_map() -> List[str]:
         start += 1
     names = []
     for line in LINES[start + 1 :]:
-        if not line.startswith("#"):
-            break
+        if not line.startswith("#") or line == "#":
+            break  # the list ends at a line of "#" alone: the pipeline's table follows
         match = re.match(r"^#   (\S.*?)  +\S", line)
         if match:
             names.append(match.group(1))
@@ -305,6 +305,24 @@ def test_the_section_map_names_every_header_in_order() -> None:
     assert len(names) == len(titles), (names, titles)
     for name, title in zip(names, titles):
         assert name in title, f"the map's {name!r} is not the header {title!r} in its place"
+
+
+def test_every_function_the_map_names_is_in_the_module() -> None:
+    # The map's pipeline and budget name the functions and classes where each stage lives: a name merged
+    # away or renamed must leave the map too.
+    start = next(i for i, line in enumerate(LINES) if line.startswith("# The module reads top-down."))
+    end = next(i for i in range(start, len(LINES)) if not LINES[i].startswith("#"))
+    named = set(re.findall(r"(?<![\w.])((?:[A-Z]\w*\.)?_[A-Za-z]\w*(?:\.\w+)?)", "\n".join(LINES[start:end])))
+    assert {"_Source", "_scored", "_explanation", "_told"} <= named, sorted(named)  # the pipeline's table is read
+    import pe_reference
+
+    module = vars(pe_reference)
+    missing = [
+        name
+        for name in sorted(named)
+        if not hasattr(module.get(name.split(".")[0]), name.partition(".")[2] or "__name__")
+    ]
+    assert not missing, f"the map names {missing}, which pe_reference.py does not define"
 
 
 class Definition:
