@@ -1974,11 +1974,11 @@ def _grid_compare(
     elif not isinstance(shape, (tuple, list)):
         raise TypeError(f"grid must be a tuple of 2 or 3 integers, got {type(shape).__name__} {_short(shape)}")
     plan = _grid_rows("compare", shape, d_model, True, dtype, convention, fields)
-    count, names = plan["count"], plan["names"]
+    count, names, before = plan["count"], plan["names"], plan["prefix"]
     shown = " x ".join(str(n) for n in shape)
     if count != seq_len:
         raise ValueError(
-            f"actual must have {count} rows for the {shown} grid (a row per cell, after {plan['prefix']} prefix rows),"
+            f"actual must have {count} rows for the {shown} grid (a row per cell, after {before} prefix rows),"
             f" got {seq_len}"
         )
     comparison = _grid_tally(table, plan, dtype, rule[2], rule[3], True)
@@ -1993,14 +1993,10 @@ def _grid_compare(
     damaged = comparison.damaged
     local = 0 < comparison.damaged_cells <= _DAMAGE_ITEMS and len(damaged) == comparison.damaged_rows
     if comparison.failures and damaged and not local:
-        asked = (
-            tuple(shape),
-            plan["prefix"],
-            sorted((key, given) for key, given in fields.items() if given is not None),
-        )
-        shapes = [(tuple(shape), plan["prefix"])]
+        asked = (tuple(shape), before, sorted((key, given) for key, given in fields.items() if given is not None))
+        shapes = [(tuple(shape), before)]
         if len(shape) == 2 and shape[0] != shape[1]:
-            shapes.append(((shape[1], shape[0]), plan["prefix"]))  # the grid's axes swapped
+            shapes.append(((shape[1], shape[0]), before))  # the grid's axes swapped
         found = _grid_found(table, dtype, shapes, asked) or _grid_found(table, dtype, None, asked)
         if found is not None:
             diagnosis, causes = "Diagnosis: " + found[0], found[1]
@@ -2014,7 +2010,7 @@ def _grid_compare(
         made = plan["tables"](True, dtype)
         items = []
         for r in sorted(damaged)[: 1 if not local else None]:
-            cell = "a prefix row" if r < plan["prefix"] else f"cell {tuple(plan['cell'](r))}"
+            cell = "a prefix row" if r < before else f"cell {tuple(plan['cell'](r))}"
             for c in damaged[r][: 1 if not local else None]:
                 items.append(
                     f"[{r}][{c}] ({names[c]} of {cell}) is {table[r][c]!r}, expected {plan['row_at'](made, r)[c]!r}"
