@@ -4339,14 +4339,13 @@ class _Rope:
         slow = self._parameter("beta_slow", (1, 1)) if self.given.get("beta_slow") else (1, 1)
         truncate = _check_flag("scaling['truncate']")(self.given.get("truncate", True))
         fn, fd = self.factor
+        ramp = _YarnRamp(self.base, self.pairs, self.head_dim, self.length, fast, slow, self.factor)
         if not truncate:
-            ramp = self.ramp = _YarnRamp(self.base, self.pairs, self.head_dim, self.length, fast, slow, self.factor)
+            self.ramp = ramp
             self.multipliers = [(fd, fn) if ramp.region(k) == "interpolate" else (1, 1) for k in range(self.pairs)]
             self._yarn_attention()
             return
-        d = self.head_dim
-        low = max(_yarn_bound(self.pairs, self.length, fast, self.base, False), 0)
-        high = min(_yarn_bound(self.pairs, self.length, slow, self.base, True), d - 1)
+        low, high = ramp.whole_bounds()
         top = (high, 1) if low != high else (1000 * high + 1, 1000)  # HF adds 0.001 to an empty ramp
         multipliers = []
         for k in range(self.pairs):
@@ -4621,30 +4620,22 @@ class _YarnRamp:
         corners = [((point - low) << G, d) for low in (low_a, low_b) for d in denominators]
         return min(n // d for n, d in corners), max(-((-n) // d) for n, d in corners)
 
+    def whole_bounds(self) -> "Tuple[int, int]":
+        """low floored and high ceiled (truncate True), decided exactly: a bound is never whole where it is not
+        clamped (that would make pi**h rational), so more bits always decide."""
+        G = 64
+        while True:
+            (low_a, low_b), (high_a, high_b) = self.bounds(G)
+            if low_a >> G == low_b >> G and -((-high_a) >> G) == -((-high_b) >> G):
+                return low_a >> G, -((-high_a) >> G)
+            G *= 2
+
     def bounds(self, G: int) -> "Tuple[_Interval, _Interval]":
         """The intervals of low and high, clamped, in units of 2**-G."""
         low = _yarn_interval(self.pairs, self.length, self.fast, self.base, G)
         high = _yarn_interval(self.pairs, self.length, self.slow, self.base, G)
         top = (self.head_dim - 1) << G
         return (max(low[0], 0), max(low[1], 0)), (min(high[0], top), min(high[1], top))
-
-
-def _yarn_bound(pairs: int, length: "_Fraction", beta: "_Fraction", base: "_Fraction", ceiling: bool) -> int:
-    """floor (or ceil) of YaRN's correction dimension h ln(L0 / (2 pi beta)) / ln(base), decided exactly.
-
-    The value is never whole (that would make pi**h rational), so more
-    bits always decide: the numerator h (ln(L0 / (2 beta)) - ln pi) is
-    within 4h units (each logarithm within 2), the denominator within 2;
-    the quotient lies between the four corner quotients.
-    """
-    G = 64
-    while True:
-        low, high = _yarn_interval(pairs, length, beta, base, G)
-        if ceiling and -((-low) >> G) == -((-high) >> G):
-            return -((-low) >> G)
-        if not ceiling and low >> G == high >> G:
-            return low >> G
-        G *= 2
 
 
 def _yarn_interval(pairs: int, length: "_Fraction", beta: "_Fraction", base: "_Fraction", G: int) -> "_Interval":
