@@ -3425,19 +3425,9 @@ def _rope_comparison(
         allowance = request.setup.default_allowance(count, request.positions, dtype, request.vectors)
     else:
         # Each axis's allowance at its own positions (and its vectors' weights), each column its axis's.
-        per_axis, cache_columns, vector_columns, _ = request.axes
-        vectors = request.vectors
-        allowance = _axes_allowance(
-            [
-                axis.default_allowance(
-                    count, given, dtype, None if vectors is None else [[row[c] for c in inputs] for row in vectors]
-                )
-                for axis, given, inputs in per_axis
-            ],
-            vector_columns if request.kind == "rotated" else cache_columns,
-            lambda r: [r] * len(per_axis),
-            dtype,
-        )
+        parts, chosen = request.split()
+        allowances = [part.setup.default_allowance(count, part.positions, dtype, part.vectors) for part in parts]
+        allowance = _axes_allowance(allowances, chosen, lambda r: [r] * len(parts), dtype)
     comparison = _Comparison(allowance, dtype, atol, ulps, measure)
 
     def exact_row(r: int) -> "List[float]":
@@ -3486,19 +3476,9 @@ class _RopeRequest:
         setup, positions = self.setup, self.positions
         if self.axes is not None:
             # Each axis's rows, each column taken from its axis's.
-            per_axis, cache_columns, vector_columns, _ = self.axes
-            if self.kind == "rotated":
-                assert self.vectors is not None
-                parts = [
-                    _rotated(axis, [[row[c] for c in inputs] for row in self.vectors], given, exact, dtype)
-                    for axis, given, inputs in per_axis
-                ]
-            else:
-                parts = [
-                    _RopeRequest(axis, self.kind, None, given).rows(count, exact, dtype) for axis, given, _ in per_axis
-                ]
-            chosen = vector_columns if self.kind == "rotated" else cache_columns
-            return ([made[a][c] for a, c in chosen] for made in zip(*parts))
+            parts, chosen = self.split()
+            made = [part.rows(count, exact, dtype) for part in parts]
+            return ([row[a][c] for a, c in chosen] for row in zip(*made))
         if self.kind == "rotated":
             assert self.vectors is not None
             return _rotated(setup, self.vectors, positions, exact, dtype)
@@ -3506,6 +3486,18 @@ class _RopeRequest:
         if self.kind == "cos":  # not slice(): MicroPython cannot make slice objects
             return (_rope_arrange(setup, row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
         return (_rope_arrange(setup, row[h:]) for row in _rope_pairs(setup, count, positions, exact, dtype))
+
+    def split(self) -> "Tuple[List[_RopeRequest], List[_AxisColumn]]":
+        """Several positions a row: each axis's table asked for alone (its vectors: x's columns its pairs take),
+        and each column of the table as (axis, its column there)."""
+        assert self.axes is not None
+        per_axis, cache_columns, vector_columns, _ = self.axes
+        x = self.vectors
+        parts = [
+            _RopeRequest(axis, self.kind, None if x is None else [[row[c] for c in inputs] for row in x], given)
+            for axis, given, inputs in per_axis
+        ]
+        return parts, vector_columns if self.kind == "rotated" else cache_columns
 
 
 def _rotated(
