@@ -3481,7 +3481,7 @@ class _RopeRequest:
             return ([row[a][c] for a, c in chosen] for row in zip(*made))
         if self.kind == "rotated":
             assert self.vectors is not None
-            return _rotated(setup, self.vectors, positions, exact, dtype)
+            return _rope_pairs(setup, len(self.vectors), positions, exact, dtype, self.vectors)
         h = setup.pairs
         if self.kind == "cos":  # not slice(): MicroPython cannot make slice objects
             return (_rope_arrange(setup, row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
@@ -3500,53 +3500,47 @@ class _RopeRequest:
         return parts, vector_columns if self.kind == "rotated" else cache_columns
 
 
-def _rotated(
+def _rope_pairs(
     setup: "_Rope",
-    x: "_Table",
+    count: int,
     positions: "Optional[List[_Fraction]]",
     exact: bool,
     dtype: str,
+    x: "Optional[_Table]" = None,
 ) -> "Iterator[List[float]]":
-    """Rows of x rotated: out[a] = A (x[a] cos - x[b] sin), out[b] = A (x[b] cos + x[a] sin) for each pair (a, b)."""
-    count = len(x)
-    h = setup.pairs
-    partners = setup.partners()
-    if not exact:
-        for row, values in zip(x, _rope_pairs(setup, count, positions, False, "float64")):
-            out = [0.0] * (2 * h)
-            for k, (a, b) in enumerate(partners):
-                c, s = values[k], values[h + k]
-                out[a] = row[a] * c - row[b] * s
-                out[b] = row[b] * c + row[a] * s
-            yield out if dtype == "float64" else [_round_float(v, dtype) for v in out]
-        return
+    """Rows of [cos of each pair..., sin of each pair...], times the attention factor A, rounded to dtype; given
+    x (count rows), x's rows rotated: out[a] = A (x[a] cos - x[b] sin), out[b] = A (x[b] cos + x[a] sin) for each
+    pair (a, b), exactly: each element from the row's fixed-point cos and sin (_rotated_element)."""
+    h, partners = setup.pairs, setup.partners()
     last = _last_position(positions, count)
+
+    def turned(row: "List[float]", values: "List[float]") -> "List[float]":
+        out = [0.0] * (2 * h)
+        for k, (a, b) in enumerate(partners):
+            c, s = values[k], values[h + k]
+            out[a] = row[a] * c - row[b] * s
+            out[b] = row[b] * c + row[a] * s
+        return out if dtype == "float64" else [_round_float(v, dtype) for v in out]
+
+    if not exact:
+        fast = _rope_fast_pairs(setup, count, positions, last, dtype if x is None else "float64")
+        return fast if x is None else (turned(row, values) for row, values in zip(x, fast))
     law = setup.law(last)
     exponents = [(k, h) for k in range(h)]
     plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
     fixed = _fixed_rows_of(positions, count, plan, exponents, law)
-    for row, (position, pairs, error) in zip(x, fixed):
+    if x is None:
+        return _finish_rows(fixed, plan, exponents, law, setup.attention, dtype)
+
+    def turned_exactly(row: "List[float]", position: "_Fraction", pairs: "List[int]", error: int) -> "List[float]":
         out = [0.0] * (2 * h)
         for k, (a, b) in enumerate(partners):
             c, s = pairs[k], pairs[h + k]
             out[a] = _rotated_element(row[a], row[b], -1, c, s, error, position, k, law, setup.attention, dtype)
             out[b] = _rotated_element(row[b], row[a], 1, c, s, error, position, k, law, setup.attention, dtype)
-        yield out
+        return out
 
-
-def _rope_pairs(
-    setup: "_Rope", count: int, positions: "Optional[List[_Fraction]]", exact: bool, dtype: str
-) -> "Iterator[List[float]]":
-    """Rows of [cos of each pair..., sin of each pair...], times the attention factor, rounded to dtype."""
-    h = setup.pairs
-    last = _last_position(positions, count)
-    if exact:
-        law = setup.law(last)
-        exponents = [(k, h) for k in range(h)]
-        plan = [(_COSINE, k) for k in range(h)] + [(_SINE, k) for k in range(h)]
-        fixed = _fixed_rows_of(positions, count, plan, exponents, law)
-        return _finish_rows(fixed, plan, exponents, law, setup.attention, dtype)
-    return _rope_fast_pairs(setup, count, positions, last, dtype)
+    return (turned_exactly(row, *made) for row, made in zip(x, fixed))
 
 
 def _rope_fast_pairs(
