@@ -2157,8 +2157,8 @@ def rope(
     # Each axis's cos and sin at once (one pass of the kernel for both), then each column taken from its axis's.
     cos_rows, sin_rows = [], []
     for made in zip(*[_rope_pairs(axis, seq_len, given, exact, dtype) for axis, given, _ in per_axis]):
-        cos = [_rope_arrange(axis, row[: axis.pairs]) for (axis, _, _), row in zip(per_axis, made)]
-        sin = [_rope_arrange(axis, row[axis.pairs :]) for (axis, _, _), row in zip(per_axis, made)]
+        cos = [axis.arrange(row[: axis.pairs]) for (axis, _, _), row in zip(per_axis, made)]
+        sin = [axis.arrange(row[axis.pairs :]) for (axis, _, _), row in zip(per_axis, made)]
         if axes is None:
             cos_rows.append(cos[0])
             sin_rows.append(sin[0])
@@ -3484,8 +3484,8 @@ class _RopeRequest:
             return _rope_pairs(setup, len(self.vectors), positions, exact, dtype, self.vectors)
         h = setup.pairs
         if self.kind == "cos":  # not slice(): MicroPython cannot make slice objects
-            return (_rope_arrange(setup, row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
-        return (_rope_arrange(setup, row[h:]) for row in _rope_pairs(setup, count, positions, exact, dtype))
+            return (setup.arrange(row[:h]) for row in _rope_pairs(setup, count, positions, exact, dtype))
+        return (setup.arrange(row[h:]) for row in _rope_pairs(setup, count, positions, exact, dtype))
 
     def split(self) -> "Tuple[List[_RopeRequest], List[_AxisColumn]]":
         """Several positions a row: each axis's table asked for alone (its vectors: x's columns its pairs take),
@@ -3656,7 +3656,7 @@ def _rope_candidate(
             raise ValueError(f"row must be in the table, got {r}")  # a row looked for past the table's ends
         cosines, sines = _pipeline(floats[r], frequencies, steps, factor, law, kind != "sin", kind != "cos", other)
         if vectors is None:
-            return _rope_arrange(setup, cosines if kind == "cos" else sines)
+            return setup.arrange(cosines if kind == "cos" else sines)
         x = vectors[r]
         row = [0.0] * setup.head_dim
         for k, (a, b) in enumerate(setup.partners()):
@@ -3691,15 +3691,6 @@ def _rope_candidate(
     if "angles" in steps:
         candidate.other_rounding = lambda r: computed(r, True)
     return candidate
-
-
-def _rope_arrange(setup: "_Rope", values: "List[float]") -> "List[float]":
-    """A cache row from one value per pair, in the rope's layout."""
-    if setup.layout == "pairs":
-        return values
-    if setup.layout == "half":
-        return values + values
-    return [x for x in values for _ in (0, 1)]
 
 
 def _rope_fit(
@@ -4506,10 +4497,15 @@ class _Rope:
 
     def columns(self) -> "List[int]":
         """The pair of each column: half repeats 0..h-1, interleaved doubles each, pairs has each once."""
-        h = self.pairs
+        return self.arrange(list(range(self.pairs)))
+
+    def arrange(self, values: "List[Any]") -> "List[Any]":
+        """A cache row from one value per pair, in the rope's layout."""
         if self.layout == "pairs":
-            return list(range(h))
-        return [c % h for c in range(2 * h)] if self.layout == "half" else [c // 2 for c in range(2 * h)]
+            return values
+        if self.layout == "half":
+            return values + values
+        return [x for x in values for _ in (0, 1)]
 
     def partners(self) -> "List[Tuple[int, int]]":
         """Each pair's two columns (a, b): out[a] = x[a] cos - x[b] sin, out[b] = x[b] cos + x[a] sin."""
