@@ -8302,7 +8302,7 @@ def _grid_rows(
         ]
     )
     columns = place([[(axis, c) for c in range(widths[axis])] for axis in order])
-    grid: "_Grid" = {
+    return {
         "count": prefix + cells,
         "names": names,
         "axes": axes,
@@ -8313,7 +8313,6 @@ def _grid_rows(
         "cell": cell,
         "rows": rows,
     }
-    return grid
 
 
 # ---------------------------------------------------------------------------
