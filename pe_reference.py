@@ -8632,18 +8632,6 @@ def _finish_rows(
     # The float64 finish needs |v| < 1.5 * 2**105 (a scale below 1.5), and an addition that rounds once.
     float64 = dtype == "float64" and multiplier + multiplier_error < 3 << (P - 1) and _addition_rounds_once()
     high, low, smallest = _finish_constants()
-
-    def complete(
-        row: "List[float]", open_dims: "List[int]", values: "List[int]", position: "_Fraction", error: int
-    ) -> None:
-        # Decide the elements the finish left open, row[dim] for each dim of open_dims: by _round_fixed, else by Ziv.
-        for dim in open_dims:
-            kind, pair = plan[dim]
-            element = 0.0 if kind == _ZERO else _round_fixed(values[dim], P, error, dtype)
-            if element is None:
-                element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
-            row[dim] = element
-
     for position, values, error in fixed:
         if scaled:
             # As _scale_fixed, with the multiplier computed once.
@@ -8660,21 +8648,20 @@ def _finish_rows(
                 (v >> 53) * high + (v & 9007199254740991) * low if (v + 2097152) & 1099507433472 else 0.0
                 for v in values
             ]
+            open_dims: "Sequence[int]" = ()
             if min(map(abs, row)) <= smallest:
                 # A comprehension finds the few open elements faster than a loop over the plan.
                 open_dims = [dim for dim, element in enumerate(row) if -smallest <= element <= smallest]
-                complete(row, open_dims, values, position, error)
         else:
-            row = []
-            open_dims = []
-            for v in values:
-                rounded = _round_fixed(v, P, error, dtype)
-                if rounded is None:
-                    open_dims.append(len(row))
-                    rounded = 0.0
-                row.append(rounded)
-            if open_dims:
-                complete(row, open_dims, values, position, error)
+            row = [0.0] * len(values)
+            open_dims = range(len(values))  # every element open
+        # Decide the elements the finish left open, row[dim] for each dim of open_dims: by _round_fixed, else by Ziv.
+        for dim in open_dims:
+            kind, pair = plan[dim]
+            element = 0.0 if kind == _ZERO else _round_fixed(values[dim], P, error, dtype)
+            if element is None:
+                element = _exact_value(position, kind, exponents[pair], frequencies, scale, dtype)
+            row[dim] = element
         if _COLLECT_GARBAGE is not None:
             _COLLECT_GARBAGE()
         yield row
