@@ -7937,21 +7937,11 @@ class _Source:
             try:
                 text = head.decode("utf-8-sig")
             except UnicodeDecodeError as error:
-                if error.start < len(head) - 4:  # not a character the head cut in two
-                    raise _Unreadable(
-                        f"{self.name} is neither a .npy file nor UTF-8 text (byte {error.start})"
-                    ) from None
-                text = head[: error.start].decode("utf-8-sig")
+                # Refused, unless it is a character the head cut in two: then the text before it.
+                text = self.text(head if error.start < len(head) - 4 else head[: error.start])
             if lower.endswith(".json") or text.lstrip().startswith("["):
                 handle.seek(0)
-                data = handle.read(_MAX_BYTES + 1)
-                try:
-                    document = data.decode("utf-8-sig")
-                except UnicodeDecodeError as error:
-                    raise _Unreadable(
-                        f"{self.name} is neither a .npy file nor UTF-8 text (byte {error.start})"
-                    ) from None
-                self.held = _parse_json(document, self.name)
+                self.held = _parse_json(self.text(handle.read(_MAX_BYTES + 1)), self.name)
                 self.count, self.width = len(self.held), len(self.held[0])
                 return self
             # Check every line of a CSV table and note where each row starts: comma-separated numbers, a row a line.
@@ -7983,13 +7973,7 @@ class _Source:
         of the handle's place (the lines before it).
         """
         for raw in handle:
-            try:
-                text = raw.decode("utf-8-sig" if offset == 0 else "utf-8")
-            except UnicodeDecodeError as error:
-                raise _Unreadable(
-                    f"{self.name} is neither a .npy file nor UTF-8 text (byte {offset + error.start})"
-                ) from None
-            for within, line in enumerate(text.splitlines()):
+            for within, line in enumerate(self.text(raw, offset).splitlines()):
                 line_number += 1
                 yield line_number, line, offset, within
             offset += len(raw)
@@ -8017,6 +8001,15 @@ class _Source:
                 raise _Unreadable(f"{self.name}: line {line_number}, field {c} is not a number: {_short(field_text)}")
             values.append(float(field_text))
         return values
+
+    def text(self, data: bytes, offset: int = 0) -> str:
+        """data, the file's bytes from byte offset, decoded as UTF-8 (a byte-order mark skipped at offset 0)."""
+        try:
+            return data.decode("utf-8-sig" if offset == 0 else "utf-8")
+        except UnicodeDecodeError as error:
+            raise _Unreadable(
+                f"{self.name} is neither a .npy file nor UTF-8 text (byte {offset + error.start})"
+            ) from None
 
 
 def _as_row(row: object, r: int, name: str = "actual") -> "List[float]":
