@@ -148,7 +148,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 279).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 278).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -5132,8 +5132,8 @@ def _candidates(
             starts.insert(0, _add(start, _times(step, shift)))
         odd_rules = ("sine", "zero", "round-up") if d_model % 2 else ("sine",)
         for first in starts:
-            for layout in _choices("layout"):
-                for spacing in _choices("spacing"):
+            for layout in _check_of("layout") or ():
+                for spacing in _check_of("spacing") or ():
                     for odd in odd_rules:
                         yield (
                             context.replace(layout=layout, spacing=spacing, shift=1, start=_number(first), odd=odd),
@@ -9337,12 +9337,6 @@ def _checked_fields(fields: "Dict[str, object]", checked: bool = False) -> "_Fie
     if values["positions"] is not None and any(value != default for value, default in replaced):
         raise ValueError("positions replace start, step and descending: give one or the other")
     return values  # type: ignore[no-any-return]
-
-
-def _choices(name: str) -> "Tuple[str, ...]":
-    """The values a named field (layout, spacing, odd) may take."""
-    check = _check_of(name)
-    return check if isinstance(check, tuple) else ()
 
 
 def _checked_field(name: str, given: object) -> object:
