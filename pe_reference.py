@@ -148,7 +148,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 278).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 277).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -9593,8 +9593,10 @@ def _exact_value(
     if root is not None and root[1] & (root[1] - 1) == 0:
         # cos of a tiny angle: scale * (1 - theta**2 / 2 ...), just below the scale, closer to it than a
         # quarter of the format's spacing; when the scale is a number of the format or a midpoint (a
-        # dyadic rational), the loop could never tell, so round "just below" it here.
-        return _round_just_below(root, dtype)
+        # dyadic rational), the loop could never tell, so round "just below" it here: the scale less 2**-F
+        # rounds to the scale if the format holds it, to the lower neighbour if the scale is a midpoint.
+        F = _bit_length(root[1]) + precision + 65
+        return _round_fraction(((root[0] << F) // root[1] - 1, 1 << F), dtype)  # exact: root[1] divides 2**F
     bits = precision + 32
     margin = 16 + exponent[0] // exponent[1]
     while True:
@@ -10390,16 +10392,6 @@ def _bit_pattern(x: float, dtype: str) -> int:
         return sign | (top - emin + 1) << (precision - 1) | (fraction - (1 << (precision - 1)))
     shift = e - (emin - precision + 1)
     return sign | (m << shift if shift >= 0 else m >> -shift)
-
-
-def _round_just_below(fraction: "_Fraction", dtype: str) -> float:
-    """The rounding of a number a hair below the dyadic n/m > 0 (m a power of two): n/m itself if the format holds it, the lower neighbour if n/m is a midpoint."""
-    n, m = fraction
-    F = _bit_length(m) + _DTYPES[dtype][0] + 64
-    v = (n << F) // m  # exact: m divides 2**F
-    result = _round_fixed(2 * v - 1, F + 1, 0, dtype)
-    assert result is not None
-    return result
 
 
 def _round_fraction(fraction: "_Fraction", dtype: str) -> float:
