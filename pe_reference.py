@@ -148,7 +148,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 277).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 276).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -7980,7 +7980,7 @@ class _Source:
 
     def values(self, line: str, line_number: int) -> "Optional[List[float]]":
         """The numbers of a CSV line; None for a blank line, or a first line of column names (such as sin_0,cos_0,...)."""
-        if _number_patterns()[1].fullmatch(line):
+        if _is_number_text(line, True):
             # The common line, plain numbers: float() takes exactly the text checked.
             return list(map(float, line.split(",")))
         import csv
@@ -8078,20 +8078,16 @@ class _Unreadable(ValueError):
     """A table that cannot be read; the message says why, in one line."""
 
 
-def _is_number_text(field: str) -> bool:
-    """A number as CSV writers print it: a plain decimal, nan, inf or infinity; no underscores or hex.
+_NUMBER_PATTERNS: "List[Pattern[str]]" = []
+
+
+def _is_number_text(text: str, line: bool = False) -> bool:
+    """A number as CSV writers print it (with line, a line of them, comma-separated): a plain decimal, nan, inf or
+    infinity; no underscores or hex.
 
     Only spaces and tabs may surround it (str.strip() would also take control
     characters such as \x1f, which float() does not).
     """
-    return _number_patterns()[0].fullmatch(field) is not None
-
-
-_NUMBER_PATTERNS: "List[Pattern[str]]" = []
-
-
-def _number_patterns() -> "List[Pattern[str]]":
-    """The number of a table as text, and a line of them: see _is_number_text."""
     if not _NUMBER_PATTERNS:
         import re
 
@@ -8100,7 +8096,7 @@ def _number_patterns() -> "List[Pattern[str]]":
         number = f"[ \t]*[+-]?(?:[0-9]+(?:\\.[0-9]*)?{exponent}|\\.[0-9]+{exponent}|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])[ \t]*"
         _NUMBER_PATTERNS.append(re.compile(number))
         _NUMBER_PATTERNS.append(re.compile(f"{number}(?:,{number})*"))
-    return _NUMBER_PATTERNS
+    return _NUMBER_PATTERNS[1 if line else 0].fullmatch(text) is not None
 
 
 # ---------------------------------------------------------------------------
