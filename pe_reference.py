@@ -148,7 +148,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 276).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 275).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -5127,9 +5127,9 @@ def _candidates(
         if given is not None:
             return
         start, step = context._fields["start"], context._fields["step"]
-        starts = [(0, 1), (1, 1), (2, 1)] + [_add(start, _times(step, k)) for k in (1, 2, -1, -2)]
+        starts = [(0, 1), (1, 1), (2, 1)] + [_add(start, step, k) for k in (1, 2, -1, -2)]
         if shift:
-            starts.insert(0, _add(start, _times(step, shift)))
+            starts.insert(0, _add(start, step, shift))
         odd_rules = ("sine", "zero", "round-up") if d_model % 2 else ("sine",)
         for first in starts:
             for layout in _check_of("layout") or ():
@@ -9090,7 +9090,7 @@ class Convention:
             shown = ", ".join(_fraction_text(p) for p in given[:3])
             return shown + (", ..." if len(given) > 3 else "") if given else "(none)"
         start, step = self._fields["start"], self._fields["step"]
-        terms = [_fraction_text(_add(start, _times(step, k))) for k in range(3)]
+        terms = [_fraction_text(_add(start, step, k)) for k in range(3)]
         if self._fields["descending"]:
             return f"..., {terms[2]}, {terms[1]}, {terms[0]} (descending: the last row is {terms[0]})"
         return f"{', '.join(terms)}, ..."
@@ -10187,12 +10187,9 @@ def _round_shift(x: int, bits: int) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _add(x: "_Fraction", y: "_Fraction") -> "_Fraction":
-    return _reduced(x[0] * y[1] + y[0] * x[1], x[1] * y[1])
-
-
-def _times(x: "_Fraction", k: int) -> "_Fraction":
-    return _reduced(x[0] * k, x[1])
+def _add(x: "_Fraction", y: "_Fraction", k: int = 1) -> "_Fraction":
+    """x + k y."""
+    return _reduced(x[0] * y[1] + k * y[0] * x[1], x[1] * y[1])
 
 
 def _to_float(x: "_Fraction") -> float:
