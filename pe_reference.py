@@ -148,7 +148,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 275).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 274).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -519,7 +519,7 @@ def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
             joined
             and joined[-1] in ("--shift", "--base", "--angle-scale", "--start", "--step", "--positions", "--scale")
             and argument[:1] == "-"
-            and argument[1:2] in tuple(_DIGITS) + (".",)
+            and (argument[1:2] == "." or _is_decimal_integer(argument[1:2]))
         ):
             joined[-1] += "=" + argument
         else:
@@ -10278,9 +10278,6 @@ def _parse_number(name: str, text: str) -> "_Fraction":
     return _reduced(a * d * (1 if c > 0 else -1), b * abs(c))
 
 
-_DIGITS = "0123456789"
-
-
 def _parse_decimal(text: str) -> "Optional[_Fraction]":
     """A decimal such as '-1.5e3' as a fraction, or None if it is not one."""
     body = text.strip()
@@ -10293,11 +10290,11 @@ def _parse_decimal(text: str) -> "Optional[_Fraction]":
         if marker in body:
             mantissa, _, power = body.partition(marker)
             digits = power[1:] if power[:1] in ("+", "-") else power
-            if not digits or any(c not in _DIGITS for c in digits) or len(digits) > 6:
+            if not _is_decimal_integer(digits) or len(digits) > 6:
                 return None
             exponent = -int(digits) if power[0] == "-" else int(digits)
     whole, _, fraction = mantissa.partition(".")
-    if not whole + fraction or any(c not in _DIGITS for c in whole + fraction):
+    if not _is_decimal_integer(whole + fraction):
         return None
     n = sign * int(whole + fraction)
     exponent -= len(fraction)
