@@ -9395,26 +9395,23 @@ def _check_flag(name: str) -> "Callable[[object], bool]":
     return check
 
 
-def _check_choice(name: str, given: object, choices: "Sequence[str]") -> str:
-    if not isinstance(given, str):
-        raise TypeError(f"{name} must be a str, got {type(given).__name__} {_short(given)}")
-    if given not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(given)}")
-    return given
-
-
 def _check_dtype(dtype: object, exact: bool = False) -> str:
     """dtype checked; with exact (or a check, which compares exact values), one this runtime's floats can hold."""
-    if not isinstance(dtype, str):
-        raise TypeError(f"dtype must be a str, got {type(dtype).__name__} {_short(dtype)}")
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {_short(dtype)}")
+    dtype = _check_choice("dtype", dtype, tuple(_DTYPES))
     if exact and dtype == "float64" and _single_precision():
         raise ValueError(
             "dtype must be float32, bfloat16 or float16 for exact values on this runtime, whose floats are"
             " single precision (24 bits), got 'float64'"
         )
     return dtype
+
+
+def _check_choice(name: str, given: object, choices: "Sequence[str]") -> str:
+    if not isinstance(given, str):
+        raise TypeError(f"{name} must be a str, got {type(given).__name__} {_short(given)}")
+    if given not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(given)}")
+    return given
 
 
 def _check_tolerance(name: str, tolerance: object) -> float:
