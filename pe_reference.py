@@ -8387,13 +8387,9 @@ def _fast_rows(
             sine_values = list(map(sin, angles))
             row = [x for pair in zip(sine_values, map(cos, cosine_angles)) for x in pair]
             row += sine_values[cosines:] + padding
-        elif layout == "sin-cos":
-            row = list(map(sin, angles))
-            row += map(cos, cosine_angles)
-            row += padding
         else:
-            row = list(map(cos, cosine_angles))
-            row += map(sin, angles)
+            row = list(map(sin, angles)) if layout == "sin-cos" else list(map(cos, cosine_angles))
+            row += map(cos, cosine_angles) if layout == "sin-cos" else map(sin, angles)
             row += padding
         if scale != 1.0:
             row = [x * scale for x in row]
