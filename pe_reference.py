@@ -8321,7 +8321,7 @@ def _rows(
     if seq_len > first and denominators:
         # The largest angle belongs to the largest position and the smallest
         # denominator; if it is finite, every angle is.
-        given = convention._positions_given()
+        given = convention._fields["positions"]
         candidates: "Sequence[_Fraction]"
         if given is None:
             candidates = (convention._position(first, seq_len), convention._position(seq_len - 1, seq_len))
@@ -8415,7 +8415,7 @@ def _exact_rows(
     exponents = convention._exponents(d_model)
     frequencies = convention._frequencies()
     scale = convention._output_scale(d_model)
-    given = convention._positions_given()
+    given = convention._fields["positions"]
     if given is not None:
         fixed = _fixed_rows_of(given[first:seq_len], seq_len - first, plan, exponents, frequencies)
     else:
@@ -9258,7 +9258,7 @@ class Convention:
 
     def _position(self, r: int, seq_len: "Optional[int]") -> "_Fraction":
         """The position of row r, a fraction."""
-        given = self._positions_given()
+        given = self._fields["positions"]
         if given is not None:
             if not 0 <= r < len(given):
                 raise ValueError(f"pos must be less than the number of positions ({len(given)}), got {r}")
@@ -9273,7 +9273,7 @@ class Convention:
 
     def _float_positions(self, seq_len: int, first: int = 0) -> "Iterator[float]":
         """The positions of rows first to seq_len - 1 as floats (their nearest)."""
-        given = self._positions_given()
+        given = self._fields["positions"]
         if given is not None:
             return (_to_float(p) for p in given[first:seq_len])
         (start, step), denominator = self._progression(seq_len)
@@ -9284,10 +9284,6 @@ class Convention:
 
     # Positions: a progression start + r * step (counted down when
     # descending), or given one by one.
-
-    def _positions_given(self) -> "Optional[Tuple[_Fraction, ...]]":
-        """The positions given one by one, or None for a progression."""
-        return self._fields["positions"]
 
     def _progression(self, seq_len: int) -> "Tuple[Tuple[int, int], int]":
         """((start, step), denominator) with integer start and step over a common denominator, when not given one by one."""
