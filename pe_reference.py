@@ -7696,33 +7696,29 @@ def _read_table(source: str) -> "_Source":
     name = "standard input" if source == "-" else source
     handle: "Optional[IO[bytes]]" = None
     try:
-        if source == "-":
-            import tempfile
+        try:
+            if source == "-":
+                import tempfile
 
-            handle = tempfile.TemporaryFile()
-            size = 0
-            while size <= _MAX_BYTES:
-                chunk = sys.stdin.buffer.read(1 << 20)
-                if not chunk:
-                    break
-                handle.write(chunk)
-                size += len(chunk)
-        else:
-            import os
+                handle = tempfile.TemporaryFile()
+                size = 0
+                while size <= _MAX_BYTES:
+                    chunk = sys.stdin.buffer.read(1 << 20)
+                    if not chunk:
+                        break
+                    handle.write(chunk)
+                    size += len(chunk)
+            else:
+                import os
 
-            size = os.path.getsize(source)
-            with open(source, "rb"):
-                pass  # a folder, or a file that cannot be read, says so here
-    except OSError as error:
-        if handle is not None:
-            handle.close()
-        raise _Unreadable(f"cannot read {name}: {error.strerror or error}") from None
-    if size > _MAX_BYTES:
-        if handle is not None:
-            handle.close()
-        raise _Unreadable(f"{name} is larger than {_MAX_BYTES} bytes")
-    table = _Source(name, None if handle is not None else source, handle)
-    try:
+                size = os.path.getsize(source)
+                with open(source, "rb"):
+                    pass  # a folder, or a file that cannot be read, says so here
+        except OSError as error:
+            raise _Unreadable(f"cannot read {name}: {error.strerror or error}") from None
+        if size > _MAX_BYTES:
+            raise _Unreadable(f"{name} is larger than {_MAX_BYTES} bytes")
+        table = _Source(name, None if handle is not None else source, handle)
         return table.scan(source.lower())
     except BaseException:
         if handle is not None:
