@@ -266,7 +266,11 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
 
 
 def _main(argv: "Optional[Sequence[str]]") -> int:
-    """The command line: the front door, then the parser, the rules between options, and the command asked."""
+    """The command line: the front door, then the parser, the rules between options, and the command asked.
+
+    Long because a sequence's table and a grid's (SEQ_LEN its shape) are one flow: the same rules, check,
+    pictures and printing, with the grid's fields and its count of rows taken on the way.
+    """
     import sys
 
     system_arguments = getattr(sys, "argv", None) or [""]
@@ -293,29 +297,54 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     fields = {name: getattr(args, name) for name in ["preset"] + [row[0] for row in _FIELDS]}
     if args.positions is not None:
         fields["positions"] = [text.strip() for text in args.positions.split(",")] if args.positions.strip() else []
-    if isinstance(args.seq_len, tuple) or any(getattr(args, row[0]) is not None for row in _GRID_FIELDS):
-        return _grid_command(prog, parser, args, fields)
+    # SEQ_LEN a grid's shape (16x16): its table, a row per cell, takes the grid's options, which need one.
+    grid = args.seq_len if isinstance(args.seq_len, tuple) else None
+    keywords = {row[0]: getattr(args, row[0]) for row in _GRID_FIELDS}
+    given = next((name for name, setting in keywords.items() if setting is not None), None)
+    if grid is None and given is not None:
+        parser.error(f"--{given.replace('_', '-')} goes with a grid's shape as SEQ_LEN, such as 16x16")
     if args.rope is not None:
+        # A rotary embedding of several positions a row: the grid's cells are the positions.
+        if given is not None:
+            parser.error(f"--rope takes a grid's shape as its rows' positions, not --{given.replace('_', '-')}")
         return _rope_command(prog, parser, args, fields)
+    if grid is not None and (args.explain or args.waves or args.format == "vectors" or (args.plot and len(grid) != 2)):
+        parser.error(
+            "a grid's shape as SEQ_LEN takes no --explain, --waves or --format vectors, and --plot a 2-D one only"
+        )
     broken = _broken_option_rule(args, fields)
     if broken is not None:
         parser.error(broken)
+    count, dtype = args.seq_len, args.dtype or "float64"
+    if grid is not None:
+        scales = keywords["position_scale"]
+        if isinstance(scales, str) and "," in scales:
+            keywords["position_scale"] = [text.strip() for text in scales.split(",")]
+        keywords.update(fields)
+        fields = keywords
+        try:
+            dtype = _check_dtype(dtype, args.exact)
+            count = _grid_rows("main", grid, args.d_model, args.exact, dtype, None, fields)["count"]
+        except (TypeError, ValueError) as error:
+            parser.error(str(error))
     if args.check is not None:
-        return _check_command(prog, args, fields, (args.seq_len, args.d_model), None)
+        return _check_command(prog, args, fields, (count, args.d_model), grid)
     try:
-        convention = _convention("main", args.d_model, None, fields)
+        convention = _convention("main", args.d_model, None, fields) if grid is None else None
         request = _Request(
-            args.seq_len,
+            count,
             args.d_model,
             convention,
             args.exact,
-            args.dtype or "float64",
+            dtype,
             args.format or "table",
             args.digits,
             args.header,
             args.explain,
         )
-        request.rows()
+        if grid is None:
+            request.rows()
+        request.grid = None if grid is None else (grid, fields)
     except ValueError as error:
         parser.error(str(error))
     if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
@@ -525,45 +554,6 @@ def _joined_negative_numbers(arguments: "List[str]") -> "List[str]":
         else:
             joined.append(argument)
     return joined
-
-
-def _grid_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
-    """SEQ_LEN a grid's shape (16x16): print the grid's table, a row per cell; the exit status."""
-    keywords = {row[0]: getattr(args, row[0]) for row in _GRID_FIELDS}
-    scales = keywords["position_scale"]
-    if isinstance(scales, str) and "," in scales:
-        keywords["position_scale"] = [text.strip() for text in scales.split(",")]
-    if not isinstance(args.seq_len, tuple):
-        given = next(name for name, setting in keywords.items() if setting is not None)
-        parser.error(f"--{given.replace('_', '-')} goes with a grid's shape as SEQ_LEN, such as 16x16")
-    if args.rope is not None:
-        # A rotary embedding of several positions a row: the grid's cells are the positions.
-        field = next((name for name, setting in keywords.items() if setting is not None), None)
-        if field is not None:
-            parser.error(f"--rope takes a grid's shape as its rows' positions, not --{field.replace('_', '-')}")
-        return _rope_command(prog, parser, args, fields)
-    if args.explain or args.waves or args.format == "vectors" or (args.plot and len(args.seq_len) != 2):
-        parser.error(
-            "a grid's shape as SEQ_LEN takes no --explain, --waves or --format vectors, and --plot a 2-D one only"
-        )
-    broken = _broken_option_rule(args, fields)
-    if broken is not None:
-        parser.error(broken)
-    keywords.update(fields)
-    try:
-        dtype = _check_dtype(args.dtype or "float64", args.exact)
-        count = _grid_rows("main", args.seq_len, args.d_model, args.exact, dtype, None, keywords)["count"]
-    except (TypeError, ValueError) as error:
-        parser.error(str(error))
-    if args.check is not None:
-        return _check_command(prog, args, keywords, (count, args.d_model), args.seq_len)
-    request = _Request(count, args.d_model, None, args.exact, dtype, args.format or "table", args.digits, args.header)
-    request.grid = (args.seq_len, keywords)
-    if args.plot:
-        status = _write_picture(prog, args.plot, _heatmap, request)
-        if status or args.format is None:
-            return status
-    return _write(prog, request)
 
 
 def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields: "Dict[str, object]") -> int:
