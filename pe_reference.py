@@ -328,7 +328,14 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
         except (TypeError, ValueError) as error:
             parser.error(str(error))
     if args.check is not None:
-        return _check_command(prog, args, fields, (count, args.d_model), grid)
+        try:
+            table = _read_table(args.check)
+        except _Unreadable as error:
+            sys.stderr.write(f"{prog}: error: {error}\n")
+            return 2
+        mismatch = _table_shape(parser, (count, args.d_model), None, None, table)[1]
+        options = {"dtype": args.dtype, "atol": args.atol, "ulps": args.ulps, "convention": None, "grid": grid}
+        return _check_command(prog, table, mismatch, compare, **options, **fields)
     try:
         convention = _convention("main", args.d_model, None, fields) if grid is None else None
         request = _Request(
@@ -631,38 +638,31 @@ def _rope_command(prog: str, parser: "ArgumentParser", args: "Namespace", fields
         vectors = list(files[0])
         files[0].handle.close()
     table = files[1]
-    shape, mismatch = _rope_shape(parser, args, vectors, table)
-    if mismatch:
-        if table is None:
-            parser.error(mismatch)
-        return _write(prog, None, mismatch, 1)
+    shape, mismatch = _table_shape(parser, (args.seq_len, args.d_model), args.rope_layout, vectors, table)
+    if mismatch and table is None:
+        parser.error(mismatch)
     layout = args.rope_layout or "half"
     base, positions = fields["base"], fields["positions"] if grid is None else grid
     if table is not None:
-        if args.format or args.digits is not None or args.header or args.exact:
+        if not mismatch and (args.format or args.digits is not None or args.header or args.exact):
             parser.error("--check takes no --format, --digits, --header or --exact (it always compares exactly)")
-        try:
-            report = compare_rope(
-                table,
-                kind=args.rope,
-                x=vectors,
-                base=base,
-                layout=layout,
-                scaling=None if args.config is not None else scaling,
-                positions=positions,
-                dtype=args.dtype,
-                atol=args.atol,
-                ulps=args.ulps,
-                axes_dim=axes_dim,  # type: ignore[arg-type]
-                config=args.config,  # the table's width checked against the config's rotated width
-            )
-        except (TypeError, ValueError) as error:
-            sys.stderr.write(f"{prog}: error: {error}\n")
-            return 2
-        finally:
-            if table.handle is not None:
-                table.handle.close()
-        return _write(prog, None, str(report), 0 if report.ok else 1)
+        return _check_command(
+            prog,
+            table,
+            mismatch,
+            compare_rope,
+            kind=args.rope,
+            x=vectors,
+            base=base,
+            layout=layout,
+            scaling=None if args.config is not None else scaling,
+            positions=positions,
+            dtype=args.dtype,
+            atol=args.atol,
+            ulps=args.ulps,
+            axes_dim=axes_dim,
+            config=args.config,  # the table's width checked against the config's rotated width
+        )
     broken = _broken_output_rule(args)
     if broken is not None:
         parser.error(broken)
@@ -698,18 +698,18 @@ def _rope_scaling_option(parser: "ArgumentParser", text: "Optional[str]") -> "Op
     return scaling
 
 
-def _rope_shape(
+def _table_shape(
     parser: "ArgumentParser",
-    args: "Namespace",
+    shape: "Tuple[Any, Any]",
+    layout: "Optional[str]",
     vectors: "Optional[_Table]",
     table: "Optional[_Source]",
 ) -> "Tuple[Tuple[int, int], str]":
-    """The shape (SEQ_LEN, D_MODEL), taken from the files if not given, and a mismatch's text ('' if none).
+    """The shape (SEQ_LEN, D_MODEL) given, taken from the files if not given, and a mismatch's text ('' if none).
 
-    A cache in the pairs layout has D_MODEL / 2 columns, one per pair.
+    A rotary cache in the pairs layout has D_MODEL / 2 columns, one per pair.
     """
-    shape = (args.seq_len, args.d_model)
-    per_column = 2 if args.rope_layout == "pairs" and vectors is None else 1
+    per_column = 2 if layout == "pairs" and vectors is None else 1
     found = (
         (len(vectors), len(vectors[0]))
         if vectors is not None
@@ -785,41 +785,20 @@ def _broken_output_rule(args: "Namespace") -> "Optional[str]":
     return None
 
 
-def _check_command(
-    prog: str,
-    args: "Namespace",
-    fields: "Dict[str, object]",
-    expected: "Tuple[Optional[int], int]",
-    grid: "Optional[Tuple[int, ...]]",
-) -> int:
-    """--check: read the table, compare it (a grid's, with its shape), print the report; 0 within tolerance, 1 outside, 2 unreadable."""
+def _check_command(prog: str, table: "_Source", mismatch: str, check: "Callable[..., Report]", **options: "Any") -> int:
+    """--check: print the shape's mismatch, or the report of check (compare or compare_rope) on the table read, and
+    close its file; 0 within tolerance, 1 outside or a mismatch, 2 where the check refuses its arguments."""
     import sys
 
     try:
-        read = _read_table(args.check)
-    except _Unreadable as error:
-        sys.stderr.write(f"{prog}: error: {error}\n")
-        return 2
-    found = (read.count, read.width)
-    try:
-        if expected[0] is not None and found != expected:
-            text = (
-                f"shape mismatch: the table has {found[0]} x {found[1]} values, expected {expected[0]} x {expected[1]}"
-            )
-            status = 1
-        else:
-            report = compare(
-                read, dtype=args.dtype, atol=args.atol, ulps=args.ulps, convention=None, grid=grid, **fields
-            )
-            text = str(report)
-            status = 0 if report.ok else 1
-    except ValueError as error:
+        report = None if mismatch else check(table, **options)
+    except (TypeError, ValueError) as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
         return 2
     finally:
-        if read.handle is not None:
-            read.handle.close()
-    return _write(prog, None, text, status)
+        if table.handle is not None:
+            table.handle.close()
+    return _write(prog, None, mismatch or str(report), 0 if report is not None and report.ok else 1)
 
 
 def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", request: "_Request") -> int:
