@@ -1160,16 +1160,20 @@ def _write(prog: str, request: "Optional[_Request]", report: str = "", status: i
                     out.write(derivation(pos, dim, request.d_model, base=base) + "\n")
         elif request.output_format == "table":
             _write_table(out, request)
-        elif request.output_format == "json":
-            _write_json(out, request)
         elif request.output_format == "vectors":
             _write_vectors(out, request)
-        else:  # csv and hex: a line a row, the columns' names first with --header
-            text = request.formatter()
+        else:
+            # csv and hex: a line a row, the columns' names first with --header.  json: an array of the rows'
+            # arrays; the text of a finite float is a valid JSON number, so streaming needs no json module.
+            text, array = request.formatter(), request.output_format == "json"
             if request.header:
                 out.write(",".join(_column_names(request)) + "\n")
+            separator = "[\n" if array else ""
             for row in request.rows():
-                out.write(",".join(map(text, row)) + "\n")
+                out.write(separator + f"[{', '.join(map(text, row))}]" if array else ",".join(map(text, row)) + "\n")
+                separator = ",\n" if array else ""
+            if array:
+                out.write("[]\n" if separator == "[\n" else "\n]\n")
         out.flush()
     except _BROKEN_PIPE:
         # The reader went away (| head): stop quietly, as the Python docs advise.
@@ -1222,16 +1226,6 @@ def _pad(text: str, width: int, left: bool) -> str:
     """text padded with spaces to width, on its right (on its left if left): not str.ljust, which MicroPython lacks."""
     padding = " " * (width - len(text))
     return padding + text if left else text + padding
-
-
-def _write_json(out: "IO[str]", request: "_Request") -> None:
-    # The text of a finite float is a valid JSON number; streaming needs no json module.
-    text = request.formatter()
-    separator = "[\n"
-    for row in request.rows():
-        out.write(separator + "[" + ", ".join(map(text, row)) + "]")
-        separator = ",\n"
-    out.write("[]\n" if separator == "[\n" else "\n]\n")
 
 
 _ROPE_VECTOR_SCHEMA = "pe_reference.rope-vectors/1"
