@@ -357,10 +357,13 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
     if (args.plot or args.waves) and (args.explain or args.seq_len == 0):
         parser.error("--plot and --waves need a table of at least one position, and no --explain")
     for path, draw in ((args.plot, _heatmap), (args.waves, _waves)):
-        if path:
-            status = _write_picture(prog, path, draw, request)
-            if status:
-                return status
+        # Each picture drawn and written whole; a failure is one line on stderr and status 2, with no file left.
+        try:
+            if path:
+                _write_file_atomically(path, draw(request))
+        except OSError as error:
+            sys.stderr.write(f"{prog}: error: cannot write {path}: {error.strerror or error}\n")
+            return 2
     if (args.plot or args.waves) and args.format is None:
         return 0
     return _write(prog, request)
@@ -799,18 +802,6 @@ def _check_command(prog: str, table: "_Source", mismatch: str, check: "Callable[
         if table.handle is not None:
             table.handle.close()
     return _write(prog, None, mismatch or str(report), 0 if report is not None and report.ok else 1)
-
-
-def _write_picture(prog: str, path: str, draw: "Callable[[_Request], bytes]", request: "_Request") -> int:
-    """Draw and write one PNG; a failure is one line on stderr and status 2, with no file left."""
-    import sys
-
-    try:
-        _write_file_atomically(path, draw(request))
-    except OSError as error:
-        sys.stderr.write(f"{prog}: error: cannot write {path}: {error.strerror or error}\n")
-        return 2
-    return 0
 
 
 # ---------------------------------------------------------------------------
