@@ -5866,11 +5866,11 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
         """Calls giving a floor under row r's allowance of a table's candidate (a row of it), and how many of
         row r's elements its allowance does not judge.
 
-        _row_allowance never gives less than min(t, max(least, own)) for growth g = 1 + |p| w, t = unit * g,
-        own = judged * g * scale (the default rule's allowance) and least = max(2**(1 - precision) * scale,
-        _CAP), where no frequency is negative or infinite: each rises with |p| (and so does its rounding),
-        so the floor made at a position at most |p| (5 bits of it, rounded down) holds for every row of that
-        band of positions, and is kept for them.
+        The floor is _row_allowance itself at a position at most |p| (5 bits of it, rounded down), kept for
+        every row of that band of positions: where no frequency is negative or infinite, each element's
+        min(t, max(least, own)) for growth g = 1 + |p| w, t = unit * g, own = judged * g * scale (the default
+        rule's allowance) and least = max(2**(1 - precision) * scale, _CAP) rises with |p| (and so does its
+        rounding), and an element not judged at the band's start is not judged further on.
         A row whose every error is within its floor needs no allowance of its own, but for the count of
         elements not judged, found by bisection: growth 1 + |p| w rises with w.  An empty row where there is
         no such floor (a rotary candidate's own allowance, a negative or infinite frequency, a position past float64).
@@ -5890,8 +5890,7 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
             return lambda r: [], lambda r: 0
         least = _power_of_two(1 - precision) * candidate.scale
         least = least if least > _CAP else _CAP
-        judged, scale = _Allowance([], [], dtype).unit, candidate.scale
-        convention = candidate.convention
+        judged, convention = _Allowance([], [], dtype).unit, candidate.convention
         band: "List[Any]" = [-1.0, []]  # the last band's position, and its floor
 
         def reach_of(r: int) -> float:
@@ -5907,13 +5906,7 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
             below = _five_bits(reach, False)
             if below != band[0]:
                 band[0] = below
-                for_band = []
-                for w in frequencies:
-                    growth = 1.0 + below * w
-                    t, own = unit * growth, judged * growth * scale
-                    cap = least if own < least else own
-                    for_band.append(t if t < cap else cap)
-                band[1] = for_band
+                band[1] = _row_allowance(frequencies, below, precision, candidate.scale, judged)
             floor: "List[float]" = band[1]
             return floor
 
