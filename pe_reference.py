@@ -3384,15 +3384,12 @@ def _rope_comparison(
         allowance = _axes_allowance(allowances, chosen, lambda r: [r] * len(parts), dtype)
     comparison = _Comparison(allowance, dtype, atol, ulps, measure)
 
-    def exact_row(r: int) -> "List[float]":
-        # The whole cache up to row r: a dynamic scaling's frequencies depend on the last position.
-        for i, row in enumerate(request.rows(count, True, dtype)):
-            if i == r:
-                return row
-        raise IndexError(r)
-
-    def exact_rows(rounding: str) -> "Iterator[List[float]]":
-        return request.rows(count, True, rounding)
+    def exact_rows(rounding: str, first: int) -> "Iterator[List[float]]":
+        # The whole cache's, from row first: a dynamic scaling's frequencies depend on the last position.
+        rows = request.rows(count, True, rounding)
+        for _ in range(first):
+            next(rows)
+        return rows
 
     fast: "Optional[_LawTable]" = None  # a cos or sin cache of one position a row: by its law
     if request.axes is None and request.kind != "rotated":
@@ -3406,7 +3403,7 @@ def _rope_comparison(
             allowance.positions,
             (lambda r: (r, 1)) if given is None else given.__getitem__,
         )
-    return comparison.tally(table, exact_rows, exact_row, fast)
+    return comparison.tally(table, exact_rows, fast)
 
 
 class _RopeRequest:
@@ -6671,13 +6668,6 @@ def _tally(
         asked._output_scale(d_model).value,
     )
     comparison = _Comparison(allowance, dtype, atol, ulps, measure)
-
-    def exact_row(r: int) -> "List[float]":
-        return next(_exact_rows(seq_len, d_model, asked, dtype, r))
-
-    def exact_rows(rounding: str) -> "Iterator[List[float]]":
-        return _exact_rows(seq_len, d_model, asked, rounding)
-
     fast: "_LawTable" = (
         asked._frequencies(),
         exponents,
@@ -6686,7 +6676,7 @@ def _tally(
         allowance.positions,
         lambda r: asked._position(r, seq_len),
     )
-    return comparison.tally(table, exact_rows, exact_row, fast)
+    return comparison.tally(table, lambda rounding, first: _exact_rows(seq_len, d_model, asked, rounding, first), fast)
 
 
 def _grid_tally(
@@ -6714,14 +6704,14 @@ def _grid_tally(
     ]
     cells = _axes_allowance(allowances, plan["columns"], plan["cell"], dtype)  # a prefix row at index n: position 0
     comparison = _Comparison(cells, dtype, atol, ulps, measure)
-    held: "Dict[str, List[List[List[float]]]]" = {}
+    held: "Dict[str, List[List[List[float]]]]" = {}  # each format's axes' tables, made once
 
-    def exact_row(r: int) -> "List[float]":
-        if dtype not in held:
-            held[dtype] = plan["tables"](True, dtype)
-        return plan["row_at"](held[dtype], r)
+    def exact_rows(rounding: str, first: int) -> "Iterator[List[float]]":
+        if rounding not in held:
+            held[rounding] = plan["tables"](True, rounding)
+        return (plan["row_at"](held[rounding], r) for r in range(first, plan["count"]))
 
-    return comparison.tally(table, lambda rounding: plan["rows"](True, rounding), exact_row, None)
+    return comparison.tally(table, exact_rows, None)
 
 
 def _axes_allowance(
@@ -7081,14 +7071,17 @@ class _Comparison:
     def tally(
         self,
         table: "_Source",
-        exact_rows: "Callable[[str], Iterator[List[float]]]",
-        exact_row: "Callable[[int], List[float]]",
+        exact_rows: "Callable[[str, int], Iterator[List[float]]]",
         fast: "Optional[_LawTable]",
     ) -> "_Comparison":
-        """Every row of the table added against its references (_references: exact_rows, exact_row and the
-        fast law, as it takes them): the one loop of a table's, a grid's and a rotary cache's tally."""
+        """Every row of the table added against its references (_references: the exact rows, row r alone as the
+        first of exact_rows(dtype, r), and the fast law, as it takes them): the one loop of a table's, a grid's
+        and a rotary cache's tally.  exact_rows(format, first) yields the exact rows from row first rounded to
+        a format."""
         settle = None if fast is None else (lambda r, c: _law_element(fast, r, c, "float64"))
-        references = _references(exact_rows, self.dtype, exact_row, fast)
+        references = _references(
+            lambda rounding: exact_rows(rounding, 0), self.dtype, lambda r: next(exact_rows(self.dtype, r)), fast
+        )
         for r, ((row, bad), (exact, expect, bound)) in enumerate(zip(table.read(), references)):
             self.add(r, row, exact, expect, bad, bound, settle)
         return self
