@@ -136,14 +136,17 @@ if TYPE_CHECKING:
 #                                              _rope_comparison give the references and the allowances
 #   diagnose    _diagnose, _diagnose_rope      not finite, zeros, a narrower format, the asked with damage
 #   fit         _Fit; _fit, _rope_fit          what the values show: layout, frequencies, positions
-#   candidates  _candidates, _rope_candidates  the fits, presets, known mistakes (_mistakes): one list
+#   candidates  _candidates, _rope_candidates  the fits, presets, known mistakes (_mistakes), grid presets
+#                                              on the shapes the rows show (_grid_candidates): one list; a
+#                                              cache's several positions a row (_rope_axes_candidates, read
+#                                              by _AxesGrid, fitted by _AxesStory) when no other explains it
 #   score       _scored                        each on a sample of rows, the simplest story first
 #   verify      _explanation                   the first that holds on every element but for local damage
 #                                              (_candidate_damage, _damage)
 #   tell        _told, _report                 the story, its damage, the call that reproduces the table
 #
-# A table no sequence's story explains is tried as a grid's (_grid_found) and a cache as several positions
-# a row (_rope_axes_found, with _AxesGrid and _AxesStory): fitted and verified by their own steps, told by _told.
+# A candidate told by element (a grid's, several positions a row: _Candidate.loosely) names each element
+# outside the default tolerance; the others name the local faults of a sequence's rows (_damage).
 #
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
@@ -1951,9 +1954,12 @@ def _grid_compare(
         shapes = [(tuple(shape), before)]
         if len(shape) == 2 and shape[0] != shape[1]:
             shapes.append(((shape[1], shape[0]), before))  # the grid's axes swapped
-        found = _grid_found(table, dtype, shapes, asked) or _grid_found(table, dtype, None, asked)
-        if found is not None:
-            diagnosis, causes = "Diagnosis: " + found[0], found[1]
+        candidates = list(_grid_candidates(table, dtype, shapes, asked))
+        candidates += _grid_candidates(table, dtype, None, asked)
+        sample = _sample_rows(seq_len)
+        scored = _scored(table, candidates, None, dtype, sample) if candidates else []
+        words, causes = _explanation(table, scored, None, dtype, (0, 0), len(sample)) if scored else ("", ())
+        diagnosis = "Diagnosis: " + words if causes else None
     if comparison.failures and diagnosis is None and not damaged:
         diagnosis = (
             f"Diagnosis: every element is within the default tolerance of the {name} convention on the grid,"
@@ -2781,20 +2787,20 @@ def _diagnose_rope(
     # The simplest story first: the fewest causes, then the order tried (a setup read before a mistake).
     candidates = [c for _, c in sorted(enumerate(candidates), key=lambda item: (len(item[1].causes), item[0]))]
     told, found = _explanation(table, _scored(table, candidates, None, dtype, sample), None, dtype, (0, 0), len(sample))
-    several = (
-        None
-        if found or positions is not None or vectors is not None
-        else _rope_axes_found(table, kind, dtype, stored_words)
-    )
-    if several is not None:
-        told, found = several[0], several[1] + stored  # several positions a row: no sequence's setup explains it
+    if not found and positions is None and vectors is None:
+        # No setup of one position a row explains the cache: several positions a row, by the same engine.
+        candidates = list(_rope_axes_candidates(table, kind, dtype, stored_words))
+        scored = _scored(table, candidates, None, dtype, sample) if candidates else []
+        several = _explanation(table, scored, None, dtype, (0, 0), len(sample)) if scored else ("", ())
+        if several[1]:
+            told, found = several[0], several[1] + stored
     return "Diagnosis: " + told, found
 
 
-def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "Optional[Tuple[str, Tuple[str, ...]]]":
-    """The rotary embedding of several positions a row that explains a cos or sin cache, in words with the
-    call that reproduces it, and its causes; or None.  stored: the words for values rounded to dtype, a
-    narrower format than the one asked for ('' if not).
+def _rope_axes_candidates(table: "_Source", kind: str, dtype: str, stored: str) -> "Iterator[_Candidate]":
+    """The rotary embeddings of several positions a row a cos or sin cache's values say it follows, as the
+    diagnosis's candidates (at most two), each told by element.  stored: the words for values rounded to
+    dtype, a narrower format than the one asked for ('' if not).
 
     Read in turn from the values, none given (where each step lives):
 
@@ -2823,28 +2829,25 @@ def _rope_axes_found(table: "_Source", kind: str, dtype: str, stored: str) -> "O
        Qwen2-VL's).  Each origin is the one most rows' readings say (an axis kept at one position, whose
        fast pairs alias, tries the other axes' origins and the rows before the grid's count too); a fit
        holds where all but _DAMAGE_ITEMS rows have the values its positions give.
-    6. (_AxesStory.told) The setup checked on every element by the default rule (_rope_comparison); named when
-       the table passes or fails in at most _DAMAGE_ITEMS elements, which are named.
+    6. (_AxesStory.candidate) The setup with its words and call, checked on every element by the default rule
+       (_rope_comparison) as the engine's candidates are: named when the table passes or fails in at most
+       _DAMAGE_ITEMS elements, which are named.
     """
     grid = _AxesGrid(table, kind, dtype)
     if len(grid.axes) < 2:
-        return None
+        return
     splits, allowed = grid.splits()
-    verified = 0
+    fitted = 0
     for split, sizes, pairs in splits:
         story = _AxesStory(grid, split, sizes, pairs)
         for base in story.bases():
-            if not story.fit(base) or verified == 2:
-                continue
-            verified += 1
-            told = story.told(dtype, stored, allowed.get(split, []))
-            if told is not None:
-                return told
-    return None
+            if fitted < 2 and story.fit(base):
+                fitted += 1
+                yield story.candidate(dtype, stored, allowed.get(split, []))
 
 
 class _AxesGrid:
-    """A cos or sin cache read as a grid of cells (steps 1 to 3 of _rope_axes_found): its layout, each row's
+    """A cos or sin cache read as a grid of cells (steps 1 to 3 of _rope_axes_candidates): its layout, each row's
     value of each pair (values), the grid's axes fastest first as (rows a step, length, the pairs that turn
     with it), the rows before the grid (prefix), each pair's grid axis (label, -1 for none), and each
     labelled pair's frequency along its axis with its relative precision (speeds, spreads; read: the pairs
@@ -2999,7 +3002,7 @@ class _AxesGrid:
 
 
 class _AxesStory:
-    """One split of a grid read (_AxesGrid), fitted (steps 4 to 6 of _rope_axes_found): its bases, each row's
+    """One split of a grid read (_AxesGrid), fitted (steps 4 to 6 of _rope_axes_candidates): its bases, each row's
     positions on each axis with that base, and the words and call of the setup, checked on every element.
 
     Positions are counted in each axis's units, 1 / q of its spacing p/q: whole numbers."""
@@ -3091,9 +3094,9 @@ class _AxesStory:
         wrong, self.text, self.start = min(fitted, key=lambda fit: fit[0]) if fitted else (0, False, [])
         return wrong + self.misfits(range(prefix, count), self.at) <= _DAMAGE_ITEMS
 
-    def told(self, dtype: str, stored: str, allowed: "List[List[int]]") -> "Optional[Tuple[str, Tuple[str, ...]]]":
-        """6. The setup fitted, checked element by element; its words and call where it passes or fails in at
-        most _DAMAGE_ITEMS elements, which are named; else None.
+    def candidate(self, dtype: str, stored: str, allowed: "List[List[int]]") -> "_Candidate":
+        """6. The setup fitted, with its words and call, as a candidate told by element: its rows streamed in
+        float64, its allowance loose (_Candidate.loosely), its check every element's by the default rule.
 
         Long because the words are one sentence, built in the order it is read: the split, the positions (the
         rows before the grid, then the grid's cells), the damage, the call and its command line.
@@ -3112,9 +3115,6 @@ class _AxesStory:
         base, layout, kind = self.base, grid.layout, grid.kind
         request = _RopeRequest(_Rope(grid.width, base, layout, None), kind, None, None)
         request.axes = _rope_axes(grid.width, base, layout, scaling, axes_dim, positions, count, "the table's rows")
-        comparison = _rope_comparison(grid.table, request, dtype, None, None)
-        if comparison.failures > _DAMAGE_ITEMS:
-            return None
         # The words: the split, the positions (rows before the grid, the grid), the call.
         axes = grid.axes
         letters = ("j", "i", "t")[: len(axes)]
@@ -3143,8 +3143,20 @@ class _AxesStory:
             keywords += f", dtype={dtype!r}"
         # Named as compare_rope names it with these keywords: the setup's name and _rope_axes' words for the split.
         what = request.setup.name(f"{kind} cache")[:-1] + f", {request.axes[3] if request.axes else ''})"
-        said = f"the table follows the {what} with a position per axis on each row{stored}: {words}"
-        more = self.sections_words(allowed)
+        made: "List[Any]" = [-1, None, None]  # the last row made, and the stream it came from
+
+        def make_row(r: int) -> "List[float]":
+            if made[2] is None or r < made[0]:  # rows are asked for in order: a new stream where they go back
+                made[:] = [-1, None, request.rows(count, False, "float64")]
+            while made[0] < r:
+                made[0], made[1] = made[0] + 1, next(made[2])
+            row: "List[float]" = made[1]
+            return row
+
+        candidate = _Candidate(
+            f"the {what} with a position per axis on each row{stored}: {words}", make_row, None, count, local=True
+        )
+        candidate.note, candidate.causes = self.sections_words(allowed), ("axes",)
         call = f"rope({count}, {grid.width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
         plain = not prefix and not any(self.origin) and self.spacing == [(1, 1)] * n
         if plain and n == len(axes) and self.dims == list(reversed(range(n))):
@@ -3161,8 +3173,9 @@ class _AxesStory:
                 f" --rope-layout {layout}" if layout != "half" else ""
             )
             call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
-        damaged = any(comparison.damaged.values())
-        return _told(said, comparison.damaged, call, more), ("axes",) + (("damage",) if damaged else ())
+        candidate.call = call
+        candidate.check = lambda: _rope_comparison(grid.table, request, dtype, None, None, measure=False)
+        return candidate.loosely(dtype)
 
     def term(self, a: int, letters: "Tuple[str, ...]") -> str:
         """Axis a's position on a cell, as an expression in the grid's letters."""
@@ -3191,7 +3204,7 @@ class _AxesStory:
         shown = _join([str(a) if a == b else str(a) + " to " + str(b) for a, b in groups], ", ")
         held = set(values[0][k] for k in still)
         return (
-            f"; pairs {shown} are "
+            f"pairs {shown} are "
             + (f"{values[0][still[0]]!r} on every row" if len(held) == 1 else "each one value on every row")
             + ", which shows no axis, so the sections are not read from the table: these are "
             + (f"{whose[0]}, which the other pairs allow" if whose else "the fewest the other pairs allow")
@@ -4861,9 +4874,6 @@ def _diagnose(
     words, found = _explanation(
         table, _scored(table, candidates, asked, dtype, sample), asked, dtype, counted, len(sample)
     )
-    grid = None if found or local else _grid_found(table, dtype, None, None)
-    if grid is not None:
-        words, found = grid  # a flattened grid's: no sequence explains it
     if local and not found:
         return prefix + local, causes + ("damage",)
     return prefix + words, causes + found
@@ -4875,145 +4885,6 @@ def _narrower_words(held: str, dtype: str) -> str:
         f"every value of the table is a {held} number, and {dtype} was asked: checked as {held}"
         f" (dtype={held!r}), it passes; its values were rounded to {held}."
     )
-
-
-def _grid_found(
-    table: "_Source",
-    dtype: str,
-    shapes: "Optional[List[Tuple[Tuple[int, ...], int]]]",
-    skip: object,
-) -> "Optional[Tuple[str, Tuple[str, ...]]]":
-    """The grid preset that explains a table, in words with the call that reproduces it, and its causes; or None.
-
-    shapes: the (shape, prefix rows) to try; None tries the squares the rows make with no prefix or one row
-    of zeros (a class token's).  Each grid preset of as many axes is tried on each, with its positions' scale
-    read from the table (diffusers' base_size): the angle of x's slowest pair that turns at least 0.01 at the
-    cell x = 1, over the preset's.  A preset that gives 99% of the sampled rows' elements within a loose
-    allowance (2**-9 + 2**(1-p) |value|, for p bits of dtype) is checked on every element by the default rule
-    (_grid_tally), and named only if the table passes, or fails in at most _DAMAGE_ITEMS elements, which are
-    named.  skip is the (shape, prefix, sorted keywords) of a grid asked for already.
-
-    Long because the search is one loop: shapes, presets, the scale read, the sample, the check.
-    """
-    count, d_model = len(table), len(table[0])
-    if shapes is None:
-        shapes = []
-        for prefix in (0, 1):
-            cells = count - prefix
-            if cells < 4 or (prefix and any(table[0])):
-                continue
-
-            def differ(step: int, stride: int) -> "Set[int]":
-                # The columns where the row step rows on differs from its base, for most of up to three
-                # bases two strides apart, no row in two of the comparisons (a damaged element is outvoted).
-                bases = [prefix + 2 * j * stride for j in range(3) if 2 * j * stride + step < cells]
-                votes: "Dict[int, int]" = {}
-                for b in bases:
-                    for c, (x, y) in enumerate(zip(table[b], table[b + step])):
-                        if x != y:
-                            votes[c] = votes.get(c, 0) + 1
-                return set(c for c, n in votes.items() if 2 * n > len(bases))
-
-            # A grid's row k cells on, for k below the last axis's length n, moves along that axis alone:
-            # its columns differ where the next row's do; k = n moves along the next axis alone: columns
-            # apart from those.  So n is the least divisor of the cells whose columns are apart from the
-            # next row's, and the middle axis's length times n the least multiple of n apart from both;
-            # each read from cells at the start of their axis (bases a length apart).
-            lengths: "List[int]" = []
-            for k in range(2, cells // 2 + 1):
-                if not cells % k and (not lengths or not k % lengths[-1]):
-                    seen = differ(1, k) if not lengths else differ(1, k) | differ(lengths[0], k)
-                    apart = differ(k, k)
-                    if apart and not apart & seen:
-                        lengths.append(k)
-                        if len(lengths) == 2:
-                            break
-            if len(lengths) == 2 and cells // lengths[1] > 1:
-                n, m = lengths
-                shapes.append(((cells // m, m // n, n), prefix))
-            if lengths:
-                shapes.append(((cells // lengths[0], lengths[0]), prefix))
-    sample = _sample_rows(count)
-    precision = _DTYPES[dtype][0]
-    checked = 0
-    # Each shape's presets as they are, then with a scale read: a table that is a preset's is named by it.
-    for shape, prefix, fitting in [(shape, prefix, fitting) for shape, prefix in shapes for fitting in (False, True)]:
-        if any(x != 0.0 for r in range(prefix) for x in table[r]):
-            continue
-        for name, description, axes, _, grid_changes in _GRID_PRESETS:
-            keywords: "Dict[str, object]" = {"preset": name}
-            if prefix:
-                keywords["prefix"] = prefix
-            if axes != len(shape) or shape[-1] < 2 or (shape, prefix, sorted(keywords.items())) == skip:
-                continue
-            try:
-                plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
-                names, (moved, n, width) = plan["names"], plan["axes"][-1]
-                positions = list(moved._float_positions(3))
-                frequencies = moved._float_frequencies(width)
-                # Read to about the format's precision: a bfloat16 value's angle is off by 2**-8 of itself.
-                slack = max(1e-3, 2.0 ** (2 - precision))
-                # x's two slowest pairs that turn at least 0.01 at the cells x = 1 and x = 2: each angle as read
-                # over the preset's.  The ratio two readings agree on (a damaged element spoils one).
-                readings: "List[float]" = []
-                for x in (1, 2)[: shape[-1] - 1]:
-                    row, taken = table[prefix + x], 0
-                    for pair in sorted(range(len(frequencies)), key=lambda k: frequencies[k]):
-                        if f"sin_x{pair}" in names and f"cos_x{pair}" in names and taken < 2:
-                            read = math.atan2(row[names.index(f"sin_x{pair}")], row[names.index(f"cos_x{pair}")])
-                            if abs(read) >= 0.01 and positions[x] * frequencies[pair] > 0.0:
-                                readings.append(read / (positions[x] * frequencies[pair]))
-                                taken += 1
-                agreed = [a for a in readings if sum(1 for b in readings if abs(a - b) <= slack * abs(b)) > 1]
-                ratio = agreed[0] if agreed else 1.0
-                if (abs(ratio - 1.0) > slack) != fitting:
-                    continue
-                if fitting:
-                    default = dict(grid_changes).get("position_scale", 1)
-                    if not isinstance(default, int):
-                        continue  # a scale per axis (CogVideoX's): not read from one axis
-                    wanted = ratio * default
-                    # The simplest fraction p/q (q up to 16) within the slack, as a framework's base sizes make.
-                    fraction = _Fit.fraction_near(wanted, slack * wanted, range(1, 17))
-                    if fraction is None:
-                        continue
-                    keywords["position_scale"] = fraction[0] if fraction[1] == 1 else f"{fraction[0]}/{fraction[1]}"
-                    plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
-                    names = plan["names"]
-            except (ValueError, TypeError, OverflowError):
-                continue  # no such grid of this width, or a scale read from no angle
-            made = plan["tables"](False, "float64")
-            near = compared = 0
-            for r in sample:
-                for got, want in zip(table[r], plan["row_at"](made, r)):
-                    compared += 1
-                    near += abs(got - want) <= _power_of_two(-9) + _power_of_two(1 - precision) * abs(want)
-            if near < _EXPLAINED_SHARE * compared or checked == 3:
-                continue
-            checked += 1
-            plan = _grid_rows("compare", shape, d_model, True, dtype, None, keywords)
-            comparison = _grid_tally(table, plan, dtype, None, None, False)
-            if comparison.failures > _DAMAGE_ITEMS or 2 * comparison.unjudged > count * d_model:
-                continue
-            shown = "x".join(str(n) for n in shape)
-            options = [(key, given) for key, given in keywords.items()] + (
-                [("dtype", dtype)] if dtype != "float64" else []
-            )
-            call = f"encoding({tuple(shape)}, {d_model}" + "".join(f", {key}={given!r}" for key, given in options)
-            line = " ".join(f"--{key.replace('_', '-')} {given}" for key, given in options)
-            words = (
-                f"the table is a grid of {shown.replace('x', ' x ')} cells, a row per cell with x fastest"
-                + (f", after {prefix} row of zeros" if prefix else "")
-                + f", in the {name} convention ({description}"
-                + "".join(f"; with {key}={given}" for key, given in keywords.items() if key not in ("preset", "prefix"))
-                + ")"
-            )
-            damaged = any(comparison.damaged.values())
-            return (
-                _told(words, comparison.damaged, f"{call}) (on the command line: {shown} {d_model} {line})"),
-                ("grid",) + (("damage",) if damaged else ()),
-            )
-    return None
 
 
 # The bases the diagnosis tries besides the one asked for, for tables and rotary caches alike: the paper's and
@@ -5029,8 +4900,8 @@ def _candidates(
     Each family of candidates is a small generator, and the families are tried in the order of one tuple:
     the convention asked for; the conventions read from the table (_fit); each preset; those read with a
     number kept as read; the layouts, spacings and odd rules from nearby first positions, and the asked
-    convention counted the other way; other bases; the known mistakes (_mistakes); and last, the positions
-    read row by row.  A convention family yields (convention, words; '' for its own description), kept
+    convention counted the other way; other bases; the known mistakes (_mistakes); the positions read row
+    by row; and last, the grid presets on the shapes the rows show (_grid_candidates).  A convention family yields (convention, words; '' for its own description), kept
     once per table it makes; all share the asked convention's given positions.
 
     Long because each family is a short generator, with the tuple that orders them.
@@ -5101,6 +4972,10 @@ def _candidates(
     def mistakes() -> "Iterator[_Made]":
         return _mistakes(table, reference, dtype)
 
+    def grids() -> "Iterator[_Made]":
+        # A flattened grid's table: the grid presets on the shapes its rows show.
+        return _grid_candidates(table, dtype, None, None) if isinstance(table, _Source) else iter(())
+
     def positions_read() -> "Iterator[_Made]":
         # The least simple story, said as runs of consecutive positions, and only when they are few.
         for _, convention in fitted_conventions:
@@ -5118,6 +4993,7 @@ def _candidates(
         bases,
         mistakes,
         positions_read,
+        grids,
     )
     for family in families:  # a new family of candidates: one generator, and its place here
         for made in family():
@@ -5129,6 +5005,151 @@ def _candidates(
     for candidate in found:
         candidate.memo = memo  # candidates of one convention and precision share their allowances
     return found
+
+
+def _grid_candidates(
+    table: "_Source",
+    dtype: str,
+    shapes: "Optional[List[Tuple[Tuple[int, ...], int]]]",
+    skip: object,
+) -> "Iterator[_Candidate]":
+    """The grid presets a table may be, as the diagnosis's candidates (the grids family): each told by element.
+
+    shapes: the (shape, prefix rows) to try; None tries the squares the rows make with no prefix or one row
+    of zeros (a class token's).  Each grid preset of as many axes is tried on each, with its positions' scale
+    read from the table (diffusers' base_size): the angle of x's slowest pair that turns at least 0.01 at the
+    cell x = 1, over the preset's.  A candidate's rows are the preset's in float64, its allowance loose
+    (2**-9 + 2**(1-p) |value|, for p bits of dtype); it is checked on every element by the default rule
+    (_grid_tally), and explains the table only if it passes, or fails in at most _DAMAGE_ITEMS elements.
+    skip is the (shape, prefix, sorted keywords) of a grid asked for already.
+
+    Long because the search is one loop: shapes, presets, the scale read, the candidate.
+    """
+    count, d_model = len(table), len(table[0])
+    if shapes is None:
+        shapes = []
+        for prefix in (0, 1):
+            cells = count - prefix
+            if cells < 4 or (prefix and any(table[0])):
+                continue
+
+            def differ(step: int, stride: int) -> "Set[int]":
+                # The columns where the row step rows on differs from its base, for most of up to three
+                # bases two strides apart, no row in two of the comparisons (a damaged element is outvoted).
+                bases = [prefix + 2 * j * stride for j in range(3) if 2 * j * stride + step < cells]
+                votes: "Dict[int, int]" = {}
+                for b in bases:
+                    for c, (x, y) in enumerate(zip(table[b], table[b + step])):
+                        if x != y:
+                            votes[c] = votes.get(c, 0) + 1
+                return set(c for c, n in votes.items() if 2 * n > len(bases))
+
+            # A grid's row k cells on, for k below the last axis's length n, moves along that axis alone:
+            # its columns differ where the next row's do; k = n moves along the next axis alone: columns
+            # apart from those.  So n is the least divisor of the cells whose columns are apart from the
+            # next row's, and the middle axis's length times n the least multiple of n apart from both;
+            # each read from cells at the start of their axis (bases a length apart).
+            lengths: "List[int]" = []
+            for k in range(2, cells // 2 + 1):
+                if not cells % k and (not lengths or not k % lengths[-1]):
+                    seen = differ(1, k) if not lengths else differ(1, k) | differ(lengths[0], k)
+                    apart = differ(k, k)
+                    if apart and not apart & seen:
+                        lengths.append(k)
+                        if len(lengths) == 2:
+                            break
+            if len(lengths) == 2 and cells // lengths[1] > 1:
+                n, m = lengths
+                shapes.append(((cells // m, m // n, n), prefix))
+            if lengths:
+                shapes.append(((cells // lengths[0], lengths[0]), prefix))
+    precision = _DTYPES[dtype][0]
+    # Each shape's presets as they are, then with a scale read: a table that is a preset's is named by it.
+    for shape, prefix, fitting in [(shape, prefix, fitting) for shape, prefix in shapes for fitting in (False, True)]:
+        if any(x != 0.0 for r in range(prefix) for x in table[r]):
+            continue
+        for name, description, axes, _, grid_changes in _GRID_PRESETS:
+            keywords: "Dict[str, object]" = {"preset": name}
+            if prefix:
+                keywords["prefix"] = prefix
+            if axes != len(shape) or shape[-1] < 2 or (shape, prefix, sorted(keywords.items())) == skip:
+                continue
+            try:
+                plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
+                names, (moved, n, width) = plan["names"], plan["axes"][-1]
+                positions = list(moved._float_positions(3))
+                frequencies = moved._float_frequencies(width)
+                # Read to about the format's precision: a bfloat16 value's angle is off by 2**-8 of itself.
+                slack = max(1e-3, 2.0 ** (2 - precision))
+                # x's two slowest pairs that turn at least 0.01 at the cells x = 1 and x = 2: each angle as read
+                # over the preset's.  The ratio two readings agree on (a damaged element spoils one).
+                readings: "List[float]" = []
+                for x in (1, 2)[: shape[-1] - 1]:
+                    row, taken = table[prefix + x], 0
+                    for pair in sorted(range(len(frequencies)), key=lambda k: frequencies[k]):
+                        if f"sin_x{pair}" in names and f"cos_x{pair}" in names and taken < 2:
+                            read = math.atan2(row[names.index(f"sin_x{pair}")], row[names.index(f"cos_x{pair}")])
+                            if abs(read) >= 0.01 and positions[x] * frequencies[pair] > 0.0:
+                                readings.append(read / (positions[x] * frequencies[pair]))
+                                taken += 1
+                agreed = [a for a in readings if sum(1 for b in readings if abs(a - b) <= slack * abs(b)) > 1]
+                ratio = agreed[0] if agreed else 1.0
+                if (abs(ratio - 1.0) > slack) != fitting:
+                    continue
+                if fitting:
+                    default = dict(grid_changes).get("position_scale", 1)
+                    if not isinstance(default, int):
+                        continue  # a scale per axis (CogVideoX's): not read from one axis
+                    wanted = ratio * default
+                    # The simplest fraction p/q (q up to 16) within the slack, as a framework's base sizes make.
+                    fraction = _Fit.fraction_near(wanted, slack * wanted, range(1, 17))
+                    if fraction is None:
+                        continue
+                    keywords["position_scale"] = fraction[0] if fraction[1] == 1 else f"{fraction[0]}/{fraction[1]}"
+                    plan = _grid_rows("compare", shape, d_model, False, "float64", None, keywords)
+            except (ValueError, TypeError, OverflowError):
+                continue  # no such grid of this width, or a scale read from no angle
+            yield _grid_candidate(table, dtype, shape, plan, keywords, description)
+
+
+def _grid_candidate(
+    table: "_Source", dtype: str, shape: "Tuple[int, ...]", plan: "_Grid", keywords: "Dict[str, object]", text: str
+) -> "_Candidate":
+    """A grid preset (its plan and keywords; text, its description) as a candidate of the grids family."""
+    d_model, prefix = len(table[0]), plan["prefix"]
+    made: "List[List[List[float]]]" = []  # the axes' tables in float64, made when a row is first asked for
+
+    def make_row(r: int) -> "List[float]":
+        if not made:
+            made.extend(plan["tables"](False, "float64"))
+        return plan["row_at"](made, r)
+
+    def check() -> "_Comparison":
+        exact = _grid_rows("compare", shape, d_model, True, dtype, None, keywords)
+        return _grid_tally(table, exact, dtype, None, None, False)
+
+    shown = " x ".join(str(n) for n in shape)
+    options = [(key, given) for key, given in keywords.items()] + ([("dtype", dtype)] if dtype != "float64" else [])
+    line = " ".join(f"--{key.replace('_', '-')} {given}" for key, given in options)
+    candidate = _Candidate(
+        f"a grid of {shown} cells, a row per cell with x fastest"
+        + (f", after {prefix} row of zeros" if prefix else "")
+        + f", in the {keywords['preset']} convention ({text}"
+        + "".join(f"; with {key}={given}" for key, given in keywords.items() if key not in ("preset", "prefix"))
+        + ")",
+        make_row,
+        None,
+        len(table),
+        local=True,
+        causes=("grid",),
+    )
+    candidate.check, candidate.lead = check, "the table is"
+    candidate.call = (
+        f"encoding({tuple(shape)}, {d_model}"
+        + "".join(f", {key}={given!r}" for key, given in options)
+        + f") (on the command line: {shown.replace(' x ', 'x')} {d_model} {line})"
+    )
+    return candidate.loosely(dtype)
 
 
 def _fit(table: "_Table", context: "Convention", dtype: str) -> "List[Tuple[bool, Convention]]":
@@ -5803,7 +5824,7 @@ def _explanation(
         if candidate.local and not call:
             assert candidate.convention is not None  # a table's convention
             call = _call(candidate.convention, len(table), d_model, dtype)
-        told = _told(f"the table follows {candidate.description}", items, call, more)
+        told = _told(f"{candidate.lead} {candidate.description}", items, call, more)
         return told, candidate.causes + (damage if items else ())
     if fallback is not None:
         return fallback, ()
@@ -5826,18 +5847,14 @@ def _explanation(
 _CAP = 1.0 / 1024
 
 
-def _told(story: str, damage: "Union[List[str], Dict[int, List[int]]]", call: str, more: str = "") -> str:
-    """A story verified on every element, in words: the story, the damage that is not its (phrases, or the
-    elements outside the default tolerance by row), what more it says, then the call that reproduces the table
-    (or computes it without the damage).  The one ending of every diagnosis that names a story.
+def _told(story: str, damage: "List[str]", call: str, more: str = "") -> str:
+    """A story verified on every element, in words: the story, the damage that is not its, what more it says,
+    then the call that reproduces the table (or computes it without the damage).  The one ending of every
+    diagnosis that names a story.
 
-    >>> print(_told("the table follows X", {3: [1, 2]}, "f()"))
+    >>> print(_told("the table follows X", _elements_text({3: [1, 2]}), "f()"))
     the table follows X, except for 2 elements outside the default tolerance: [3][1], [3][2]. The call that computes it without the damage: f().
     """
-    if isinstance(damage, dict):
-        cells = [f"[{r}][{c}]" for r in sorted(damage) for c in damage[r]]
-        what = f"{len(cells)} element{'s' if len(cells) > 1 else ''} outside the default tolerance"
-        damage = [f"{what}: {', '.join(cells)}"] if cells else []
     if not damage:
         said, calls = f"{story}; it reproduces every element{more}.", "reproduces it"
     else:
@@ -5939,6 +5956,11 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
                 comparison = _tally(table, candidate.convention, dtype, None, None, measure=False)
         except (ValueError, OverflowError):
             return None  # beyond float64
+        if candidate.by_element:
+            elements = len(table) * d_model
+            if comparison.failures > _DAMAGE_ITEMS or 2 * comparison.unjudged > elements:
+                return None
+            return _elements_text(comparison.damaged), 0
         if comparison.damaged_rows > _DAMAGE_ROWS:
             return None
         damaged = comparison.damaged
@@ -5974,6 +5996,13 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
         return [], unjudged
     items, _ = _damage(table, damaged, candidate, dtype)
     return None if items is None else (items, unjudged)
+
+
+def _elements_text(damaged: "Dict[int, List[int]]") -> "List[str]":
+    """The elements outside the default tolerance, by row, as one item of damage; [] for none."""
+    cells = [f"[{r}][{c}]" for r in sorted(damaged) for c in damaged[r]]
+    what = f"{len(cells)} element{'s' if len(cells) > 1 else ''} outside the default tolerance"
+    return [f"{what}: {', '.join(cells)}"] if cells else []
 
 
 def _damage(
@@ -6503,6 +6532,11 @@ class _Candidate:
         #: convention (a rotary setup): that check's tally, and the call that computes the candidate.
         self.check: "Optional[Callable[[], _Comparison]]" = None
         self.call = ""
+        #: The words before the description when it explains the table ("the table is" a grid of ...).
+        self.lead = "the table follows"
+        #: Whether its damage is told element by element, at most _DAMAGE_ITEMS of them (a grid's, a
+        #: multi-axis cache's), not as the local faults of a sequence's rows (_damage).
+        self.by_element = False
 
     def allowance(self, r: int, dtype: str, d_model: int) -> "List[float]":
         """Each element's allowance in row r (see _row_allowance)."""
@@ -6529,6 +6563,14 @@ class _Candidate:
             found = self.memo[key] = _row_allowance(self.frequencies, position, precision, self.scale, judged)
             self.memo[unit_key] = [judged]
         return found
+
+    def loosely(self, dtype: str) -> "_Candidate":
+        """This candidate, told by element (a grid's, a multi-axis cache's), with a loose allowance for its
+        sample: 2**-9 + 2**(1-p) |value| for p bits of dtype; its check on every element is the default rule's."""
+        loose = _power_of_two(1 - _DTYPES[dtype][0])
+        self.tolerances = lambda r: [_power_of_two(-9) + loose * abs(x) for x in self.make_row(r)]
+        self.by_element = True
+        return self
 
     def row(self, r: int, dtype: str) -> "Optional[List[float]]":
         """Row r rounded to dtype, as the table's values are; None where it cannot be computed (beyond float64)."""
