@@ -1955,10 +1955,7 @@ def _grid_compare(
         if len(shape) == 2 and shape[0] != shape[1]:
             shapes.append(((shape[1], shape[0]), before))  # the grid's axes swapped
         candidates = list(_grid_candidates(table, dtype, shapes, asked))
-        candidates += _grid_candidates(table, dtype, None, asked)
-        sample = _sample_rows(seq_len)
-        scored = _scored(table, candidates, None, dtype, sample) if candidates else []
-        words, causes = _explanation(table, scored, None, dtype, (0, 0), len(sample)) if scored else ("", ())
+        words, causes = _explanation(table, candidates + list(_grid_candidates(table, dtype, None, asked)), None, dtype)
         diagnosis = "Diagnosis: " + words if causes else None
     if comparison.failures and diagnosis is None and not damaged:
         diagnosis = (
@@ -2766,7 +2763,8 @@ def _diagnose_rope(
             return _rope_comparison(table, story, dtype, None, None, measure=False)
 
         candidate.local, candidate.check = True, check
-        candidate.call = _rope_call(variant, len(table), told, dtype, read is not None)
+        given = ("", ("", "")) if read is None else (", positions=positions", ("", " --positions X,X,..."))
+        candidate.call = _rope_call(variant, len(table), told, dtype, *given)
         candidates.append(candidate)
     for text, causes, variant, steps, factor in _rope_candidates(setup):
         try:
@@ -2786,12 +2784,10 @@ def _diagnose_rope(
             continue
     # The simplest story first: the fewest causes, then the order tried (a setup read before a mistake).
     candidates = [c for _, c in sorted(enumerate(candidates), key=lambda item: (len(item[1].causes), item[0]))]
-    told, found = _explanation(table, _scored(table, candidates, None, dtype, sample), None, dtype, (0, 0), len(sample))
+    told, found = _explanation(table, candidates, None, dtype)
     if not found and positions is None and vectors is None:
         # No setup of one position a row explains the cache: several positions a row, by the same engine.
-        candidates = list(_rope_axes_candidates(table, kind, dtype, stored_words))
-        scored = _scored(table, candidates, None, dtype, sample) if candidates else []
-        several = _explanation(table, scored, None, dtype, (0, 0), len(sample)) if scored else ("", ())
+        several = _explanation(table, list(_rope_axes_candidates(table, kind, dtype, stored_words)), None, dtype)
         if several[1]:
             told, found = several[0], several[1] + stored
     return "Diagnosis: " + told, found
@@ -3134,13 +3130,6 @@ class _AxesStory:
             shown = ", ".join(str(self.position(x, a)) for a, x in enumerate(start))
             expression = f"[[{shown}]] * {prefix} + " + expression
             words = f"{prefix} rows at ({shown}), then " + words
-        keywords = f", axes_dim={tuple(axes_dim)}" if axes_dim else f", scaling={scaling!r}"
-        if base != 10000:
-            keywords += f", base={base!r}"
-        if layout != "half":
-            keywords += f", layout={layout!r}"
-        if dtype != "float64":
-            keywords += f", dtype={dtype!r}"
         # Named as compare_rope names it with these keywords: the setup's name and _rope_axes' words for the split.
         what = request.setup.name(f"{kind} cache")[:-1] + f", {request.axes[3] if request.axes else ''})"
         made: "List[Any]" = [-1, None, None]  # the last row made, and the stream it came from
@@ -3157,23 +3146,16 @@ class _AxesStory:
             f"the {what} with a position per axis on each row{stored}: {words}", make_row, None, count, local=True
         )
         candidate.note, candidate.causes = self.sections_words(allowed), ("axes",)
-        call = f"rope({count}, {grid.width}, positions={expression}{keywords})[{0 if kind == 'cos' else 1}]"
         plain = not prefix and not any(self.origin) and self.spacing == [(1, 1)] * n
+        command: "Optional[Tuple[str, str]]" = None
         if plain and n == len(axes) and self.dims == list(reversed(range(n))):
             # The command line's grid: its cells, from 0, the last axis fastest, one position per axis.
             import json
 
-            flag = (
-                f"--axes-dim {','.join(str(w) for w in axes_dim or ())}"
-                if self.split == "axes_dim"
-                else f"--rope-scaling '{json.dumps(scaling)}'"
-            )
-            command = f"{shape.replace(' x ', 'x')} {grid.width} --rope {kind} {flag}"
-            command += (f" --base {base}" if base != 10000 else "") + (
-                f" --rope-layout {layout}" if layout != "half" else ""
-            )
-            call += f" (on the command line: {command}" + (f" --dtype {dtype})" if dtype != "float64" else ")")
-        candidate.call = call
+            flag = f" --rope-scaling '{json.dumps(scaling)}'" if axes_dim is None else " --axes-dim "
+            command = (f"{shape.replace(' x ', 'x')} {grid.width}", flag + ",".join(str(w) for w in axes_dim or ()))
+        given = f", axes_dim={tuple(axes_dim)}" if axes_dim else f", scaling={scaling!r}"
+        candidate.call = _rope_call(request.setup, count, kind, dtype, f", positions={expression}{given}", command)
         candidate.check = lambda: _rope_comparison(grid.table, request, dtype, None, None, measure=False)
         return candidate.loosely(dtype)
 
@@ -4031,17 +4013,20 @@ def _rope_story(asked: "_Rope", found: "_Rope", seq_len: int) -> "Tuple[List[str
     return words, causes
 
 
-def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: bool = False) -> str:
-    """The rope() call whose cache is the table, and the command line's options for it; positions read
-    one by one are named ``positions``, not written out.
+def _rope_call(
+    found: "_Rope", seq_len: int, kind: str, dtype: str, given: str, command: "Optional[Tuple[str, str]]"
+) -> str:
+    """The rope() call whose cache is the table, and the command line for it.  given: the keywords before the
+    setup's (positions read one by one, named ``positions``, not written out; several positions a row's and
+    axes_dim or scaling); command: the words before --rope (a grid's shape) and after it, None for no command line.
 
-    >>> print(_rope_call(_Rope(8, 500000, "interleaved", {"rope_type": "linear", "factor": 4}), 64, "cos", "float32"))
+    >>> print(_rope_call(_Rope(8, 500000, "interleaved", {"rope_type": "linear", "factor": 4}), 64, "cos", "float32", "", ("", "")))
     rope(64, 8, base=500000, layout='interleaved', scaling={'rope_type': 'linear', 'factor': 4}, dtype='float32')[0] (on the command line: --rope cos --base 500000 --rope-layout interleaved --rope-scaling '{"rope_type": "linear", "factor": 4}' --dtype float32)
     """
     import json
 
     base, layout, scaling = found.inputs
-    keywords, options = "", f"--rope {kind}"
+    keywords, options = given, "" if command is None else f"{command[0]} --rope {kind}{command[1]}".lstrip()
     if found.base != (10000, 1):
         keywords += f", base={_number(found.base)!r}"
         options += f" --base {_base_text(found, False)}"
@@ -4051,9 +4036,6 @@ def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: b
     if found.kind != "default":
         keywords += f", scaling={scaling!r}"
         options += f" --rope-scaling '{json.dumps(scaling)}'"
-    if positions:
-        keywords += ", positions=positions"
-        options += " --positions X,X,..."
     if dtype != "float64":
         keywords += f", dtype={dtype!r}"
         options += f" --dtype {dtype}"
@@ -4062,7 +4044,9 @@ def _rope_call(found: "_Rope", seq_len: int, kind: str, dtype: str, positions: b
         # The cache of the longer length, its first seq_len rows.
         at = _number(_add(found.last, (1, 1)))
         return f"rope({at}, {found.head_dim}{keywords})[{index}][:{seq_len}] (on the command line: {at} {found.head_dim} {options}, its first {seq_len} rows)"
-    return f"rope({seq_len}, {found.head_dim}{keywords})[{index}] (on the command line: {options})"
+    return f"rope({seq_len}, {found.head_dim}{keywords})[{index}]" + (
+        "" if command is None else f" (on the command line: {options})"
+    )
 
 
 def _base_text(setup: "_Rope", short: bool) -> str:
@@ -4869,11 +4853,7 @@ def _diagnose(
     # Damage on every row (rows 0 and 7 swapped, 1 and 6, ...) is told only where no convention explains the table.
     if counted is None:
         counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
-    candidates = _candidates(table, asked, context, dtype, shift)
-    sample = _sample_rows(len(table))
-    words, found = _explanation(
-        table, _scored(table, candidates, asked, dtype, sample), asked, dtype, counted, len(sample)
-    )
+    words, found = _explanation(table, _candidates(table, asked, context, dtype, shift), asked, dtype, counted)
     if local and not found:
         return prefix + local, causes + ("damage",)
     return prefix + words, causes + found
@@ -5766,13 +5746,13 @@ def _runs_text(positions: "List[int]") -> str:
 
 def _explanation(
     table: "_Table",
-    scored: "List[Tuple[int, int, int, _Candidate]]",
+    candidates: "List[_Candidate]",
     asked: "Optional[Convention]",
     dtype: str,
-    outside: "Tuple[int, int]",
-    sampled: int,
+    outside: "Tuple[int, int]" = (0, 0),
 ) -> "Tuple[str, Tuple[str, ...]]":
-    """The diagnosis from the best three scores, and its causes: the first candidate that explains the table, else the closest.
+    """The diagnosis from the candidates' best three scores on a sample of rows (_scored), and its causes: the
+    first candidate that explains the table, else the closest; ("", ()) where there is no candidate.
 
     outside is (rows, elements) outside the default tolerance of the convention asked for.  The causes are
     the candidate's, and ``damage`` where local damage is named beside it; none when nothing explains the table.
@@ -5780,8 +5760,11 @@ def _explanation(
     Long because each kind of candidate is told in its own words, in the order scored: the convention
     asked for, a convention checked on every element with its call, a mistake checked on every row.
     """
-    d_model = len(table[0])
-    rows_text = f" (on {sampled} of {len(table)} rows)" if sampled < len(table) else ""
+    d_model, sample = len(table[0]), _sample_rows(len(table))
+    scored = _scored(table, candidates, asked, dtype, sample) if candidates else []
+    if not scored:
+        return "", ()
+    rows_text = f" (on {len(sample)} of {len(table)} rows)" if len(sample) < len(table) else ""
     fallback: "Optional[str]" = None
     damage = ("damage",)
     for negative, index, compared, candidate in scored[:3]:
