@@ -4853,7 +4853,8 @@ def _diagnose(
     # Damage on every row (rows 0 and 7 swapped, 1 and 6, ...) is told only where no convention explains the table.
     if counted is None:
         counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
-    words, found = _explanation(table, _candidates(table, asked, context, dtype, shift), asked, dtype, counted)
+    candidates = _candidates(table, asked, context, dtype, shift)
+    words, found = _explanation(table, candidates, asked, dtype, counted, bool(not_finite))
     if local and not found:
         return prefix + local, causes + ("damage",)
     return prefix + words, causes + found
@@ -5750,12 +5751,14 @@ def _explanation(
     asked: "Optional[Convention]",
     dtype: str,
     outside: "Tuple[int, int]" = (0, 0),
+    named: bool = False,
 ) -> "Tuple[str, Tuple[str, ...]]":
     """The diagnosis from the candidates' best three scores on a sample of rows (_scored), and its causes: the
     first candidate that explains the table, else the closest; ("", ()) where there is no candidate.
 
-    outside is (rows, elements) outside the default tolerance of the convention asked for.  The causes are
-    the candidate's, and ``damage`` where local damage is named beside it; none when nothing explains the table.
+    outside is (rows, elements) outside the default tolerance of the convention asked for; named, whether
+    the elements not finite are named already (not damage of a candidate's then).  The causes are the
+    candidate's, and ``damage`` where local damage is named beside it; none when nothing explains the table.
 
     Long because each kind of candidate is told in its own words, in the order scored: the convention
     asked for, a convention checked on every element with its call, a mistake checked on every row.
@@ -5786,7 +5789,7 @@ def _explanation(
             continue
         # Damage looked for on every row, not on the sample only: a convention's by the default rule, a mistake's
         # within its allowance.
-        checked = _candidate_damage(table, candidate, dtype)
+        checked = _candidate_damage(table, candidate, dtype, named)
         if checked is None:
             if explains and fallback is None:
                 # The story does not hold beyond the sample: said only if no later candidate explains the table.
@@ -5795,7 +5798,7 @@ def _explanation(
                     " but elsewhere the table differs from it by more than local damage."
                 )
             continue
-        items, unjudged = checked
+        items, unjudged, others = checked
         more = f"; {candidate.note}" if candidate.note else ""
         if unjudged:
             elements = len(table) * d_model
@@ -5807,7 +5810,7 @@ def _explanation(
         if candidate.local and not call:
             assert candidate.convention is not None  # a table's convention
             call = _call(candidate.convention, len(table), d_model, dtype)
-        told = _told(f"{candidate.lead} {candidate.description}", items, call, more)
+        told = _told(f"{candidate.lead} {candidate.description}", items, call, more, others)
         return told, candidate.causes + (damage if items else ())
     if fallback is not None:
         return fallback, ()
@@ -5830,23 +5833,27 @@ def _explanation(
 _CAP = 1.0 / 1024
 
 
-def _told(story: str, damage: "List[str]", call: str, more: str = "") -> str:
+def _told(story: str, damage: "List[str]", call: str, more: str = "", others: bool = False) -> str:
     """A story verified on every element, in words: the story, the damage that is not its, what more it says,
     then the call that reproduces the table (or computes it without the damage).  The one ending of every
-    diagnosis that names a story.
+    diagnosis that names a story.  others: elements not finite were named before it (and are not the story's).
 
     >>> print(_told("the table follows X", _elements_text({3: [1, 2]}), "f()"))
     the table follows X, except for 2 elements outside the default tolerance: [3][1], [3][2]. The call that computes it without the damage: f().
     """
     if not damage:
-        said, calls = f"{story}; it reproduces every element{more}.", "reproduces it"
+        said = f"{story}; it reproduces every {'other ' if others else ''}element{more}."
+        calls = "computes it without the damage" if others else "reproduces it"
     else:
         said, calls = f"{story}, except for {_join(damage, '; ')}{more}.", "computes it without the damage"
     return f"{said} The call that {calls}: {call}." if call else said
 
 
-def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "Optional[Tuple[List[str], int]]":
-    """The local damage that separates the table from a candidate, and the elements not judged.
+def _candidate_damage(
+    table: "_Table", candidate: "_Candidate", dtype: str, named: bool
+) -> "Optional[Tuple[List[str], int, bool]]":
+    """The local damage that separates the table from a candidate, the elements not judged, and whether
+    elements not finite were left out of it (named: they are named already).
 
     A convention (candidate.local) is checked on every element by the
     default rule, as compare() checks the one asked for.  A mistake's rows
@@ -5943,8 +5950,7 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
             elements = len(table) * d_model
             if comparison.failures > _DAMAGE_ITEMS or 2 * comparison.unjudged > elements:
                 return None
-            return _elements_text(comparison.damaged), 0
-        if comparison.damaged_rows > _DAMAGE_ROWS:
+        elif comparison.damaged_rows > _DAMAGE_ROWS:
             return None
         damaged = comparison.damaged
     else:
@@ -5975,10 +5981,15 @@ def _candidate_damage(table: "_Table", candidate: "_Candidate", dtype: str) -> "
                 damaged[r] = columns
                 if len(damaged) > _DAMAGE_ROWS:
                     return None
-    if not damaged:
-        return [], unjudged
+    if named:
+        # The elements not finite, named already, are no candidate's damage.
+        finite = {r: [c for c in columns if -_INF < table[r][c] < _INF] for r, columns in damaged.items()}
+        named = finite != damaged
+        damaged = {r: columns for r, columns in finite.items() if columns}
+    if candidate.by_element or not damaged:
+        return _elements_text(damaged), unjudged, named
     items, _ = _damage(table, damaged, candidate, dtype)
-    return None if items is None else (items, unjudged)
+    return None if items is None else (items, unjudged, named)
 
 
 def _elements_text(damaged: "Dict[int, List[int]]") -> "List[str]":

@@ -13,7 +13,7 @@ import math
 import random
 import struct
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -757,6 +757,30 @@ def test_a_table_nothing_explains_has_no_causes() -> None:
     assert report.diagnosis is not None and "nothing known explains the table" in report.diagnosis, str(report)
     assert report.causes == ()
     assert compare(encoding(8, 8)).causes == ()  # a table that passes
+
+
+@pytest.mark.parametrize(
+    "d_model, asked, other",
+    [(5, {"preset": "tensor2tensor"}, None), (6, {}, (5, 1)), (6, {"odd": "error"}, None)],
+    ids=["another convention", "another convention and damage", "odd rule"],
+)
+def test_an_element_not_finite_is_named_once_beside_the_convention_that_explains_the_rest(
+    d_model: int, asked: Dict[str, object], other: Optional[Tuple[int, int]]
+) -> None:
+    # The NaN is named first; the candidate that explains the other elements neither names it again as its
+    # damage nor says it reproduces every element, and its call computes the table without the NaN.
+    made = "paper" if d_model % 2 else "tensor2tensor"
+    table = encoding(16, d_model, preset=made)
+    table[3][2] = math.nan
+    if other is not None:
+        table[other[0]][other[1]] = 0.5
+    text = str(compare(table, **asked).diagnosis)  # type: ignore[arg-type]
+    assert text.count("[3][2]") == 1 and "is nan" in text, text
+    assert "every element" not in text and "The call that computes it without the damage" in text, text
+    if other is None:
+        assert "it reproduces every other element" in text, text
+    else:
+        assert "except for 1 element: [5][1] is 0.5" in text, text
 
 
 def test_a_candidates_allowance_is_at_least_one_unit_of_a_narrow_format() -> None:
