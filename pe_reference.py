@@ -151,7 +151,7 @@ if TYPE_CHECKING:
 # The board budget.  A board with the module frozen into its firmware imports it into a 16 KB heap (CI
 # imports it in one), and at rest the import holds about 13 KB of it, so about 3 KB is left.  A function
 # defined at module level spends a little of that, a class far more (its type, its dict, a function a
-# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 271).
+# method); and the module's dict of names grows by 3 KB at once past 293 names (it holds 273).
 # So a helper used in one place is written inside its caller, built only when called; a class is made only
 # where several steps share its state; a preset's fields are made when first read (Convention._fields).
 # benchmarks/board_heap.py prints these figures, and CI checks the ones written here.  A board that imports
@@ -2687,18 +2687,12 @@ def _diagnose_rope(
 
     1. Values all held by a narrower format than dtype: ``output:FORMAT``.
     2. The cache computed in floating point explains the sample (as in 3): no cause.
-    3. The candidates, in one list and through a table's engine (_scored,
-       _explanation): for a cos or sin cache checked without positions, the
-       setups its values say (_rope_fit: layout, base, scaling and its
-       parameters, attention factor, all at once; or the rows' positions,
-       read one by one), each checked on every element by the default rule
-       as a table's convention is, with the rope() call; then the known
-       mistakes (_rope_candidates), each checked on every row within its
-       allowance.  A candidate explains the sample when at least 99% of the
-       sampled elements lie within 2**-18 (1 + |angle|) A of it (float32
-       arithmetic in the rest of a pipeline) plus an ulp of the table's
-       format (_rope_candidate); the first that also holds on every row,
-       but for local damage, is named.
+    3. The candidates, in one list through the engine (_explanation): for a cos or sin cache checked without
+       positions, the setups its values say (_rope_fit), each checked on every element by the default rule
+       with its rope() call; then the known mistakes (_rope_candidates), each within _rope_candidate's
+       allowance on every row.
+    4. Where none explains a cos or sin cache checked without positions: several positions a row
+       (_rope_axes_candidates), through the engine too.
 
     Long because its numbered steps run in order on one sample of rows.
     """
