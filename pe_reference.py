@@ -136,10 +136,10 @@ if TYPE_CHECKING:
 #                                              _rope_comparison give the references and the allowances
 #   diagnose    _diagnose, _diagnose_rope      not finite, zeros, a narrower format, the asked with damage
 #   fit         _Fit; _fit, _rope_fit          what the values show: layout, frequencies, positions
-#   candidates  _candidates, _rope_candidates  the fits, presets, known mistakes (_mistakes), grid presets
-#                                              on the shapes the rows show (_grid_candidates): one list; a
-#                                              cache's several positions a row (_rope_axes_candidates, read
-#                                              by _AxesGrid, fitted by _AxesStory) when no other explains it
+#   candidates  _candidates, _rope_candidates  the fits, presets, known mistakes (_mistakes): one list; when
+#                                              none explains, the grid presets on the shapes the rows show
+#                                              (_grid_candidates), a cache's several positions a row
+#                                              (_rope_axes_candidates, read by _AxesGrid, fitted by _AxesStory)
 #   score       _scored                        each on a sample of rows, the simplest story first
 #   verify      _explanation                   the first that holds on every element but for local damage
 #                                              (_candidate_damage, _damage)
@@ -4849,6 +4849,13 @@ def _diagnose(
         counted = (len(damaged), sum(len(columns) for columns in damaged.values()))
     candidates = _candidates(table, asked, context, dtype, shift)
     words, found = _explanation(table, candidates, asked, dtype, counted, bool(not_finite))
+    if not found and not local:
+        # No sequence's story: a flattened grid's, the grid presets on the shapes its rows show, by the same engine
+        # (tried last: on a table whose rows repeat, positions rounded to float16, a shape is found at a cost).
+        grids = _explanation(
+            table, list(_grid_candidates(table, dtype, None, None)), None, dtype, named=bool(not_finite)
+        )
+        words, found = grids if grids[1] else (words, found)
     if local and not found:
         return prefix + local, causes + ("damage",)
     return prefix + words, causes + found
@@ -4875,8 +4882,8 @@ def _candidates(
     Each family of candidates is a small generator, and the families are tried in the order of one tuple:
     the convention asked for; the conventions read from the table (_fit); each preset; those read with a
     number kept as read; the layouts, spacings and odd rules from nearby first positions, and the asked
-    convention counted the other way; other bases; the known mistakes (_mistakes); the positions read row
-    by row; and last, the grid presets on the shapes the rows show (_grid_candidates).  A convention family yields (convention, words; '' for its own description), kept
+    convention counted the other way; other bases; the known mistakes (_mistakes); and last, the positions
+    read row by row.  A convention family yields (convention, words; '' for its own description), kept
     once per table it makes; all share the asked convention's given positions.
 
     Long because each family is a short generator, with the tuple that orders them.
@@ -4947,10 +4954,6 @@ def _candidates(
     def mistakes() -> "Iterator[_Made]":
         return _mistakes(table, reference, dtype)
 
-    def grids() -> "Iterator[_Made]":
-        # A flattened grid's table: the grid presets on the shapes its rows show.
-        return _grid_candidates(table, dtype, None, None) if isinstance(table, _Source) else iter(())
-
     def positions_read() -> "Iterator[_Made]":
         # The least simple story, said as runs of consecutive positions, and only when they are few.
         for _, convention in fitted_conventions:
@@ -4968,7 +4971,6 @@ def _candidates(
         bases,
         mistakes,
         positions_read,
-        grids,
     )
     for family in families:  # a new family of candidates: one generator, and its place here
         for made in family():
