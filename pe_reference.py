@@ -5977,15 +5977,16 @@ def _candidate_damage(
                 damaged[r] = columns
                 if len(damaged) > _DAMAGE_ROWS:
                     return None
+    left_out = False  # elements not finite left out of the damage
     if named:
         # The elements not finite, named already, are no candidate's damage.
         finite = {r: [c for c in columns if -_INF < table[r][c] < _INF] for r, columns in damaged.items()}
-        named = finite != damaged
+        left_out = finite != damaged
         damaged = {r: columns for r, columns in finite.items() if columns}
     if candidate.by_element or not damaged:
-        return _elements_text(damaged), unjudged, named
+        return _elements_text(damaged), unjudged, left_out
     items, _ = _damage(table, damaged, candidate, dtype)
-    return None if items is None else (items, unjudged, named)
+    return None if items is None else (items, unjudged, left_out)
 
 
 def _elements_text(damaged: "Dict[int, List[int]]") -> "List[str]":
