@@ -24,7 +24,7 @@ assert_close        compare() for a test suite: AssertionError on mismatch.
 rope                A rotary embedding's cos and sin caches (RoPE).
 apply_rope          Vectors rotated by a rotary embedding.
 compare_rope        Check a rotary cache or rotated vectors; a Report.
-main                The command line, ``python -m pe_reference``.
+main                The command line, ``python3 -m pe_reference``.
 ==================  ===================================================
 
 ``encoding``, ``rows`` and ``value`` take ``exact=True`` for correctly
@@ -253,7 +253,7 @@ if TYPE_CHECKING:
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
     """Run the command line; return the exit status.
 
-    ``python -m pe_reference SEQ_LEN D_MODEL`` prints the table.  Usage
+    ``python3 -m pe_reference SEQ_LEN D_MODEL`` prints the table.  Usage
     errors print one line on standard error and return 2; Ctrl-C, at any
     stage, one line and 130.
     """
@@ -373,16 +373,19 @@ def _main(argv: "Optional[Sequence[str]]") -> int:
 
 
 def _program_name(argv0: str) -> str:
-    """Return the name the user typed: ``pe-reference`` or ``python -m pe_reference``."""
+    """Return the name the user typed: ``pe-reference`` or ``python3 -m pe_reference``."""
     name = argv0.replace("\\", "/").rsplit("/", 1)[-1]
-    return name if name.startswith("pe-reference") else "python -m pe_reference"
+    return name if name.startswith("pe-reference") else "python3 -m pe_reference"
 
 
-def _parser(prog: str) -> "ArgumentParser":
+def _parser(prog: str, shown: str = "") -> "ArgumentParser":
     """The command line's options (argparse is imported here: the front door does without it).
 
-    Long because it is a table: one add_argument per option, in the order
-    --help shows them, each with its help text beside it.
+    Every option is parsed; --help shows those of ``shown``: the main ones (""), one group's or all.  Its epilog
+    names each group's options, the presets and the examples.
+
+    Long because it is a table: one option per call, in the order --help shows them, each with its help text
+    beside it.
     """
     import argparse
 
@@ -390,6 +393,12 @@ def _parser(prog: str) -> "ArgumentParser":
         # One line on stderr, not the usage block: the message says what to fix.
         def error(self, message: str) -> "NoReturn":
             self.exit(2, f"{self.prog}: error: {message}\n")
+
+    class Help(argparse.Action):
+        # --help GROUP: the parser again, that group's options shown.
+        def __call__(self, parser: "Any", namespace: "Any", values: "Any", option: "Optional[str]" = None) -> None:
+            _parser(prog, values or "").print_help()
+            parser.exit()
 
     def digits(text: str) -> int:
         if not _is_decimal_integer(text) or int(text) > 17:
@@ -407,12 +416,38 @@ def _parser(prog: str) -> "ArgumentParser":
             )
         return tuple(int(size) for size in sizes)
 
+    groups: "Dict[str, List[str]]" = {}  # each group's options, for the epilog
+
+    def group(key: str, title: str, description: "Optional[str]") -> "Callable[..., object]":
+        # A group's add_argument: its help (and the group's description) shown only when --help asks for it.
+        container = parser.add_argument_group(title, description if shown in (key, "all") else None)
+
+        def add(*flags: str, **options: "Any") -> object:
+            groups.setdefault(key, []).append(flags[0])
+            if shown not in (key, "all"):
+                options["help"] = argparse.SUPPRESS
+            return container.add_argument(*flags, **options)
+
+        return add
+
+    usage = "%(prog)s SEQ_LEN D_MODEL [options]\n       %(prog)s --check FILE [options]"
+    examples = (
+        ("4 4 --explain", "every element's worked derivation"),
+        ("64 128 --preset fairseq --format csv", "fairseq's table, as CSV"),
+        ("64 128 --plot pe.png", "a heatmap of the table"),
+        ("--check pe.npy --dtype float32", "check a table saved with numpy.save"),
+        ("4096 128 --rope cos --config config.json", "a model's rotary cos cache"),
+        ("16x16 64 --preset mae", "a 2-D table, a row per cell"),
+    )
     parser = Parser(
         prog=prog,
-        description="Print the sinusoidal positional encoding of 'Attention Is All You Need': "
-        "PE(pos, 2i) = sin(pos / base^(2i/d_model)), PE(pos, 2i+1) = cos(pos / base^(2i/d_model)).",
-        epilog="example: %(prog)s 4 4 --explain",
+        usage=usage,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+        description="Print the sinusoidal positional encoding of 'Attention Is All You Need':\n"
+        "  PE(pos, 2i) = sin(pos / base^(2i/d_model))\n  PE(pos, 2i+1) = cos(pos / base^(2i/d_model))",
     )
+    main = group("", "options", None)
     parser.add_argument(
         "seq_len",
         metavar="SEQ_LEN",
@@ -423,115 +458,123 @@ def _parser(prog: str) -> "ArgumentParser":
     parser.add_argument(
         "d_model", metavar="D_MODEL", nargs="?", type=_cli_number("d_model", 1), help="encoding width (columns)"
     )
-    parser.add_argument(
+    main(
+        "-h",
+        "--help",
+        action=Help,
+        nargs="?",
+        metavar="GROUP",
+        choices=("conventions", "grids", "pictures", "rope", "check", "all"),
+        help="this help; with GROUP, that group's options (all: every option)",
+    )
+    main(
         "--format",
         choices=("table", "csv", "json", "hex", "vectors"),
         default=None,
-        help="table (default): aligned, for a person; csv: one line per position; json: an array of arrays; "
-        "hex: like csv, each value as the hex of its IEEE bits in --dtype; "
-        "vectors: golden test vectors, the exact bits in all four formats (docs/vectors.md)",
+        help="table (default), csv, json; hex: each value's IEEE bits in --dtype; vectors: golden test vectors",
     )
-    parser.add_argument(
-        "--digits",
-        type=digits,
-        default=None,
-        metavar="N",
-        help="N digits after the point (default: the shortest that reads back as the same number)",
-    )
-    parser.add_argument("--exact", action="store_true", help="correctly rounded values, the same on every platform")
-    parser.add_argument(
-        "--dtype",
-        choices=list(_DTYPES),
-        help="round each value to this format (default float64; with --check, the .npy file's dtype, float64 for"
-        " text); without --exact, the float64 values are rounded",
-    )
-    parser.add_argument(
-        "--header", action="store_true", help="with --format csv or hex: a first line naming the columns"
-    )
-    parser.add_argument("--explain", action="store_true", help="print every element's worked derivation instead")
-    conventions = parser.add_argument_group(
+    main("--digits", type=digits, default=None, metavar="N", help="N digits after the point (default: the shortest)")
+    main("--exact", action="store_true", help="correctly rounded values, the same on every platform")
+    main("--dtype", choices=list(_DTYPES), help="round each value to this format (default float64)")
+    main("--header", action="store_true", help="with --format csv or hex: a first line naming the columns")
+    main("--explain", action="store_true", help="print every element's worked derivation instead")
+    main("--version", action="version", version=f"%(prog)s {__version__}")
+    conventions = group(
+        "conventions",
         "conventions",
         "how a framework computes the table (default: the paper's); numbers are exact: 999.5, 1e-4 or 1/3",
     )
-    conventions.add_argument(
+    conventions(
         "--preset",
+        metavar="NAME",
         choices=list(PRESETS) + [row[0] for row in _GRID_PRESETS],
         help="a framework's convention; for a grid's shape, a grid's (docs/conventions.md)",
     )
     for name, check, _, words in _FIELDS:  # one option a field
         option = "--" + name.replace("_", "-")
         if isinstance(check, tuple):
-            conventions.add_argument(option, choices=check, help=words)
+            conventions(option, choices=check, help=words)
         elif check == "flag":
-            conventions.add_argument(option, action="store_const", const=True, help=words)
+            conventions(option, action="store_const", const=True, help=words)
         else:
-            conventions.add_argument(option, metavar="X,X,..." if check == "positions" else "X", help=words)
-    grids = parser.add_argument_group(
-        "grids", "with SEQ_LEN a grid's shape: each axis a 1-D table (docs/conventions.md)"
-    )
+            conventions(option, metavar="X,X,..." if check == "positions" else "X", help=words)
+    grids = group("grids", "grids", "with SEQ_LEN a grid's shape: each axis a 1-D table (docs/conventions.md)")
     for name, _, words in _GRID_FIELDS:  # one option a field
         option = "--" + name.replace("_", "-")
         if name == "normalize":
-            grids.add_argument(option, action="store_const", const=True, help=words)
+            grids(option, action="store_const", const=True, help=words)
         elif name == "arrangement":
-            grids.add_argument(option, choices=("axes", "functions"), help=words)
+            grids(option, choices=("axes", "functions"), help=words)
         elif name == "prefix":
-            grids.add_argument(option, type=_cli_number("prefix", 0), metavar="N", help=words)
+            grids(option, type=_cli_number("prefix", 0), metavar="N", help=words)
         else:
-            grids.add_argument(option, metavar="X,X,..." if name == "position_scale" else "X", help=words)
-    pictures = parser.add_argument_group(
-        "pictures", "PNG images, drawn with the standard library; the table is printed too only with --format"
+            grids(option, metavar="X,X,..." if name == "position_scale" else "X", help=words)
+    pictures = group(
+        "pictures",
+        "pictures",
+        "PNG images, drawn with the standard library; the table is printed too only with --format",
     )
-    pictures.add_argument(
-        "--plot", metavar="FILE.png", help="write a heatmap of the table: positions down, dimensions across"
-    )
-    pictures.add_argument(
+    pictures("--plot", metavar="FILE.png", help="write a heatmap of the table: positions down, dimensions across")
+    pictures(
         "--waves",
         metavar="FILE.png",
         help=f"write the first {_WAVE_DIMENSIONS} dimensions as curves over the positions",
     )
-    rotary = parser.add_argument_group(
-        "rotary embeddings (RoPE)", "D_MODEL is the head's width; --base and --positions apply (docs/rope.md)"
+    rotary = group(
+        "rope", "rotary embeddings (RoPE)", "D_MODEL is the head's width; --base and --positions apply (docs/rope.md)"
     )
-    rotary.add_argument(
+    rotary(
         "--rope",
         choices=("cos", "sin", "rotated"),
         help="print (or --check) a rotary cos or sin cache, or the rotated vectors of --input, instead of the encoding",
     )
-    rotary.add_argument(
+    rotary(
         "--rope-layout",
         choices=_ROPE_LAYOUTS,
         help="half (rotate_half, the default), interleaved, or pairs (a cache of D_MODEL/2 columns, one per pair)",
     )
-    rotary.add_argument(
+    rotary(
         "--rope-scaling",
         metavar="JSON",
         help='a model\'s rope parameters as HF writes them, e.g. \'{"rope_type": "linear", "factor": 4}\'',
     )
-    rotary.add_argument(
+    rotary(
         "--config",
         metavar="FILE.json",
         help="a model's config.json: the head's rotated width, base and rope parameters as transformers reads them,"
         " in place of D_MODEL, --base and --rope-scaling",
     )
-    rotary.add_argument(
-        "--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)"
-    )
-    rotary.add_argument(
+    rotary("--input", metavar="FILE", help="with --rope rotated: the vectors before rotation (CSV, JSON or .npy)")
+    rotary(
         "--axes-dim",
         metavar="W,W,...",
         help="with a grid's shape as SEQ_LEN (its cells the positions): each axis's width of the head, its own"
         " frequencies (Flux's axes_dim); or --rope-scaling's mrope_section (Qwen2-VL)",
     )
-    checking = parser.add_argument_group("checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
-    checking.add_argument(
-        "--check", metavar="FILE", help="compare a CSV, JSON or .npy table (- for standard input) with the exact values"
+    checking = group("check", "checking a table", "exit status 0 within tolerance, 1 outside, 2 unreadable")
+    checking(
+        "--check",
+        metavar="FILE",
+        help="compare a CSV, JSON or .npy table (- for standard input) with the exact values; --dtype: the .npy"
+        " file's dtype, float64 for text, unless given",
     )
-    checking.add_argument(
-        "--atol", type=_cli_number("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)"
-    )
-    checking.add_argument("--ulps", type=_cli_number("ulps"), help="tolerance in units in the last place of --dtype")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    checking("--atol", type=_cli_number("atol"), help="absolute tolerance (default: the angle's rounding in --dtype)")
+    checking("--ulps", type=_cli_number("ulps"), help="tolerance in units in the last place of --dtype")
+    if not shown:
+        # The groups by name, the presets once, and the examples: what the main options' help leaves out.
+        lines = ["groups of options (--help GROUP shows one, --help all every option):"]
+        lines += [
+            f"  {key:<12}{', '.join(flags[:5])}{', ...' if flags[5:] else ''}" for key, flags in groups.items() if key
+        ]
+        for title, names in (("presets", list(PRESETS)), ("grid presets", [row[0] for row in _GRID_PRESETS])):
+            lines += ["", f"{title} (--preset NAME):", " "]
+            for name in names:
+                if len(lines[-1]) + len(name) > 76:
+                    lines.append(" ")
+                lines[-1] += f" {name}" + ("," if name != names[-1] else "")
+        lines += ["", "examples:"]
+        lines += [f"  {prog} {example}\n      {words}" for example, words in examples]
+        parser.epilog = "\n".join(lines)
     return parser
 
 

@@ -6,8 +6,8 @@ Issue 24's goals, for a faithful float32 table as a .npy file (20000 x 1024
 and 131072 x 1024 by default, a 80 MB and a 512 MB file), each of two: the
 fast table rounded to float32 ("check npy"), and the table a float32
 framework computes, angles and values rounded to float32 ("check f32 npy"):
-``python -m pe_reference --check FILE.npy`` takes at most the time of
-``python -m pe_reference SEQ_LEN D_MODEL --format csv > FILE`` (the fast
+``python3 -m pe_reference --check FILE.npy`` takes at most the time of
+``python3 -m pe_reference SEQ_LEN D_MODEL --format csv > FILE`` (the fast
 table written as CSV), and its peak RSS is at most 150 MB above the
 interpreter's own (``python -c "import pe_reference"``).  A CSV of the fast
 table (below the 2 GiB input limit) is checked too.

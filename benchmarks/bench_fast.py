@@ -4,7 +4,7 @@
 
 Targets (issue 2): ``encoding(5000, 512)`` within 1.15x of a bare nested-list
 comprehension of math.sin/math.cos (the pure-Python floor), and
-``python -m pe_reference 4 4`` within 1.3x of a bare ``python -c pass``.
+``python3 -m pe_reference 4 4`` within 1.3x of a bare ``python -c pass``.
 Each contender runs in turn, round after round, and keeps its best time, so
 a noisy neighbour slows every contender alike.
 """
@@ -76,8 +76,8 @@ def start_up_times(starts: int) -> Dict[str, float]:
         Path(empty, "empty_module.py").write_text("")
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
-            "python -m empty_module": [sys.executable, "-m", "empty_module"],
-            "python -m pe_reference 4 4": [sys.executable, "-m", "pe_reference", "4", "4"],
+            "python3 -m empty_module": [sys.executable, "-m", "empty_module"],
+            "python3 -m pe_reference 4 4": [sys.executable, "-m", "pe_reference", "4", "4"],
         }
         # Compile the bytecode once, as any second run of a user's would find it.
         for command in commands.values():
@@ -120,10 +120,10 @@ def main() -> None:
     bare = times["python -c pass"]
     for name, seconds in times.items():
         print(f"  {name:<28} {seconds / bare:6.3f}x python -c pass")
-    ratio = times["python -m pe_reference 4 4"] / bare
-    floor = times["python -m empty_module"] / bare
+    ratio = times["python3 -m pe_reference 4 4"] / bare
+    floor = times["python3 -m empty_module"] / bare
     print(f"  target start-up <= 1.3x python -c pass: {'met' if ratio <= 1.3 else 'MISSED'} ({ratio:.3f}x;")
-    print(f"  'python -m' of an empty module alone costs {floor:.3f}x)")
+    print(f"  'python3 -m' of an empty module alone costs {floor:.3f}x)")
 
 
 if __name__ == "__main__":

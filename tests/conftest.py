@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 from tests.helpers import need
 
 # hypothesis's properties and fuzzers: a bounded run by default; HYPOTHESIS_PROFILE=long runs 25000 inputs
-# a test, as in python -m pytest -k fuzz --hypothesis-show-statistics.
+# a test, as in python3 -m pytest -k fuzz --hypothesis-show-statistics.
 settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("long", max_examples=25000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -190,14 +190,14 @@ def cli_results() -> List[Tuple[str, int, str]]:
         for case in CLI_CASES:
             arguments = [argument.replace("FOLDER", folder) for argument in case]
             status, err = run_cli(arguments)
-            command = " ".join(["python -m pe_reference"] + case)
+            command = " ".join(["python3 -m pe_reference"] + case)
             results.append((command, status, err.replace(folder, "FOLDER").rstrip("\n")))
         for name, content, _ in HOSTILE:
             path = Path(folder, name)
             path.write_bytes(content)
             status, err = run_cli(["--check", str(path)])
             results.append(
-                (f"python -m pe_reference --check {name}", status, err.replace(folder, "FOLDER").rstrip("\n"))
+                (f"python3 -m pe_reference --check {name}", status, err.replace(folder, "FOLDER").rstrip("\n"))
             )
     return results
 

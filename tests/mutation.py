@@ -41,10 +41,10 @@ written for, which ``--seed N`` draws again.
 
 A mutant's tests are found by coverage, not by a map written by hand: the whole suite runs once under
 coverage.py (``pip install coverage``, the ``mutation`` extra) with a context per test function, and a
-mutant runs the module's own examples (``python -m doctest``) and the test functions that ran any of
+mutant runs the module's own examples (``python3 -m doctest``) and the test functions that ran any of
 its lines, fastest first, at most ``--most-tests`` (40).  A line run only at import (a constant, the
 presets) runs no test function: its mutants take the tests of the lines that read what its statement
-binds.  A line only subprocesses run (``python -m pe_reference`` from a test) has no test function:
+binds.  A line only subprocesses run (``python3 -m pe_reference`` from a test) has no test function:
 its mutants run the examples alone.  The coverage run shares the test files among ``--jobs``
 processes run at once (about equal in time, by an earlier run's seconds, else in bytes); a test that fails in it (under coverage.py's tracer) is
 named and runs for no mutant; the run is kept in the system's temporary folder while no
@@ -53,7 +53,7 @@ file of the tree changes.
 Each mutant is run in a copy of the working tree (the files git tracks and the untracked ones it
 does not ignore), made once in a temporary folder before the coverage run (which runs in the
 first), so that editing the tree while the script runs changes nothing it measures: the mutated pe_reference.py is written there and
-``python -m pytest -x -q -p no:cacheprovider <its tests>`` runs in that folder with PYTHONPATH
+``python3 -m pytest -x -q -p no:cacheprovider <its tests>`` runs in that folder with PYTHONPATH
 set to it, so the tests and their subprocesses import the mutant (not an installed copy).  A mutant
 is killed when the tests fail, and counted as a timeout (killed too, shown apart) when they run
 longer than ``--timeout-factor`` times the seconds its tests took in the coverage run plus 20 seconds
@@ -100,7 +100,7 @@ from tests.helpers import section_headers  # noqa: E402  (after the path)
 
 # The tests a mutant runs are those whose functions ran its lines in one run of the whole suite under
 # coverage.py (Coverage), fastest first, at most --most-tests of them; first, the module's own examples
-# as a learner runs them (python -m doctest), a second.
+# as a learner runs them (python3 -m doctest), a second.
 ALWAYS = ("tests/test_doctest_plain.py::test_python_m_doctest_passes[pe_reference.py]",)
 # Slow tests of what no section's mutants change: left out of every run.
 DESELECT = (
@@ -180,7 +180,7 @@ class Coverage:
     The run is coverage.py's, with a context per test function (``dynamic_context = test_function``), in
     a copy of the tree; pytest's JUnit XML gives the seconds and the tests that exist.  Its result is kept
     in the system's temporary folder under a hash of every tracked file and the interpreter, and used
-    again while none changes.  Lines run only in a subprocess (``python -m pe_reference`` from a test) are
+    again while none changes.  Lines run only in a subprocess (``python3 -m pe_reference`` from a test) are
     attributed to no test.  Nor are lines run only at import (constants, the presets): a test that
     imports the module again would be credited with all of them, so such a test is left out of every
     line's list, and a top-level statement's mutants run the tests of the lines that read what it binds.
@@ -725,7 +725,7 @@ class Runner:
         command = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *deselected, *tests]
         began = time.monotonic()
         # Its own session, so that a timeout kills the whole group: the tests' own children
-        # (python -m pe_reference ...) would otherwise run on with a looping mutant.
+        # (python3 -m pe_reference ...) would otherwise run on with a looping mutant.
         process = subprocess.Popen(
             command,
             cwd=self.copy,

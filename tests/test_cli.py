@@ -1,4 +1,4 @@
-"""The command line: python -m pe_reference SEQ_LEN D_MODEL [options]."""
+"""The command line: python3 -m pe_reference SEQ_LEN D_MODEL [options]."""
 
 import contextlib
 import io
@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -20,11 +21,11 @@ from hypothesis import strategies as st
 import pe_reference
 from pe_reference import derivation, encoding, main, rope, rows
 from tests import reference
-from tests.helpers import ROOT, run_main, subprocess_environment
+from tests.helpers import ROOT, npy, run_main, subprocess_environment
 
 
 def run(*args: str) -> Tuple[int, str, str]:
-    """Run ``python -m pe_reference ARGS`` from the repository root, as a user would."""
+    """Run ``python3 -m pe_reference ARGS`` from the repository root, as a user would."""
     environment = subprocess_environment()
     process = subprocess.run(
         [sys.executable, "-m", "pe_reference", *args], capture_output=True, text=True, env=environment, cwd=ROOT
@@ -118,6 +119,53 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     for option in ("--base", "--format", "--digits", "--header", "--explain", "SEQ_LEN", "D_MODEL"):
         assert option in out
+
+
+def test_help_fits_a_screen_names_each_preset_once_and_its_examples_run(tmp_path: Path) -> None:
+    environment = dict(subprocess_environment(), COLUMNS="80")
+    shown = subprocess.run(
+        [sys.executable, "-m", "pe_reference", "--help"], capture_output=True, text=True, env=environment, cwd=ROOT
+    ).stdout
+    lines = shown.splitlines()
+    assert len(lines) <= 60 and max(map(len, lines)) <= 79, shown
+    listed = shown.split("\nexamples:")[0].replace(",", " ").split()  # the presets listed once, before the examples
+    for name in list(pe_reference.PRESETS) + [row[0] for row in pe_reference._GRID_PRESETS]:
+        assert listed.count(name) == 1, name
+    # Each example runs as printed, in a folder holding the files it names: a table saved by numpy.save in
+    # float32 (built by hand here) and a model's config.json (Llama 3.1 8B's rope parameters).
+    (tmp_path / "pe.npy").write_bytes(
+        npy(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (64, 16), }",
+            struct.pack("<1024f", *[x for row in encoding(64, 16, exact=True, dtype="float32") for x in row]),
+        )
+    )
+    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    scaling["original_max_position_embeddings"] = 8192
+    config = {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0, "rope_scaling": scaling}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    examples = [line.split()[3:] for line in lines if line.startswith("  python3 -m pe_reference ")]
+    kinds = {"--explain", "--format", "--plot", "--check", "--rope", "16x16"}
+    assert len(examples) == 6 and kinds <= set(word for example in examples for word in example), examples
+    for example in examples:
+        process = subprocess.run(
+            [sys.executable, "-m", "pe_reference", *example],
+            capture_output=True,
+            text=True,
+            env=environment,
+            cwd=tmp_path,
+        )
+        assert (process.returncode, process.stderr) == (0, ""), example
+        assert process.stdout or example[-2] == "--plot", example
+    assert (tmp_path / "pe.png").read_bytes().startswith(b"\x89PNG")
+    # --help GROUP shows that group's options, which the main help only names; all shows every option.
+    for group, option in (("conventions", "--angle-scale"), ("grids", "--position-scale"), ("rope", "--axes-dim")):
+        assert option not in shown
+        status, out, _ = run("--help", group)
+        assert status == 0 and option in out and "--format" not in out
+    status, out, _ = run("--help", "all")
+    assert status == 0 and all(option in out for option in ("--angle-scale", "--axes-dim", "--format", "--ulps"))
+    status, _, err = run("--help", "colours")
+    assert status == 2 and err.startswith("python3 -m pe_reference: error: argument -h/--help: invalid choice")
 
 
 def test_exact_and_dtype(capsys: pytest.CaptureFixture[str]) -> None:
@@ -221,7 +269,7 @@ def test_bad_usage(capsys: pytest.CaptureFixture[str], args: List[str], message:
     assert status == 2
     assert out == ""
     assert err.count("\n") == 1 and err.endswith("\n"), err
-    assert err.startswith("python -m pe_reference: error: ") and message in err, err
+    assert err.startswith("python3 -m pe_reference: error: ") and message in err, err
 
 
 @pytest.mark.parametrize("args", [["-1", "4"], ["4", "0"], ["4"], ["4", "4", "--base", "nan"]])
@@ -286,7 +334,7 @@ def test_full_disk_is_one_line() -> None:
             env=environment,
         )
     assert process.returncode == 1
-    assert process.stderr == "python -m pe_reference: error: cannot write the output: No space left on device\n"
+    assert process.stderr == "python3 -m pe_reference: error: cannot write the output: No space left on device\n"
 
 
 def test_console_script() -> None:
@@ -572,7 +620,7 @@ def test_ctrl_c_is_one_line_and_130(arguments: List[str]) -> None:
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=60) == 130
     assert process.stderr is not None
-    assert process.stderr.read() == b"python -m pe_reference: interrupted\n"
+    assert process.stderr.read() == b"python3 -m pe_reference: interrupted\n"
     process.stderr.close()
 
 

@@ -219,4 +219,4 @@ def test_every_function_case_raises() -> None:
 def test_every_command_case_is_one_line_and_status_2() -> None:
     for command, status, err in errors_catalogue.cli_results():
         assert status == 2, command
-        assert err.startswith("python -m pe_reference: error: ") and "\n" not in err, (command, err)
+        assert err.startswith("python3 -m pe_reference: error: ") and "\n" not in err, (command, err)

@@ -316,7 +316,7 @@ def test_a_table_wrong_everywhere_keeps_a_bounded_damage(tmp_path: Path) -> None
 
 
 # ---------------------------------------------------------------------------
-# python -m pe_reference --check FILE: readers, exit status, and hostile input
+# python3 -m pe_reference --check FILE: readers, exit status, and hostile input
 # ---------------------------------------------------------------------------
 
 
@@ -472,7 +472,7 @@ def test_hostile_input_exits_2_cleanly(tmp_path: Path, name: str, content: bytes
     status, out, err = check(str(path))
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert err.startswith("python -m pe_reference: error: ") and message in err, err
+    assert err.startswith("python3 -m pe_reference: error: ") and message in err, err
 
 
 def test_unreadable_paths(tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ def test_unwritable_path_exits_2_and_leaves_nothing(tmp_path: Path, option: str)
     for target in (tmp_path / "missing" / "p.png", blocker / "p.png"):
         status, out, err = run("4", "4", option, str(target))
         assert status == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
-        assert err.startswith(f"python -m pe_reference: error: cannot write {target}: ")
+        assert err.startswith(f"python3 -m pe_reference: error: cannot write {target}: ")
         assert not target.exists()
     assert sorted(os.listdir(tmp_path)) == ["a-file"]
 

@@ -59,6 +59,30 @@ def test_every_docs_page_runs_examples() -> None:
                 assert block[-1] == "", f"{page.name}: no blank line before a fence closes after {block[-1]!r}"
 
 
+# `python` run bare (not a virtual environment's .venv/bin/python): a command Debian, Ubuntu and macOS lack.
+BARE_PYTHON = re.compile(r"(?<![\w/.\\-])python\s+(-m\b|\S+\.py\b)")
+
+
+def test_no_page_docstring_or_message_says_python_where_python3_is_meant() -> None:
+    said = {page.name: page.read_text(encoding="utf-8") for page in PAGES}
+    said["pe_reference.py"] = SOURCE
+    help_text = subprocess.run(
+        [sys.executable, "-m", "pe_reference", "--help"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    error = subprocess.run(
+        [sys.executable, "-m", "pe_reference", "4"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    said["--help"], said["an error"] = help_text.stdout, error.stderr
+    found = [
+        f"{name}: {' '.join(hit.group(0).split())}" for name, text in said.items() for hit in BARE_PYTHON.finditer(text)
+    ]
+    assert not found, f"say python3 (or the venv's .venv/bin/python): {found}"
+    # The rule finds what it looks for, across a line's wrap; a venv's interpreter and python3 pass.
+    assert BARE_PYTHON.search("run `python\n-m doctest`") and BARE_PYTHON.search("`python tests/errors_catalogue.py`")
+    assert not BARE_PYTHON.search(".venv/bin/python -m pytest; python3 -m pe_reference; .venv\\Scripts\\python -m pip")
+    assert "python3 -m pe_reference: error: " in error.stderr and "python3 -m pe_reference" in help_text.stdout
+
+
 def extra(name: str) -> List[str]:
     """The requirements of one of pyproject.toml's optional-dependencies, as written there."""
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
@@ -213,7 +237,7 @@ SUBJECTS = {
     "conventions": "conventions and presets, each framework's own table checked with its preset",
     "derivation": "the worked derivations",
     "diagnosis": "what the diagnosis reads from a table, on the tables the peers build",
-    "doctest_plain": "every file's examples as python -m doctest runs them",
+    "doctest_plain": "every file's examples as python3 -m doctest runs them",
     "errors": "the catalogue of errors and their messages",
     "exact": "the exact kernel: correctly rounded values, numbers and formats",
     "grids": "2-D and 3-D tables: exact against mpmath, and the frameworks' own",

@@ -208,7 +208,7 @@ def test_the_readme_leads_with_the_learners_path() -> None:
 def test_every_page_says_how_to_run_its_examples() -> None:
     for path in sorted((ROOT / "docs").rglob("*.md")):
         name = path.relative_to(ROOT).as_posix()
-        assert f"python -m doctest {name}" in page(name), name
+        assert f"python3 -m doctest {name}" in page(name), name
     assert "python3 -m doctest README.md" in page("README.md")
 
 
