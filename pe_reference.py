@@ -877,7 +877,7 @@ def _heatmap(request: "_Request") -> bytes:
         size = max(1, 128 // max(ny, nx, 1))
         tile_width, tile_height, gap, left, top = nx * size, ny * size, 40, 60, 60
         across = max(len(row) for row in chosen)
-        title = f"A {ny} x {nx} GRID, D_MODEL {d_model}: A TILE A COLUMN, Y DOWN, X ACROSS"
+        title = f"A {ny} x {nx} GRID, D_MODEL {d_model}: EACH TILE ONE COLUMN OVER THE CELLS (Y DOWN, X ACROSS)"
         width = max(across * (tile_width + gap), _text_width(title)) + 2 * left
         canvas = _Canvas(width, top + 2 * (tile_height + gap + 20), (255, 255, 255))
         canvas.text(left, 18, title)

@@ -8,6 +8,7 @@ the same numbers with pe_reference; these tests guard against both drifting.
 
 import math
 import re
+import struct
 from typing import List, Tuple
 
 import mpmath
@@ -294,3 +295,62 @@ def test_page_5_says_the_error_passes_at_most_unchanged_and_where_it_is_largest(
         angle, step = k * 0.0137, 2.0**-11
         assert abs(math.sin(angle + step) - math.sin(angle)) <= step * (1 + 2.0**-40)
     assert "Sine and cosine pass that error on at most unchanged" in text
+
+
+# docs/checking.md: the default rule's spacings and thresholds, recomputed from the formats' bits.
+
+
+def next_up(x: float, fmt: str) -> float:
+    """The next number above x > 0 in a format, from its bits (bfloat16: float32's upper half)."""
+    if fmt == "bfloat16":
+        bits = struct.unpack("<I", struct.pack("<f", x))[0] >> 16
+        return float(struct.unpack("<f", struct.pack("<I", (bits + 1) << 16))[0])
+    code, unsigned = {"float32": ("f", "I"), "float16": ("e", "H")}[fmt]
+    bits = struct.unpack("<" + unsigned, struct.pack("<" + code, x))[0]
+    return float(struct.unpack("<" + code, struct.pack("<" + unsigned, bits + 1))[0])
+
+
+def test_checking_states_the_formats_spacings_and_the_rules_thresholds() -> None:
+    text = page("docs/checking.md")
+    # float32's spacing: 2**-10 from 8192 up to 16384, 2**-9 from 16384 up to 32768.
+    assert next_up(8192.0, "float32") - 8192.0 == next_up(16383.0, "float32") - 16383.0 == 2.0**-10
+    assert next_up(16384.0, "float32") - 16384.0 == next_up(32767.0, "float32") - 32767.0 == 2.0**-9
+    assert "float32's numbers past 16384 are `2**-10` apart" not in text
+    assert "float32's numbers from 8192 to 16384 are `2**-10` apart, and from 16384 to 32768 `2**-9`" in text
+    # Just below 1, where the values lie, bfloat16's numbers are 2**-8 apart and float16's 2**-11.
+    assert 1.0 - 0.99609375 == 2.0**-8 and next_up(0.99609375, "bfloat16") == 1.0
+    assert next_up(1.0 - 2.0**-11, "float16") == 1.0
+    assert "whose numbers near 1 are `2**-8` and `2**-11` apart" in text
+    # bfloat16's 8 bits hold 256 but not 257 (its neighbours are 256 and 258).
+    assert next_up(256.0, "bfloat16") == 258.0 and "bfloat16 cannot even hold position 257" in text
+
+    # u = 2**(5 - q) (1 + |angle|): judged to 2**-10 while u <= 2**-10, coarse while u <= 2**-4.
+    def last_angle(q: int, limit: float) -> int:
+        # The largest whole angle whose u is within the limit: the next one's is not.
+        a = int(limit * 2 ** (q - 5)) - 1
+        assert 2.0 ** (5 - q) * (1 + a) <= limit < 2.0 ** (5 - q) * (2 + a)
+        return a
+
+    assert (last_angle(24, 2.0**-10), last_angle(24, 2.0**-4), last_angle(53, 2.0**-10)) == (511, 32767, 2**38 - 1)
+    assert "angles up to 511 when the table is computed in float32, up to `2**38 - 1` in float64" in text
+    assert "(angles 512 to 32767 in float32)" in text and "(angles past 32767 in float32)" in text
+    # Judged to 2**-10, the float32 allowance with the storing is at most 2**-10 + 2**-24, below 1e-3.
+    assert 2.0**-10 + 2.0**-24 < 1e-3 and "the allowance there is at most `2**-10 + 2**-24`" in text
+
+
+def test_tutorial_sentences_a_learner_could_not_parse_are_rewritten() -> None:
+    gone = {
+        "docs/tutorial/3-relative-positions.md": "with successors as far apart, go on without end",
+        "docs/tutorial/2-wavelengths.md": "It is the share `10000^(-2/d_model)` of it",
+        "docs/tutorial/5-precision.md": "while the format's spacing grows with it",
+        "docs/tutorial/4-odd-widths-and-conventions.md": "[5] * 2",
+    }
+    for name, sentence in gone.items():
+        assert sentence not in page(name), name
+    assert "Column 0 at the whole positions the picture joins:" not in page("docs/tutorial/2-wavelengths.md")
+    # Page 3: positions past 22 whose sines are closer still to 0 have, five positions on, a sine near 0.959 again.
+    for n in (355, 104348):
+        assert abs(math.sin(n)) < abs(math.sin(22)) and abs(math.sin(n + 5) - 0.959) < 1e-3
+    assert "past 22 there are positions whose sines are closer still to 0" in page(
+        "docs/tutorial/3-relative-positions.md"
+    )
