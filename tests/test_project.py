@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
-from tests.helpers import ROOT, section_headers
+from tests.helpers import ROOT, need, section_headers
 
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 
@@ -654,3 +654,40 @@ def test_no_function_is_over_200_lines_and_no_closure_over_40_without_its_reason
         f"closures over 40 lines without a reason: name them in their section, or say why: {unexplained}"
     )
     assert closures and max(size.values()) > 120  # the rules are checked on functions they reach
+
+
+def test_checkings_quick_start_comes_first_fits_30_lines_and_runs(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "checking.md").read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[:2] == ["## Quick start", "## Reference"], headings
+    quick = text[text.index("## Quick start") : text.index("## Reference")]
+    assert len(quick.rstrip("\n").splitlines()) <= 30
+    code = "\n".join(fenced_blocks(quick)[0])
+    assert "torch.nn.Module" in code and "assert_close(" in code and 'kind="sin"' in code and "np.save(" in code
+    need("numpy")
+    need("torch")
+    # The block as a user pastes it: its tests pass, and the file it saves passes --check.
+    namespace: Dict[str, object] = {}
+    previous = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        exec(compile(code, "checking.md's quick start", "exec"), namespace)
+    finally:
+        os.chdir(previous)
+    tests = [name for name in namespace if name.startswith("test_")]
+    assert tests == ["test_positional_encoding", "test_rotary_cache"]
+    for name in tests:
+        test = namespace[name]
+        assert callable(test)
+        test()
+    command = re.search(r"then: (python3 -m pe_reference --check pe\.npy)", code)
+    assert command, code
+    check = subprocess.run(
+        [sys.executable, *command.group(1).split()[1:]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=600,
+    )
+    assert check.returncode == 0 and "within tolerance" in check.stdout, check.stdout + check.stderr
