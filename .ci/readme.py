@@ -1,7 +1,8 @@
 """Run the README's commands as a newcomer would, time them, and judge pytest's summary.
 
-The README is the one place the commands are written: this script reads its one-line shell blocks
-and runs them word for word, with ``python3`` the interpreter chosen here.
+The README (the front door and the test command) and docs/development.md (the peers' command) are the
+one place the commands are written: this script reads their one-line shell blocks and runs them word
+for word, with ``python3`` the interpreter chosen here.
 
     python3 .ci/readme.py --list                 the commands it finds, one per line
     python3 .ci/readme.py fresh [--python PY]... a new clone in a temporary folder (no ../shared beside
@@ -29,19 +30,23 @@ from typing import Dict, List, Optional, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-#: Each command by name, and the text that identifies it among the README's one-line shell blocks.
-MARKERS = (("front", "-m pe_reference 4 4"), ("tests", '".[test]"'), ("peers", '".[test,peers]"'))
+#: Each command by name, the page that writes it, and the text that identifies it among its one-line shell blocks.
+MARKERS = (
+    ("front", "README.md", "-m pe_reference 4 4"),
+    ("tests", "README.md", '".[test]"'),
+    ("peers", "docs/development.md", '".[test,peers]"'),
+)
 
 
 def readme_commands() -> Dict[str, str]:
-    """The README's commands by name: the one-line blocks of ```sh fences that hold a marker."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as file:
-        blocks = re.findall(r"^```sh\n(.*)\n```$", file.read(), flags=re.MULTILINE)
+    """The commands by name: the one-line blocks of ```sh fences of their page that hold their marker."""
     found: Dict[str, str] = {}
-    for name, marker in MARKERS:
+    for name, page, marker in MARKERS:
+        with open(os.path.join(ROOT, page), encoding="utf-8") as file:
+            blocks = re.findall(r"^```sh\n(.*)\n```$", file.read(), flags=re.MULTILINE)
         matches = [block for block in blocks if marker in block and block.startswith("python3 ")]
         if len(matches) != 1:
-            raise SystemExit(f"readme.py: the README must have one 'python3' command with {marker}, found {matches}")
+            raise SystemExit(f"readme.py: {page} must have one 'python3' command with {marker}, found {matches}")
         found[name] = matches[0]
     return found
 

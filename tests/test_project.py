@@ -93,14 +93,17 @@ def extra(name: str) -> List[str]:
 
 def test_the_readme_commands_ci_and_the_extras_agree() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    development = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
     commands = [block[0] for block in fenced_blocks(readme) if len(block) == 1]
     front = "python3 -m pe_reference 4 4"
     tests = 'python3 -m venv .venv && .venv/bin/python -m pip install -e ".[test]" && .venv/bin/python -m pytest'
     peers = tests.replace('".[test]"', '".[test,peers]"')
-    for command in (front, tests, peers):
+    for command in (front, tests):
         assert commands.count(command) == 1, command
-    # The front door, the test command and the peers' one, before anything else the README runs.
-    assert readme.index(front) < readme.index(tests) < readme.index(peers) < readme.index(">>> ")
+    # The front door and the test command, before anything else the README runs; the peers' for contributors.
+    assert readme.index(front) < readme.index(tests) < readme.index(">>> ")
+    assert peers not in readme and [block[0] for block in fenced_blocks(development)].count(peers) == 1
+    assert "](docs/development.md)" in readme and "](development.md)" in (ROOT / "docs" / "index.md").read_text()
     # python3 throughout: Debian and Ubuntu have no python command.
     assert not [command for command in commands if command.startswith("python ")]
     # CI runs what the README says: .ci/readme.py reads these three and runs the fresh path and the peers'.
@@ -123,8 +126,8 @@ def test_the_readme_commands_ci_and_the_extras_agree() -> None:
             needed |= set(re.findall(r'"([a-z_]+)"', marked))
     pinned = dict(requirement.split("==") for requirement in extra("peers"))
     assert {name.replace("_", "-") for name in needed} == set(pinned)
-    # The README's CPU build of torch is the pinned one.
-    assert f"pip install torch=={pinned['torch']} --index-url" in readme
+    # The contributors' page's CPU build of torch is the pinned one.
+    assert f"pip install torch=={pinned['torch']} --index-url" in development
     assert {requirement.split(" ")[0] for requirement in extra("test")} >= {"pytest", "mypy", "mpmath"}
 
 
@@ -675,7 +678,7 @@ def test_checkings_quick_start_comes_first_fits_30_lines_and_runs(tmp_path: Path
     finally:
         os.chdir(previous)
     tests = [name for name in namespace if name.startswith("test_")]
-    assert tests == ["test_positional_encoding", "test_rotary_cache"]
+    assert tests == ["test_tables"]
     for name in tests:
         test = namespace[name]
         assert callable(test)
@@ -691,3 +694,26 @@ def test_checkings_quick_start_comes_first_fits_30_lines_and_runs(tmp_path: Path
         timeout=600,
     )
     assert check.returncode == 0 and "within tolerance" in check.stdout, check.stdout + check.stderr
+
+
+def test_the_readmes_check_your_own_table_runs_and_says_what_it_shows(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Check your own table") : readme.index("## Use it in your own project")]
+    blocks = fenced_blocks(section)
+    torch_block, numpy_block, failure = "\n".join(blocks[0]), "\n".join(blocks[1]), blocks[2][0]
+    assert "torch" in torch_block.splitlines()[0] and "import numpy" in numpy_block and 'kind="cos"' in numpy_block
+    need("numpy")
+    need("torch")
+    for code in (torch_block, numpy_block):
+        namespace: Dict[str, object] = {}
+        exec(compile(code, "the README", "exec"), namespace)  # assert_close raises if the table fails
+    # The failure shown is the one the same cache gives when checked with the default base.
+    from pe_reference import assert_close
+
+    cache = namespace["cos"]
+    try:
+        assert_close(cache, kind="cos")
+    except AssertionError as error:
+        assert str(error).splitlines()[0] == failure
+    else:
+        raise AssertionError("the cache passed with the default base")

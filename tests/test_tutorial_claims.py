@@ -197,9 +197,14 @@ def test_tutorial_3_shows_where_the_dot_product_rises() -> None:
 def test_the_readme_leads_with_the_learners_path() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     tutorial = readme.index("](docs/tutorial/1-the-formula.md)")
-    # The tutorial and what d_model is come before the oracle's material and the commands.
-    assert tutorial < readme.index("## Two commands") < readme.index("--check")
-    assert readme.index("`d_model` is the model's width") < tutorial
+    # In a newcomer's order: what it is (d_model among it), the two commands, the tutorial, what it prints,
+    # checking one's own table (within the first 120 lines), using it in one's project, then the reference.
+    order = ["## Two commands", "## Learn the encoding", "## What it prints", "## Check your own table"]
+    order += ["## Use it in your own project", "## What else it does", "## Command line"]
+    places = [readme.index(heading) for heading in order]
+    assert readme.index("`d_model` is the model's width") < places[0] and places == sorted(places)
+    assert places[1] < tutorial < places[2]
+    assert readme[: places[3]].count("\n") < 120
     pages = sorted(path.name for path in (ROOT / "docs" / "tutorial").glob("*.md"))
     for name in pages:
         assert f"](docs/tutorial/{name})" in readme, name
