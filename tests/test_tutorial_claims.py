@@ -359,3 +359,64 @@ def test_tutorial_sentences_a_learner_could_not_parse_are_rewritten() -> None:
     assert "past 22 there are positions whose sines are closer still to 0" in page(
         "docs/tutorial/3-relative-positions.md"
     )
+
+
+# docs/rope.md: the counts, spacings and thresholds its prose states, recomputed without pe_reference.
+
+
+def test_rope_states_the_formats_counts_the_bounds_and_the_bands() -> None:
+    text = page("docs/rope.md")
+    # candle#3520: bfloat16 holds 15962 as 15936; its neighbours are 15936 and 16000, 64 apart.
+    assert next_up(15936.0, "bfloat16") == 16000.0 and 15962 - 15936 < 16000 - 15962
+    held = float(
+        struct.unpack("<f", struct.pack("<I", struct.unpack("<I", struct.pack("<f", 15962.0))[0] >> 16 << 16))[0]
+    )
+    assert held == 15936.0  # bfloat16 rounds 15962 (26 above 15936, 38 below 16000) down
+    assert (round(math.cos(15962), 3), round(math.cos(15936), 3)) == (-0.908, -0.268)
+    assert (
+        "bf16 holds 15962 as 15936 (neighbours 15936 and 16000, 64 apart; not 15968); cos(15962) = -0.908, cos(15936) = -0.268"
+        in text
+    )
+    # Megatron-LM#535: positions 0 to 32767 in float16 take 6145 values, 16 apart from 16384 on; 32760 to 32767 round up.
+    as_float16 = [struct.unpack("<e", struct.pack("<e", float(p)))[0] for p in range(32768)]
+    assert len(set(as_float16)) == 6145 and next_up(16384.0, "float16") - 16384.0 == 16.0
+    assert set(as_float16[32760:]) == {32768.0} and as_float16[32759] == 32752.0
+    assert (
+        "32768 positions hold only 6145 distinct fp16 values (16 apart from 16384 on); 32760 to 32767 all become 32768"
+        in text
+    )
+    # YaRN's correction dimensions, cd(beta) = d ln(L0 / (2 pi beta)) / (2 ln base), for three configurations.
+    with mpmath.workprec(80):
+
+        def cd(beta: int, length: int, base: int) -> float:
+            return float(128 * mpmath.log(length / (2 * mpmath.pi * beta)) / (2 * mpmath.log(base)))
+
+        dims = [
+            cd(beta, length, base)
+            for length, base in ((4096, 10000), (8192, 500000), (32768, 1000000))
+            for beta in (32, 1)
+        ]
+    assert [f"{x:.2f}" for x in dims] == ["20.94", "45.03", "18.08", "34.98", "23.60", "39.65"]
+    assert (
+        "(20.94 and 45.03 above; 18.08 and 34.98 for base 500000, `L0 = 8192`; 23.60 and 39.65 for base 1000000, `L0 = 32768`)"
+        in text
+    )
+    # Llama 3.1's bands: the wavelengths 2 pi 500000**(2k/128) nearest the thresholds 8192 and 2048.
+    wavelengths = [2 * math.pi * 500000 ** (2 * k / 128) for k in range(64)]
+    near_8192 = min(range(64), key=lambda k: abs(wavelengths[k] - 8192))
+    near_2048 = min(range(64), key=lambda k: abs(wavelengths[k] - 2048))
+    assert (near_8192, near_2048) == (35, 28)
+    above, below = wavelengths[35] / 8192 - 1, 1 - wavelengths[28] / 2048
+    assert (
+        f"pair 35 ({wavelengths[35]:.2f}, {100 * above:.2f}% above 8192) and pair 28 ({wavelengths[28]:.1f}, {100 * below:.1f}% below 2048)"
+        in text
+    )
+    # Dynamic NTK at d = 4: base' = base (f L / L0 - (f - 1))**(d / (d - 2)), factor 2, L0 = 8, L = 12.
+    assert 10000 * (2 * 12 / 8 - (2 - 1)) ** (4 / (4 - 2)) == 40000
+    assert "`base' = 10000 * (2 * 12 / 8 - 1)**2 = 40000`" in text
+    # The default rule's thresholds: u = 2**-19 (1 + |angle|) reaches 2**-10 past angle 511 and 2**-4 past 32767.
+    assert 2.0**-19 * (1 + 511) == 2.0**-10 < 2.0**-19 * (1 + 512) and 2.0**-19 * (1 + 32767) == 2.0**-4
+    assert "past angle 511 an element is coarse" in text and "past 32767 it is not" in text
+    # The tiny position: tan(x) = x (1 + x**2 / 3 + ...) and sin(x) = x (1 - x**2 / 6 + ...), with x = T w < 2**-30.
+    assert (2.0**-30) ** 2 / 3 < 2.0**-61 and (2.0**-30) ** 2 / 6 < 2.0**-62
+    assert "to a relative `(T w)**2 / 3 < 2**-61`" in text and "a relative `(T w)**2 / 6 < 2**-62`" in text
