@@ -342,6 +342,35 @@ def test_checking_states_the_formats_spacings_and_the_rules_thresholds() -> None
     # Judged to 2**-10, the float32 allowance with the storing is at most 2**-10 + 2**-24, below 1e-3.
     assert 2.0**-10 + 2.0**-24 < 1e-3 and "the allowance there is at most `2**-10 + 2**-24`" in text
 
+    # The paper's float32 tables' elements past angle 511 (coarse) and past 32767 (not judged), by their float64
+    # angles position * 10000**(-2i/512): a share of each whole table (a sine and a cosine per angle).
+    def share(rows: int, low: float, high: float) -> float:
+        frequencies = [float(10000.0 ** (-2 * i / 512)) for i in range(256)]
+        return sum(
+            max(0, min(rows, math.floor(high / w) + 1) - min(rows, math.floor(low / w) + 1)) for w in frequencies
+        ) / (rows * 256)
+
+    coarse_4096, coarse, not_judged = share(4096, 511, 32767), share(131072, 511, 32767), share(131072, 32767, 1e12)
+    assert f"{100 * coarse_4096:.1f}% of a whole 4096 x 512 table computed in float32" in text
+    assert f"{100 * coarse:.1f}% of a 131072 x 512 one, whose last {100 * not_judged:.1f}% are not judged" in text
+    # At width 2 (one pair, frequency 1) most of 70000 positions are past angle 32767.
+    assert (
+        2 * (70000 - 32768) > 70000 and "A float32 table of 70000 positions at width 2 has most of its elements" in text
+    )
+
+    # Ulps across zero: the float64 and float16 numbers from cos 2 (the example's exact value) to 0.5.
+    def ordinal(x: float, code: str, unsigned: str, sign: int) -> int:
+        bits = int(struct.unpack("<" + unsigned, struct.pack("<" + code, x))[0])
+        return -(bits - sign) if bits >= sign else bits
+
+    apart = [
+        ordinal(0.5, c, u, s) - ordinal(math.cos(2), c, u, s) for c, u, s in (("d", "Q", 1 << 63), ("e", "H", 1 << 15))
+    ]
+    assert f"{apart[0]:.1e}" == "9.2e+18" and "lie about `9.2e18` float64 numbers" in text
+    assert f"in float16 the same two values are {apart[1]:,} apart" in text
+    # bfloat16's 8 bits hold every whole number up to 256, not 257.
+    assert next_up(255.0, "bfloat16") == 256.0 and "bfloat16 holds whole numbers only up to 256" in text
+
 
 def test_tutorial_sentences_a_learner_could_not_parse_are_rewritten() -> None:
     gone = {
