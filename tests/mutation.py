@@ -758,6 +758,9 @@ class Runner:
             # A test file that imports the module unmutated could not import the mutant (it fails at
             # import, or in a table made at import): pytest names its tests as not found.  Killed.
             return "failed", seconds, tail
+        if process.returncode == 4 and "while loading conftest" in stdout + stderr:
+            # The same, where tests/conftest.py imports the module: pytest cannot start.  Killed.
+            return "failed", seconds, tail
         return "error", seconds, tail
 
 

@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 from typing import List
 
@@ -147,3 +148,19 @@ def test_the_coverage_run_shares_the_test_files_among_its_processes_each_once(tm
         ["tests/test_a.py", "tests/test_c.py", "tests/test_d.py", "tests/test_e.py"],
         ["tests/test_b.py"],
     ]
+
+
+def test_a_mutant_that_breaks_the_import_in_conftest_is_killed_not_an_error(tmp_path: Path) -> None:
+    # Two mutants seen in the wild: a preset made at import left unbound, a float helper returning None.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "__init__.py").write_text("")
+    (tmp_path / "tests" / "conftest.py").write_text("import pe_reference\n")
+    (tmp_path / "tests" / "test_one.py").write_text(
+        "import pe_reference\n\n\ndef test_one():\n    assert pe_reference.ONE == 1\n"
+    )
+    runner = mutation.Runner(str(tmp_path), "", sys.executable)
+    outcomes = []
+    for module in ("ONE = 1\n", "ONE = unbound_name\n", "ONE = 2\n"):
+        runner.write(module)
+        outcomes.append(runner.run(["tests/test_one.py"], 120)[0])
+    assert outcomes == ["passed", "failed", "failed"]
