@@ -761,6 +761,9 @@ class Runner:
         if process.returncode == 4 and "while loading conftest" in stdout + stderr:
             # The same, where tests/conftest.py imports the module: pytest cannot start.  Killed.
             return "failed", seconds, tail
+        if process.returncode < 0:
+            # Killed by a signal: the mutant crashed the interpreter or exhausted its memory.  Killed.
+            return "failed", seconds, tail
         return "error", seconds, tail
 
 

@@ -150,7 +150,7 @@ def test_the_coverage_run_shares_the_test_files_among_its_processes_each_once(tm
     ]
 
 
-def test_a_mutant_that_breaks_the_import_in_conftest_is_killed_not_an_error(tmp_path: Path) -> None:
+def test_a_mutant_that_breaks_the_import_or_the_interpreter_is_killed_not_an_error(tmp_path: Path) -> None:
     # Two mutants seen in the wild: a preset made at import left unbound, a float helper returning None.
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "__init__.py").write_text("")
@@ -160,7 +160,9 @@ def test_a_mutant_that_breaks_the_import_in_conftest_is_killed_not_an_error(tmp_
     )
     runner = mutation.Runner(str(tmp_path), "", sys.executable)
     outcomes = []
-    for module in ("ONE = 1\n", "ONE = unbound_name\n", "ONE = 2\n"):
+    # And one that makes the interpreter die of a signal, as a mutant that exhausts the memory does.
+    dies = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    for module in ("ONE = 1\n", "ONE = unbound_name\n", "ONE = 2\n", dies):
         runner.write(module)
         outcomes.append(runner.run(["tests/test_one.py"], 120)[0])
-    assert outcomes == ["passed", "failed", "failed"]
+    assert outcomes == ["passed", "failed", "failed", "failed"]

@@ -1620,3 +1620,14 @@ def test_a_table_cannot_be_checked_only_when_more_than_half_its_elements_are_not
     assert report.unjudged == 2 * far
     assert report.ok == checkable
     assert (report.uncheckable is None) == checkable
+
+
+def test_a_padding_column_is_judged_as_the_zero_it_is_at_every_position() -> None:
+    # An odd width's zero column has no angle: its allowance is the angle 0's at every row, so an error of 1e-3
+    # fails at position 4000 too, where an angle of 4000 would allow 2**-19 * 4001, about 0.0076.
+    table = encoding(5000, 3, odd="zero", dtype="float32", exact=True)
+    for r in (1, 4000):
+        damaged = [row[:] for row in table]
+        damaged[r][2] = 1e-3
+        report = compare(damaged, odd="zero", dtype="float32")
+        assert (report.ok, report.failures, report.worst[:2] if report.worst else None) == (False, 1, (r, 2))
