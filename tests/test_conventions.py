@@ -209,7 +209,7 @@ def test_the_fields_are_declared_once_and_the_stub_the_types_and_the_options_fol
     assert isinstance(typed, ast.Call) and isinstance(typed.args[1], ast.Dict)
     assert [key.value for key in typed.args[1].keys if isinstance(key, ast.Constant)] == FIELD_NAMES
     # The command line: one option a field, in this order, with the table's help.
-    parser = pe_reference._parser("pe_reference")
+    parser = pe_reference._parser("pe_reference", "all")  # every group shown, each option with its help
     options = [a for a in parser._actions if a.dest in FIELD_NAMES]
     assert [a.dest for a in options] == FIELD_NAMES
     assert [a.help for a in options] == [
